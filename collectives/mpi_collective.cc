@@ -1,0 +1,71 @@
+// MPI all-reduce and barrier with a deadline.
+#include "collectives/mpi_collective.h"
+
+#include <chrono>
+#include <string>
+
+#include "collectives/mpi_check.h"
+#include "harness/errors.h"
+
+namespace tpb {
+
+MPI_Datatype mpi_type(DType t) {
+  if (t != DType::fp32)
+    throw BadInput(std::string("--collective mpi: host buffers must be fp32 (got ") +
+                   dtype_name(t) + ")");
+  return MPI_FLOAT;
+}
+
+void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what) {
+  // Poll instead of MPI_Wait: a hung peer must not hang us. Polling is also what NCCL's
+  // kernels do while they wait, so a waiting rank stays busy in both backends.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int done = 0;
+  for (unsigned spins = 0;; ++spins) {
+    TPB_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    if ((spins & 255u) == 0 && std::chrono::steady_clock::now() > deadline)
+      throw CollectiveTimeout(std::string(what) + " did not complete within " +
+                              std::to_string(timeout_s) + " s");
+  }
+}
+
+namespace {
+
+class MpiCollective final : public Collective {
+ public:
+  MpiCollective(MPI_Comm comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
+    TPB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+    TPB_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return "mpi"; }
+
+  void all_reduce(void* buf, std::size_t count, DType t) override {
+    if (size_ == 1) return;  // a one-rank group has nothing to reduce (Megatron short-circuit)
+    MPI_Request req;
+    TPB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, static_cast<int>(count), mpi_type(t), MPI_SUM,
+                                 comm_, &req));
+    wait_or_timeout(req, timeout_s_, "MPI all_reduce");
+  }
+
+  void barrier() override {
+    MPI_Request req;
+    TPB_MPI_CHECK(MPI_Ibarrier(comm_, &req));
+    wait_or_timeout(req, timeout_s_, "MPI barrier");
+  }
+
+ private:
+  MPI_Comm comm_;
+  double timeout_s_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Collective> make_mpi_collective(MPI_Comm comm, double timeout_s) {
+  return std::make_unique<MpiCollective>(comm, timeout_s);
+}
+
+}  // namespace tpb

@@ -1,0 +1,126 @@
+// CLI11 front end. Options are collected as strings and typed later by ConfigFields, so a
+// value has one parser whether it came from a file, a flag or --set.
+#include "harness/cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+
+#include "harness/errors.h"
+
+namespace tpb {
+
+namespace {
+
+struct OptionDef {
+  const char* key;  // config key; the flag is --key with '_' -> '-'
+  const char* help;
+};
+
+// Point options shared by run (and the sweep verbs that extend it).
+const OptionDef kPointOptions[] = {
+    {"backend", "cpu | cuda"},
+    {"collective", "mpi | nccl"},
+    {"model", "model name (configs/models) or JSON file"},
+    {"hardware", "hardware name (configs/hardware) or JSON file"},
+    {"phase", "decode | prefill"},
+    {"batch", "sequences per step"},
+    {"context", "decode: cached tokens per sequence"},
+    {"prompt", "prefill: tokens per sequence"},
+    {"layers", "layers to run (default: the model's, reduced to what fits)"},
+    {"dtype", "fp32 | bf16 | fp16 | fp8"},
+    {"tp", "tensor-parallel degree (default: world size)"},
+    {"steps", "measured steps"},
+    {"warmup", "warm-up steps (excluded)"},
+    {"topology", "interconnect preset"},
+    {"tp_groups", "contiguous | strided"},
+    {"out", "output directory"},
+    {"seed", "seed of weights, cache and inputs"},
+    {"occupancy_window", "sampling window of occupancy_sampled, s (NVML-like: 1/6)"},
+    {"collective_timeout", "seconds before a collective or barrier is declared hung"},
+    {"memory_budget", "per-rank memory budget, e.g. 8G (default: the device's)"},
+    {"blas_threads", "BLAS threads per rank (cpu)"},
+    {"sync_rounds", "ping-pong rounds per clock sync"},
+    {"config_dir", "directory holding models/ and hardware/"},
+};
+
+std::string flag_of(const std::string& key) {
+  std::string f = "--" + key;
+  for (char& c : f)
+    if (c == '_') c = '-';
+  return f;
+}
+
+}  // namespace
+
+void merge_config_file(const std::string& path, nlohmann::json& config) {
+  std::ifstream f(path);
+  if (!f) throw BadInput("--config: cannot open '" + path + "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw BadInput("--config: '" + path + "' is malformed JSON: " + e.what());
+  }
+  if (!j.is_object()) throw BadInput("--config: '" + path + "' must hold a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!config.contains(it.key())) config[it.key()] = it.value();
+}
+
+CliResult parse_cli(int argc, char** argv) {
+  CliResult r;
+  for (int i = 0; i < argc; ++i) r.argv.emplace_back(argv[i]);
+  CLI::App app{"tpbench: tensor-parallel inference benchmark harness"};
+  app.require_subcommand(1);
+  std::map<std::string, std::string> values;
+  std::vector<std::string> injects, sets;
+  std::string config_file;
+  bool check = false;
+
+  auto add_point_options = [&](CLI::App* sub) {
+    for (const auto& o : kPointOptions) sub->add_option(flag_of(o.key), values[o.key], o.help);
+    sub->add_option("--inject", injects, "imbalance spec rank=R:key=value (repeatable)");
+    sub->add_flag("--check", check, "verify TP output against an unsharded reference");
+    sub->add_option("--config", config_file, "JSON config file");
+    sub->add_option("--set", sets, "override any config key: key=value (repeatable)");
+  };
+  CLI::App* run = app.add_subcommand("run", "run one benchmark point");
+  add_point_options(run);
+  CLI::App* info = app.add_subcommand("info", "print backends, collectives and versions as JSON");
+  (void)info;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << app.help() << std::flush;
+    r.help = true;
+    return r;
+  } catch (const CLI::CallForAllHelp& e) {
+    std::cout << app.help("", CLI::AppFormatMode::All) << std::flush;
+    r.help = true;
+    return r;
+  } catch (const CLI::ParseError& e) {
+    throw BadInput(std::string("command line: ") + e.what());
+  }
+  for (CLI::App* sub : app.get_subcommands()) {
+    r.verb = sub->get_name();
+    for (const auto& o : kPointOptions)
+      if (sub->get_option_no_throw(flag_of(o.key)) && sub->count(flag_of(o.key)) > 0)
+        r.config[o.key] = values[o.key];
+    if (!injects.empty()) r.config["inject"] = injects;
+    if (check) r.config["check"] = true;
+    for (const auto& s : sets) {
+      const auto eq = s.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw BadInput("--set: expected key=value (got '" + s + "')");
+      const std::string key = s.substr(0, eq), val = s.substr(eq + 1);
+      // A JSON value if it parses (numbers, lists, true), otherwise the plain string.
+      r.config[key] = nlohmann::json::accept(val) ? nlohmann::json::parse(val) : nlohmann::json(val);
+    }
+    if (!config_file.empty()) merge_config_file(config_file, r.config);
+  }
+  return r;
+}
+
+}  // namespace tpb

@@ -1,0 +1,26 @@
+// Command line: `tpbench <verb> [options]`. Options, --config FILE and --set key=value are
+// merged into one flat config object (file < options < --set); validation happens later,
+// in one place (run_spec.cc), so files and flags get the same checks and messages.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tpb {
+
+struct CliResult {
+  std::string verb;
+  nlohmann::json config = nlohmann::json::object();
+  std::vector<std::string> positional;  // e.g. RESULTS dirs for compare/diagnose
+  std::vector<std::string> argv;
+  bool help = false;  // help was printed; exit 0
+};
+
+// Throws BadInput with one line for unknown options, malformed --set, a bad --config file.
+CliResult parse_cli(int argc, char** argv);
+
+// Merges a JSON config file into `config` (keys already present win). Throws BadInput.
+void merge_config_file(const std::string& path, nlohmann::json& config);
+
+}  // namespace tpb

@@ -1,0 +1,46 @@
+// Typed, strict reads of one flat config object (JSON file + CLI + --set). Every error names
+// the field as the user wrote it ("--batch"), so config files and CLI share one vocabulary.
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tpb {
+
+class ConfigFields {
+ public:
+  explicit ConfigFields(const nlohmann::json& cfg);
+
+  // Each getter marks the key as known; values may be JSON numbers/bools or strings holding
+  // them (the CLI passes strings).
+  std::string str(const std::string& key, const std::string& def);
+  std::string choice(const std::string& key, const std::string& def,
+                     const std::vector<std::string>& allowed);
+  int64_t integer(const std::string& key, int64_t def, int64_t lo, int64_t hi);
+  double number(const std::string& key, double def, double lo, double hi);
+  bool boolean(const std::string& key, bool def);
+  // A size in bytes: a number of GiB, or a string with K/M/G/T suffix (binary units).
+  double bytes(const std::string& key, double def);
+  std::vector<std::string> strings(const std::string& key);
+  bool has(const std::string& key) const { return cfg_.contains(key); }
+  const nlohmann::json& raw(const std::string& key) const { return cfg_.at(key); }
+  void mark_known(const std::string& key) { known_.insert(key); }
+
+  // Throws BadInput for the first key that no getter asked for.
+  void reject_unknown() const;
+
+ private:
+  const nlohmann::json& cfg_;
+  std::set<std::string> known_;
+};
+
+// "--key" for messages.
+std::string field_name(const std::string& key);
+
+// Parses "8G", "512M", "1.5" (GiB) into bytes; throws BadInput naming `field`.
+double parse_bytes(const std::string& text, const std::string& field);
+
+}  // namespace tpb

@@ -1,0 +1,35 @@
+// Imbalance injection specs (--inject): parsing and the per-rank view.
+// Grammar: ENTRY[,ENTRY...], ENTRY = rank=R|all[:key=value]..., keys as in ARCHITECTURE.md.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tpb {
+
+struct InjectSpec {
+  int rank = -1;  // -1 = all ranks
+  double slowdown = 1.0;       // compute takes F x as long
+  double jitter_p = 0;         // probability per step ...
+  double jitter_us = 0;        // ... of this much extra compute
+  double host_delay_us = 0;    // host time per step with no device work
+  double mem_reserve_gib = 0;  // capacity taken from the rank's budget
+  bool mem_contend = false;    // a bandwidth hog beside the rank's work
+  double clock_offset_ms = 0;  // shifts the rank's timestamps (tests the clock sync)
+  int hang_at_step = -1;       // the rank stops responding at this measured step
+  int sm_clock_mhz = 0;        // GPU clock lock (CUDA backend, where permitted)
+};
+
+// Throws BadInput naming --inject and the bad part.
+std::vector<InjectSpec> parse_inject(const std::string& text);
+
+// Everything that applies to `rank` merged into one spec (rank field = rank).
+InjectSpec inject_for_rank(const std::vector<InjectSpec>& specs, int rank);
+
+// Throws BadInput when a spec names a rank outside [0, world).
+void validate_inject_ranks(const std::vector<InjectSpec>& specs, int world);
+
+nlohmann::ordered_json inject_to_json(const InjectSpec& s);
+
+}  // namespace tpb

@@ -1,0 +1,88 @@
+// Injection mechanics. Extra compute is real spinning on the rank's execution resource,
+// never a sleep: a sleeping rank frees its core, which a slow GPU does not do.
+#include "harness/injection.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "harness/stats.h"
+
+namespace tpb {
+
+Injector::Injector(const InjectSpec& spec, Device& dev, Timeline& tl, uint64_t seed)
+    : spec_(spec), dev_(dev), tl_(tl), rng_(seed ^ (0x51edULL + static_cast<uint64_t>(spec.rank))) {}
+
+void Injector::calibrate(const std::vector<SegmentRecord>& warmup) {
+  if (spec_.slowdown == 1.0) return;
+  // Sum compute per (step, layer, block); block 0 ends at the attention all-reduce.
+  std::vector<double> per_block[2];
+  double acc[2] = {0, 0};
+  int cur_step = 0, cur_layer = -1;
+  auto flush = [&] {
+    for (int b = 0; b < 2; ++b)
+      if (acc[b] > 0) per_block[b].push_back(acc[b]);
+    acc[0] = acc[1] = 0;
+  };
+  for (const auto& r : warmup) {
+    if (r.op == Op::step || r.collective) continue;
+    if (r.step != cur_step || r.layer != cur_layer) {
+      flush();
+      cur_step = r.step;
+      cur_layer = r.layer;
+    }
+    // Block 0: the attention half up to its all-reduce; block 1: everything else in the layer.
+    const int block = r.op <= Op::o_proj ? 0 : 1;
+    acc[block] += r.t1 - r.t0;
+  }
+  flush();
+  for (int b = 0; b < 2; ++b)
+    extra_[b] = per_block[b].empty() ? 0.0 : (spec_.slowdown - 1.0) * percentile(per_block[b], 50);
+}
+
+void Injector::before_step(int step) {
+  if (step < 0) return;  // warm-up steps stay clean: they calibrate the slowdown
+  if (spec_.hang_at_step >= 0 && step >= spec_.hang_at_step) {
+    // A hung rank: alive, silent, never reaching the next collective. The peers' collective
+    // timeout must end the job.
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  if (spec_.host_delay_us > 0) {
+    // Host work with no device work in flight: spin without a segment, so it shows up as
+    // host gap, as Python or sampling overhead would.
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration<double, std::micro>(spec_.host_delay_us);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+  if (spec_.jitter_p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < spec_.jitter_p) {
+    Scoped s(tl_, Op::injected, 0, step);
+    dev_.busy_work(spec_.jitter_us * 1e-6);
+  }
+}
+
+void Injector::after_block(int layer, int block, int step) {
+  if (step < 0 || extra_[block] <= 0) return;
+  Scoped s(tl_, Op::injected, layer, step);
+  dev_.busy_work(extra_[block]);
+}
+
+MemContender::MemContender(double llc_bytes) {
+  const std::size_t n = static_cast<std::size_t>(std::max(4.0 * llc_bytes, 128e6));
+  a_.assign(n, 1);
+  b_.assign(n, 2);
+  th_ = std::thread([this, n] {
+    while (!stop_.load(std::memory_order_relaxed)) {
+      std::memcpy(b_.data(), a_.data(), n);
+      bytes_.store(bytes_.load(std::memory_order_relaxed) + 2.0 * static_cast<double>(n),
+                   std::memory_order_relaxed);
+    }
+  });
+}
+
+MemContender::~MemContender() {
+  stop_.store(true);
+  if (th_.joinable()) th_.join();
+}
+
+}  // namespace tpb

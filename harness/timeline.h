@@ -1,0 +1,73 @@
+// Per-rank timeline: preallocated segment records, stamped through Device::mark.
+// Recording in the timed loop is an index increment and two stamps; no allocation.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "harness/errors.h"
+#include "layers/device.h"
+#include "layers/ops.h"
+
+namespace tpb {
+
+// One stamped interval. Slots 2*i and 2*i+1 of the device's mark storage hold its ends.
+struct SegmentMeta {
+  int32_t step = 0;   // < 0 for warm-up steps
+  int16_t layer = 0;
+  Op op = Op::count;
+};
+
+// A resolved interval on a clock (seconds). POD so it can travel in MPI_Gatherv as bytes.
+struct SegmentRecord {
+  double t0 = 0;
+  double t1 = 0;
+  int32_t step = 0;
+  int16_t layer = 0;
+  Op op = Op::count;
+  uint8_t collective = 0;  // 1 for all-reduces
+};
+
+class Timeline {
+ public:
+  // Capacity is fixed here; the device's mark storage is sized to match.
+  Timeline(Device& dev, std::size_t capacity) : dev_(dev) {
+    meta_.resize(capacity);
+    dev_.reserve_marks(2 * capacity);
+  }
+
+  // Opens a segment: stamps its start. Returns its index for close().
+  std::size_t open(Op op, int layer, int step) {
+    TPB_ASSERT(n_ < meta_.size(), "timeline capacity exceeded");
+    meta_[n_] = SegmentMeta{step, static_cast<int16_t>(layer), op};
+    dev_.mark(2 * n_);
+    return n_++;
+  }
+  void close(std::size_t i) { dev_.mark(2 * i + 1); }
+
+  std::size_t size() const { return n_; }
+  void clear() { n_ = 0; }
+
+  // After Device::synchronize(): records in host steady-clock seconds, plus `shift_s`
+  // (used by --inject clock_offset to emulate a skewed clock).
+  std::vector<SegmentRecord> resolve(double shift_s) const;
+
+ private:
+  Device& dev_;
+  std::vector<SegmentMeta> meta_;
+  std::size_t n_ = 0;
+};
+
+// RAII segment: open on construction, close on destruction.
+class Scoped {
+ public:
+  Scoped(Timeline& tl, Op op, int layer, int step) : tl_(tl), i_(tl.open(op, layer, step)) {}
+  ~Scoped() { tl_.close(i_); }
+  Scoped(const Scoped&) = delete;
+  Scoped& operator=(const Scoped&) = delete;
+
+ private:
+  Timeline& tl_;
+  std::size_t i_;
+};
+
+}  // namespace tpb

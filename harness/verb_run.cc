@@ -1,0 +1,58 @@
+// `tpbench run`: one point. Setup is agreed across ranks (one error line, exit 2, nobody
+// hangs); the point's record is streamed and printed by rank 0.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "harness/agreement.h"
+#include "harness/console_table.h"
+#include "harness/peaks.h"
+#include "harness/point_runner.h"
+#include "harness/results_writer.h"
+#include "harness/run_context.h"
+#include "harness/run_spec.h"
+#include "harness/verbs.h"
+#include "layers/device_factory.h"
+
+namespace tpb {
+
+std::string default_config_dir();
+
+int verb_run(const CliResult& cli, const World& w) {
+  RunSpec spec;
+  std::unique_ptr<Device> dev;
+  agree(w.comm, [&] {
+    spec = resolve_run_spec(cli.config, w.size, default_config_dir());
+    if (w.rank == 0) ensure_writable_dir(spec.out);
+    DeviceOptions o;
+    o.backend = spec.backend;
+    o.local_rank = w.local_rank;
+    o.local_size = w.local_size;
+    o.memory_budget_bytes = spec.memory_budget_bytes;
+    o.blas_threads = spec.blas_threads;
+    dev = make_device(o);
+    if (spec.dtype != DType::fp32 && spec.backend == "cpu")
+      throw BadInput(std::string("--dtype: the cpu backend supports fp32 only (got ") +
+                     dtype_name(spec.dtype) + ")");
+  });
+  Peaks peaks;
+  agree(w.comm, [&] { peaks = resolve_peaks(spec, w, *dev); });
+  auto context = collect_context(w, cli.argv, dev->caps());
+  std::optional<ResultsWriter> writer;
+  if (w.rank == 0) {
+    writer.emplace(spec.out, context, run_spec_to_json(spec));
+    if (context["oversubscribed"].get<bool>())
+      std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+                << " ranks per core: timings are time-sliced; use this run for function, not "
+                   "performance\n";
+  }
+  auto point = run_point(spec, w, *dev, peaks);
+  if (w.rank == 0) {
+    writer->add_point(point);
+    std::cout << format_point_table(point) << "results: " << spec.out << "/results.json\n"
+              << std::flush;
+  }
+  return 0;
+}
+
+}  // namespace tpb

@@ -1,0 +1,12 @@
+// The CLI verbs. Each takes the parsed command line and the world, returns an exit code, and
+// throws tpb::Error for failures main() reports.
+#pragma once
+#include "harness/cli.h"
+#include "harness/world.h"
+
+namespace tpb {
+
+int verb_run(const CliResult& cli, const World& w);
+int verb_info(const CliResult& cli, const World& w);
+
+}  // namespace tpb

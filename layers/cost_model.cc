@@ -1,0 +1,227 @@
+// The cost model: FLOPs, bytes and all-reduce volume of one TP transformer layer step per rank.
+// Reporters (MBU/MFU/ceilings), the model backend's virtual clock and tests all read these numbers.
+//
+// Notation (all per rank, all doubles so that large shapes cannot overflow int64):
+//   B  batch (sequences)             S  tokens per sequence this step (1 decode, prompt prefill)
+//   T  = B*S tokens in the step      C  context: cached tokens a decode token attends to
+//   h  hidden   d  head_dim   e  dtype bytes
+//   hq, hkv, I  local query heads, local KV heads, local MLP width (shard_shape)
+// A GEMM [T x K] x [K x N] costs 2*T*K*N FLOPs (one multiply + one add per MAC), reads its
+// K*N weights once and T*K activations once, and writes T*N outputs.
+#include "layers/cost_model.h"
+
+#include "harness/errors.h"
+
+namespace tpb {
+namespace {
+
+struct Dims {
+  double B = 0, S = 0, T = 0, C = 0;
+  double h = 0, d = 0, e = 0;
+  double hq = 0, hkv = 0, I = 0;
+  double layers = 0;
+  int tp = 1;
+};
+
+// Validates the query (BadInput naming the CLI field) and resolves it into doubles.
+Dims resolve(const CostQuery& q) {
+  if (q.batch < 1) throw BadInput("--batch: must be >= 1 (got " + std::to_string(q.batch) + ")");
+  if (q.phase == Phase::decode && q.context < 0)
+    throw BadInput("--context: must be >= 0 (got " + std::to_string(q.context) + ")");
+  if (q.phase == Phase::prefill && q.prompt < 1)
+    throw BadInput("--prompt: must be >= 1 (got " + std::to_string(q.prompt) + ")");
+  if (q.layers < 0) throw BadInput("--layers: must be >= 0 (got " + std::to_string(q.layers) + ")");
+  const ShardShape s = shard_shape(q.shape, q.tp);
+  Dims x;
+  x.B = static_cast<double>(q.batch);
+  x.S = static_cast<double>(tokens_per_step(q));
+  x.T = x.B * x.S;
+  x.C = q.phase == Phase::decode ? static_cast<double>(q.context) : 0.0;
+  x.h = static_cast<double>(q.shape.hidden);
+  x.d = static_cast<double>(q.shape.head_dim);
+  x.e = static_cast<double>(dtype_bytes(q.dtype));
+  x.hq = static_cast<double>(s.q_heads);
+  x.hkv = static_cast<double>(s.kv_heads);
+  x.I = static_cast<double>(s.inter);
+  x.layers = static_cast<double>(q.layers == 0 ? q.shape.n_layers : q.layers);
+  x.tp = q.tp;
+  return x;
+}
+
+// A GEMM of T tokens from width k to width n: 2*T*k*n FLOPs, k*n weights, T*k in, T*n out.
+OpCost gemm(Op op, const Dims& x, double k, double n) {
+  OpCost c;
+  c.op = op;
+  c.flops = 2 * x.T * k * n;
+  c.weight_bytes = k * n * x.e;
+  c.bytes_read = c.weight_bytes + x.T * k * x.e;
+  c.bytes_written = x.T * n * x.e;
+  return c;
+}
+
+// Elementwise op: no FLOPs by the MFU convention (see cost_model.h), bytes only.
+OpCost elementwise(Op op, double read, double written) {
+  OpCost c;
+  c.op = op;
+  c.bytes_read = read;
+  c.bytes_written = written;
+  return c;
+}
+
+OpCost attention(const CostQuery& q, const Dims& x) {
+  OpCost c;
+  c.op = Op::attention;
+  const double qkv_row = x.d * x.e;  // one head of one token
+  if (q.phase == Phase::decode) {
+    // Each of the B new tokens has hq query heads; each head attends to P = C + 1 positions
+    // (C cached + its own K/V, written by kv_write just before). Per (head, position):
+    // q.k is d MACs and p*v is d MACs -> 2d MACs = 4d FLOPs. Total 4 * B * hq * d * P.
+    const double P = x.C + 1;
+    c.flops = 4 * x.B * x.hq * x.d * P;
+    // The whole cached K and V for the local KV heads are streamed once per sequence (GQA heads
+    // sharing a KV head reuse it from on-chip memory): B * P * 2 * hkv * d * e.
+    c.kv_read_bytes = x.B * P * 2 * x.hkv * qkv_row;
+    c.bytes_read = c.kv_read_bytes + x.B * x.hq * qkv_row;  // + the new queries
+    c.bytes_written = x.B * x.hq * qkv_row;                 // one output row per query head
+  } else {
+    // Causal prefill over S tokens: query i sees positions 0..i, so the pairs per sequence and
+    // head are sum_{i=1..S} i = S(S+1)/2, each 4d FLOPs as above (no masked-out work counted).
+    c.flops = 4 * x.d * x.hq * x.B * x.S * (x.S + 1) / 2;
+    // Flash-style: Q, K, V each read once from the fresh QKV output, output written once, and
+    // the S x S score matrix never reaches device memory. K and V count as KV-cache reads.
+    c.kv_read_bytes = x.T * 2 * x.hkv * qkv_row;
+    c.bytes_read = c.kv_read_bytes + x.T * x.hq * qkv_row;
+    c.bytes_written = x.T * x.hq * qkv_row;
+  }
+  return c;
+}
+
+}  // namespace
+
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::decode:
+      return "decode";
+    case Phase::prefill:
+      return "prefill";
+  }
+  return "?";
+}
+
+int64_t tokens_per_step(const CostQuery& q) {
+  return q.phase == Phase::decode ? 1 : q.prompt;
+}
+
+OpCost op_cost(const CostQuery& q, Op op) {
+  const Dims x = resolve(q);
+  const double act = x.T * x.h * x.e;  // one hidden-wide activation tensor [T x h]
+  switch (op) {
+    case Op::rmsnorm_attn:
+    case Op::rmsnorm_mlp: {
+      // Read x and the h-wide gamma (a weight), write the normalised x.
+      OpCost c = elementwise(op, act + x.h * x.e, act);
+      c.weight_bytes = x.h * x.e;
+      return c;
+    }
+    case Op::qkv_proj:
+      // Column-parallel: h -> (hq + 2*hkv) * d local outputs (Q, then K and V).
+      return gemm(op, x, x.h, (x.hq + 2 * x.hkv) * x.d);
+    case Op::rope: {
+      // Rotates the local q and k heads in place: read and write T * (hq + hkv) * d.
+      const double qk = x.T * (x.hq + x.hkv) * x.d * x.e;
+      return elementwise(op, qk, qk);
+    }
+    case Op::kv_write: {
+      // Copies this step's T tokens of K and V (hkv heads each) into the cache.
+      OpCost c = elementwise(op, x.T * 2 * x.hkv * x.d * x.e, x.T * 2 * x.hkv * x.d * x.e);
+      c.kv_write_bytes = c.bytes_written;
+      return c;
+    }
+    case Op::attention:
+      return attention(q, x);
+    case Op::o_proj:
+      // Row-parallel: the local hq * d slice -> a partial h-wide sum, completed by all-reduce.
+      return gemm(op, x, x.hq * x.d, x.h);
+    case Op::allreduce_attn:
+    case Op::allreduce_mlp: {
+      // Priced as communication in StepCost::comm, not as device compute or memory traffic.
+      OpCost c;
+      c.op = op;
+      return c;
+    }
+    case Op::residual_attn:
+    case Op::residual_mlp:
+      // x + y: read two [T x h], write one.
+      return elementwise(op, 2 * act, act);
+    case Op::gate_up_proj:
+      // Column-parallel, gate and up fused: h -> 2I local outputs.
+      return gemm(op, x, x.h, 2 * x.I);
+    case Op::swiglu:
+      // silu(gate) * up: read [T x 2I], write [T x I].
+      return elementwise(op, x.T * 2 * x.I * x.e, x.T * x.I * x.e);
+    case Op::down_proj:
+      // Row-parallel: I -> a partial h-wide sum, completed by all-reduce.
+      return gemm(op, x, x.I, x.h);
+    case Op::injected:
+    case Op::step:
+    case Op::count:
+      break;
+  }
+  // Not layer ops: injected work and step bounds declare no work of their own.
+  OpCost c;
+  c.op = op;
+  return c;
+}
+
+StepCost step_cost(const CostQuery& q) {
+  const Dims x = resolve(q);
+  StepCost s;
+  s.tokens = x.T;
+  for (int i = 0; i < kOpsPerLayer; ++i) {
+    const OpCost c = op_cost(q, static_cast<Op>(i));
+    s.layer_ops.push_back(c);
+    s.flops += c.flops * x.layers;
+    s.bytes_read += c.bytes_read * x.layers;
+    s.bytes_written += c.bytes_written * x.layers;
+    s.weight_bytes += c.weight_bytes * x.layers;
+    s.kv_read_bytes += c.kv_read_bytes * x.layers;
+    s.kv_write_bytes += c.kv_write_bytes * x.layers;
+  }
+  s.activation_bytes =
+      s.bytes_read + s.bytes_written - s.weight_bytes - s.kv_read_bytes - s.kv_write_bytes;
+  // Two all-reduces per layer (after o_proj and after down_proj), each summing the partial
+  // [T x h] outputs of the tp ranks. A group of one needs no collective (Megatron short-circuit).
+  if (x.tp > 1) {
+    const double payload = x.T * x.h * x.e;
+    const auto n = static_cast<int64_t>(x.layers);
+    for (int64_t l = 0; l < n; ++l) {
+      s.comm.push_back(CommOp{"all_reduce", Op::allreduce_attn, payload, x.tp});
+      s.comm.push_back(CommOp{"all_reduce", Op::allreduce_mlp, payload, x.tp});
+      s.comm_bytes += 2 * payload;
+    }
+  }
+  return s;
+}
+
+MemoryNeed memory_need(const CostQuery& q) {
+  const Dims x = resolve(q);
+  MemoryNeed m;
+  // Weights: the four local GEMM matrices plus the two h-wide RMSNorm gammas, per layer:
+  //   h*(hq+2hkv)*d + hq*d*h + h*2I + I*h + 2h elements.
+  const double per_layer =
+      x.h * (x.hq + 2 * x.hkv) * x.d + x.hq * x.d * x.h + x.h * 2 * x.I + x.I * x.h + 2 * x.h;
+  m.weights = per_layer * x.e * x.layers;
+  // KV cache sized for the longest position this point reaches: C + 1 in decode (the cached
+  // context plus the new token), the prompt in prefill. K and V, hkv local heads, every layer.
+  const double max_ctx = q.phase == Phase::decode ? x.C + 1 : x.S;
+  m.kv_cache = x.layers * x.B * max_ctx * 2 * x.hkv * x.d * x.e;
+  // Activations (an estimate, not a measurement): inference keeps one layer's tensors live at
+  // a time, so this does not scale with layers. Live at the peak: four h-wide tensors (residual
+  // x, normalised x, attention output (hq*d <= h), the partial sum fed to the all-reduce), the
+  // QKV output (hq+2hkv)*d, and the MLP's gate/up output 2I plus the SwiGLU output I. The
+  // factor 2 is headroom for GEMM workspaces and collective staging buffers.
+  m.activations = x.T * (4 * x.h + (x.hq + 2 * x.hkv) * x.d + 3 * x.I) * x.e * 2;
+  return m;
+}
+
+}  // namespace tpb

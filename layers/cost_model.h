@@ -1,0 +1,82 @@
+// The cost model: the single source of truth for FLOPs, bytes and collective volume.
+// Reporters, the model backend and the CUDA launch-plan test all read these functions.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layers/dtype.h"
+#include "layers/model_shape.h"
+#include "layers/ops.h"
+
+namespace tpb {
+
+enum class Phase { decode, prefill };
+const char* phase_name(Phase p);
+
+struct CostQuery {
+  ModelShape shape;
+  Phase phase = Phase::decode;
+  int64_t batch = 1;    // sequences
+  int64_t context = 0;  // decode: cached tokens each new token attends to (plus itself)
+  int64_t prompt = 0;   // prefill: tokens per sequence, causal
+  int tp = 1;
+  DType dtype = DType::fp32;
+  int64_t layers = 0;   // 0 = shape.n_layers
+};
+
+// Cost of one op on one rank for one layer. MFU convention (PaLM, llm.c): `flops` counts
+// matmul-class work only (GEMMs and attention's QK^T and PV); elementwise ops carry 0 FLOPs
+// but their bytes are counted. Bytes assume each operand is read once from device memory.
+struct OpCost {
+  Op op = Op::count;
+  double flops = 0;
+  double bytes_read = 0;
+  double bytes_written = 0;
+  double weight_bytes = 0;    // part of bytes_read that is weights
+  double kv_read_bytes = 0;   // part of bytes_read that is KV cache
+  double kv_write_bytes = 0;  // part of bytes_written that is KV cache
+};
+
+struct CommOp {
+  std::string kind;  // "all_reduce"
+  Op op = Op::count;
+  double bytes = 0;  // payload per rank (tokens x hidden x dtype bytes)
+  int group = 1;     // participating ranks (tp)
+};
+
+// One step (all layers) on one rank.
+struct StepCost {
+  double flops = 0;
+  double bytes_read = 0;
+  double bytes_written = 0;
+  double weight_bytes = 0;
+  double kv_read_bytes = 0;
+  double kv_write_bytes = 0;
+  double activation_bytes = 0;      // bytes_read + bytes_written - weights - KV
+  double tokens = 0;                // tokens produced (decode) or processed (prefill) per step
+  std::vector<OpCost> layer_ops;    // one layer's ops (every layer is identical)
+  std::vector<CommOp> comm;         // every collective of the step, in order
+  double comm_bytes = 0;
+
+  double bytes() const { return bytes_read + bytes_written; }
+  double intensity() const { return bytes() > 0 ? flops / bytes() : 0; }
+};
+
+// Tokens per sequence per step: 1 for decode, prompt for prefill.
+int64_t tokens_per_step(const CostQuery& q);
+
+OpCost op_cost(const CostQuery& q, Op op);
+StepCost step_cost(const CostQuery& q);
+
+// Memory a rank needs for one point: weights (all layers), KV cache, activations.
+struct MemoryNeed {
+  double weights = 0;
+  double kv_cache = 0;
+  double activations = 0;
+  double total() const { return weights + kv_cache + activations; }
+};
+MemoryNeed memory_need(const CostQuery& q);
+
+}  // namespace tpb

@@ -1,0 +1,102 @@
+// CPU attention over a contiguous KV cache [batch, max_ctx, kv_heads, head_dim] (fp32).
+// Decode reads each KV head's cache once for its whole GQA group, matching the cost model's
+// KV bytes; prefill uses BLAS on 64-row query blocks, so only the causal part is computed.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "layers/cpu/cpu_device.h"
+
+namespace tpb {
+
+namespace {
+
+// Softmax of row[0..n) in place; returns nothing, row becomes probabilities.
+void softmax_inplace(float* row, int64_t n) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, row[i]);
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    row[i] = std::exp(row[i] - mx);
+    sum += row[i];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t i = 0; i < n; ++i) row[i] *= inv;
+}
+
+}  // namespace
+
+void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache,
+                          float* out, int64_t ctx_len, const AttnShape& s,
+                          std::vector<float>& scratch) {
+  const int64_t d = s.head_dim, group = s.q_heads / s.kv_heads;
+  const int64_t row = (s.q_heads + 2 * s.kv_heads) * d, kvw = s.kv_heads * d;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  if (scratch.size() < static_cast<std::size_t>(group * ctx_len)) scratch.resize(group * ctx_len);
+  float* sc = scratch.data();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const float* q = qkv + b * row;
+    const float* kb = k_cache + b * s.max_ctx * kvw;
+    const float* vb = v_cache + b * s.max_ctx * kvw;
+    for (int64_t g = 0; g < s.kv_heads; ++g) {
+      // Scores for the group's query heads, one pass over K.
+      for (int64_t p = 0; p < ctx_len; ++p) {
+        const float* k = kb + p * kvw + g * d;
+        for (int64_t j = 0; j < group; ++j) {
+          const float* qj = q + (g * group + j) * d;
+          float acc = 0;
+          for (int64_t i = 0; i < d; ++i) acc += qj[i] * k[i];
+          sc[j * ctx_len + p] = acc * scale;
+        }
+      }
+      for (int64_t j = 0; j < group; ++j) softmax_inplace(sc + j * ctx_len, ctx_len);
+      // Weighted sum of V, one pass over V.
+      for (int64_t j = 0; j < group; ++j) std::fill_n(out + b * s.q_heads * d + (g * group + j) * d, d, 0.0f);
+      for (int64_t p = 0; p < ctx_len; ++p) {
+        const float* v = vb + p * kvw + g * d;
+        for (int64_t j = 0; j < group; ++j) {
+          float* o = out + b * s.q_heads * d + (g * group + j) * d;
+          const float w = sc[j * ctx_len + p];
+          for (int64_t i = 0; i < d; ++i) o[i] += w * v[i];
+        }
+      }
+    }
+  }
+}
+
+void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* v_cache,
+                           float* out, int64_t seq, const AttnShape& s,
+                           std::vector<float>& scratch) {
+  constexpr int64_t kBlock = 64;
+  const int64_t d = s.head_dim, group = s.q_heads / s.kv_heads;
+  const int64_t row = (s.q_heads + 2 * s.kv_heads) * d, kvw = s.kv_heads * d;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  if (scratch.size() < static_cast<std::size_t>(kBlock * seq)) scratch.resize(kBlock * seq);
+  float* sc = scratch.data();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const float* kb = k_cache + b * s.max_ctx * kvw;
+    const float* vb = v_cache + b * s.max_ctx * kvw;
+    for (int64_t h = 0; h < s.q_heads; ++h) {
+      const int64_t g = h / group;
+      const float* q = qkv + b * seq * row + h * d;
+      float* o = out + b * seq * s.q_heads * d + h * d;
+      for (int64_t i0 = 0; i0 < seq; i0 += kBlock) {
+        const int64_t rows = std::min(kBlock, seq - i0), cols = i0 + rows;  // causal extent
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, d, scale,
+                    q + i0 * row, row, kb + g * d, kvw, 0.0f, sc, cols);
+        for (int64_t r = 0; r < rows; ++r) {
+          float* sr = sc + r * cols;
+          const int64_t valid = i0 + r + 1;
+          std::fill(sr + valid, sr + cols, 0.0f);
+          softmax_inplace(sr, valid);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, cols, 1.0f, sc, cols,
+                    vb + g * d, kvw, 0.0f, o + i0 * s.q_heads * d, s.q_heads * d);
+      }
+    }
+  }
+}
+
+}  // namespace tpb

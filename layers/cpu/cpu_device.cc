@@ -1,0 +1,231 @@
+// CPU backend ops (fp32). GEMMs go to BLAS; the elementwise ops are plain loops that the
+// compiler vectorises; attention lives in cpu_attention.cc.
+#include "layers/cpu/cpu_device.h"
+
+#include <cblas.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <string>
+
+#include "harness/errors.h"
+
+namespace tpb {
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+void require_fp32(DType t) {
+  if (t != DType::fp32)
+    throw BadInput(std::string("--dtype: the cpu backend supports fp32 only (got ") +
+                   dtype_name(t) + ")");
+}
+
+double mem_available_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024.0;
+  return 0;
+}
+
+double llc_bytes() {
+  // sysfs reports the L3 slice this CPU really shares; glibc's sysconf may report a sum.
+  std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  std::string s;
+  if (f >> s && !s.empty()) {
+    double v = std::stod(s);
+    if (s.back() == 'K') v *= 1024;
+    if (s.back() == 'M') v *= 1024 * 1024;
+    if (v > 0) return v;
+  }
+  long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (v <= 0) v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return v > 0 ? static_cast<double>(v) : 32.0 * 1024 * 1024;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "cpu";
+}
+
+}  // namespace
+
+CpuDevice::CpuDevice(const DeviceOptions& o) {
+  openblas_set_num_threads(o.blas_threads > 0 ? o.blas_threads : 1);
+  caps_.backend = "cpu";
+  caps_.name = cpu_model();
+  caps_.dtypes = {DType::fp32};
+  caps_.device_timer = false;
+  // Ranks on one host share its memory; each gets an equal part unless a budget is given.
+  caps_.memory_bytes = o.memory_budget_bytes > 0
+                           ? o.memory_budget_bytes
+                           : mem_available_bytes() / std::max(1, o.local_size);
+  caps_.llc_bytes = llc_bytes();
+  // steady_clock resolution as observed: smallest nonzero step between back-to-back reads.
+  int64_t best = 1'000'000;
+  for (int i = 0; i < 1000; ++i) {
+    int64_t a = steady_now_ns(), b = steady_now_ns();
+    while (b == a) b = steady_now_ns();
+    best = std::min(best, b - a);
+  }
+  caps_.timer_resolution_s = static_cast<double>(best) * 1e-9;
+}
+
+DeviceBuffer CpuDevice::alloc(std::size_t bytes) {
+  if (allocated_ + static_cast<double>(bytes) > caps_.memory_bytes)
+    throw BackendError("cpu alloc of " + std::to_string(bytes) + " B exceeds the rank's budget");
+  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p) throw BackendError("cpu alloc of " + std::to_string(bytes) + " B failed");
+  allocated_ += static_cast<double>(bytes);
+  return DeviceBuffer(this, p, bytes);
+}
+
+void CpuDevice::free_raw(void* p) noexcept { std::free(p); }
+
+void CpuDevice::upload(void* dst, const float* src, std::size_t count, DType t) {
+  require_fp32(t);
+  std::memcpy(dst, src, count * sizeof(float));
+}
+
+void CpuDevice::download(float* dst, const void* src, std::size_t count, DType t) {
+  require_fp32(t);
+  std::memcpy(dst, src, count * sizeof(float));
+}
+
+void CpuDevice::fill(void* dst, DType t, const FillSpec& f) {
+  require_fp32(t);
+  float* d = static_cast<float*>(dst) + f.dst_offset;
+  for (int64_t i = 0; i < f.rows; ++i)
+    for (int64_t j = 0; j < f.cols; ++j) d[i * f.dst_ld + j] = fill_value(f, i, j);
+}
+
+void CpuDevice::gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
+                     DType t) {
+  require_fp32(t);
+  cpu_gemm(static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y), m,
+           n, k);
+}
+
+void CpuDevice::rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,
+                        float eps, DType t) {
+  require_fp32(t);
+  const float* xs = static_cast<const float*>(x);
+  const float* g = static_cast<const float*>(gamma);
+  float* ys = static_cast<float*>(y);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = xs + r * dim;
+    float ss = 0;
+    for (int64_t i = 0; i < dim; ++i) ss += xr[i] * xr[i];
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(dim) + eps);
+    float* yr = ys + r * dim;
+    for (int64_t i = 0; i < dim; ++i) yr[i] = xr[i] * inv * g[i];
+  }
+}
+
+void CpuDevice::rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t pos0,
+                     const AttnShape& s, float theta, DType t) {
+  require_fp32(t);
+  const int64_t d = s.head_dim, half = d / 2;
+  const int64_t row = (s.q_heads + 2 * s.kv_heads) * d;
+  float* base = static_cast<float*>(qkv);
+  for (int64_t tok = 0; tok < tokens; ++tok) {
+    const double pos = static_cast<double>(pos0 + tok % tokens_per_seq);
+    float* r = base + tok * row;
+    // q heads then k heads are contiguous at the start of the row; v is not rotated.
+    for (int64_t i = 0; i < half; ++i) {
+      const double inv_freq = std::pow(static_cast<double>(theta), -2.0 * i / d);
+      const float c = static_cast<float>(std::cos(pos * inv_freq));
+      const float sn = static_cast<float>(std::sin(pos * inv_freq));
+      for (int64_t h = 0; h < s.q_heads + s.kv_heads; ++h) {
+        float* v = r + h * d;
+        const float x0 = v[i], x1 = v[i + half];
+        v[i] = x0 * c - x1 * sn;
+        v[i + half] = x0 * sn + x1 * c;
+      }
+    }
+  }
+}
+
+void CpuDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t tokens_per_seq,
+                         int64_t pos0, const AttnShape& s, DType t) {
+  require_fp32(t);
+  const int64_t d = s.head_dim, kvw = s.kv_heads * d;
+  const int64_t row = (s.q_heads + 2 * s.kv_heads) * d;
+  const float* src = static_cast<const float*>(qkv);
+  float* kc = static_cast<float*>(k_cache);
+  float* vc = static_cast<float*>(v_cache);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t tk = 0; tk < tokens_per_seq; ++tk) {
+      const float* r = src + (b * tokens_per_seq + tk) * row;
+      const int64_t at = (b * s.max_ctx + pos0 + tk) * kvw;
+      std::memcpy(kc + at, r + s.q_heads * d, kvw * sizeof(float));
+      std::memcpy(vc + at, r + (s.q_heads + s.kv_heads) * d, kvw * sizeof(float));
+    }
+}
+
+void CpuDevice::attention_decode(const void* qkv, const void* k_cache, const void* v_cache,
+                                 void* out, int64_t ctx_len, const AttnShape& s, DType t) {
+  require_fp32(t);
+  cpu_attention_decode(static_cast<const float*>(qkv), static_cast<const float*>(k_cache),
+                       static_cast<const float*>(v_cache), static_cast<float*>(out), ctx_len, s,
+                       scratch_);
+}
+
+void CpuDevice::attention_prefill(const void* qkv, const void* k_cache, const void* v_cache,
+                                  void* out, int64_t seq, const AttnShape& s, DType t) {
+  require_fp32(t);
+  cpu_attention_prefill(static_cast<const float*>(qkv), static_cast<const float*>(k_cache),
+                        static_cast<const float*>(v_cache), static_cast<float*>(out), seq, s,
+                        scratch_);
+}
+
+void CpuDevice::swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) {
+  require_fp32(t);
+  const float* gu = static_cast<const float*>(gate_up);
+  float* o = static_cast<float*>(out);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < inter; ++i) {
+      const float g = gu[r * 2 * inter + i], u = gu[r * 2 * inter + inter + i];
+      o[r * inter + i] = g / (1.0f + std::exp(-g)) * u;
+    }
+}
+
+void CpuDevice::add(void* x, const void* y, std::size_t count, DType t) {
+  require_fp32(t);
+  float* a = static_cast<float*>(x);
+  const float* b = static_cast<const float*>(y);
+  for (std::size_t i = 0; i < count; ++i) a[i] += b[i];
+}
+
+void CpuDevice::busy_work(double seconds) {
+  // A spin on the clock keeps the core as busy as compute would; a sleep would free it and
+  // let an oversubscribed peer run, which is not what a slow rank looks like.
+  const int64_t until = steady_now_ns() + static_cast<int64_t>(seconds * 1e9);
+  volatile double sink = 1.0;
+  while (steady_now_ns() < until)
+    for (int i = 0; i < 64; ++i) sink = sink * 1.0000001 + 1e-9;
+}
+
+void CpuDevice::mark(std::size_t slot) { marks_[slot] = steady_now_ns(); }
+
+void CpuDevice::collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) {
+  std::memcpy(host_ns, marks_.data() + first, count * sizeof(int64_t));
+}
+
+}  // namespace tpb

@@ -1,0 +1,74 @@
+// CPU backend: fp32 layer ops on one core per rank (OpenBLAS for GEMMs), stamps from the
+// host steady clock. It is the reference every other backend is checked against.
+#pragma once
+#include <vector>
+
+#include "layers/device.h"
+#include "layers/device_factory.h"
+
+namespace tpb {
+
+class CpuDevice final : public Device {
+ public:
+  explicit CpuDevice(const DeviceOptions& o);
+  const DeviceCaps& caps() const override { return caps_; }
+
+  DeviceBuffer alloc(std::size_t bytes) override;
+  void free_raw(void* p) noexcept override;
+  void upload(void* dst, const float* src, std::size_t count, DType t) override;
+  void download(float* dst, const void* src, std::size_t count, DType t) override;
+  void fill(void* dst, DType t, const FillSpec& f) override;
+
+  void gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
+            DType t) override;
+  void rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim, float eps,
+               DType t) override;
+  void rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t pos0, const AttnShape& s,
+            float theta, DType t) override;
+  void kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t tokens_per_seq,
+                int64_t pos0, const AttnShape& s, DType t) override;
+  void attention_decode(const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                        int64_t ctx_len, const AttnShape& s, DType t) override;
+  void attention_prefill(const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                         int64_t seq, const AttnShape& s, DType t) override;
+  void swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) override;
+  void add(void* x, const void* y, std::size_t count, DType t) override;
+  void busy_work(double seconds) override;
+
+  void reserve_marks(std::size_t slots) override { marks_.assign(slots, 0); }
+  void mark(std::size_t slot) override;
+  void collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) override;
+  void synchronize() override {}
+
+ private:
+  DeviceCaps caps_;
+  std::vector<int64_t> marks_;
+  std::vector<float> scratch_;  // attention scores; grows during warm-up only
+  double allocated_ = 0;
+};
+
+// Host steady clock in nanoseconds: the time base of every CPU stamp.
+int64_t steady_now_ns();
+
+// y[m, n] = x[m, k] * w[n, k]^T, fp32 (cpu_gemm.cc).
+void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
+
+// Attention kernels (cpu_attention.cc), fp32.
+void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache,
+                          float* out, int64_t ctx_len, const AttnShape& s,
+                          std::vector<float>& scratch);
+void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* v_cache,
+                           float* out, int64_t seq, const AttnShape& s,
+                           std::vector<float>& scratch);
+
+// Start-up probe of one rank's achievable peaks (cpu_probe.cc). Run on all ranks at once, so
+// shared memory bandwidth is divided as it is during the benchmark.
+struct ProbeResult {
+  double read_bw = 0;   // B/s, sdot over two arrays far larger than the LLC
+  double axpy_bw = 0;   // B/s, saxpy: 2 reads + 1 write per element
+  double gemm_flops = 0;  // FLOP/s, 1024^3 sgemm, best of several
+  double bw() const { return read_bw > axpy_bw ? read_bw : axpy_bw; }
+};
+ProbeResult run_cpu_probe(double llc_bytes);
+
+}  // namespace tpb

@@ -1,0 +1,124 @@
+// The Device interface: one per rank. Memory, the layer ops, and timestamps on the device's
+// own stream. Backends: layers/cpu (BLAS), layers/cuda (cuBLAS + kernels).
+// All tensors are row-major; activations are [tokens, width]; weights are [out, in] as in
+// torch.nn.Linear, so a projection is y = x * W^T.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "layers/dtype.h"
+#include "layers/fill_hash.h"
+
+namespace tpb {
+
+struct DeviceCaps {
+  std::string backend;       // "cpu" | "cuda"
+  std::string name;          // CPU model or GPU name
+  std::vector<DType> dtypes;  // supported element types
+  bool device_timer = false;  // mark() stamps on the device timeline (not host enqueue time)
+  double timer_resolution_s = 0;  // observed resolution of mark()
+  double memory_bytes = 0;   // what this rank may allocate
+  double llc_bytes = 0;
+};
+
+class Device;
+
+// RAII device allocation. Freed through the device that made it.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Device* dev, void* ptr, std::size_t bytes) : dev_(dev), ptr_(ptr), bytes_(bytes) {}
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    DeviceBuffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  ~DeviceBuffer();
+
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  template <class T>
+  T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(dev_, o.dev_);
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+  }
+  Device* dev_ = nullptr;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Shapes of the attention ops; strides are in elements.
+struct AttnShape {
+  int64_t batch = 0;      // sequences
+  int64_t q_heads = 0;    // local query heads
+  int64_t kv_heads = 0;   // local KV heads (q_heads % kv_heads == 0)
+  int64_t head_dim = 0;
+  int64_t max_ctx = 0;    // KV cache capacity per sequence (positions)
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceCaps& caps() const = 0;
+
+  // Memory. alloc throws BackendError when the allocation fails.
+  virtual DeviceBuffer alloc(std::size_t bytes) = 0;
+  virtual void free_raw(void* p) noexcept = 0;
+  virtual void upload(void* dst, const float* src, std::size_t count, DType t) = 0;  // converts
+  virtual void download(float* dst, const void* src, std::size_t count, DType t) = 0;
+  virtual void fill(void* dst, DType t, const FillSpec& f) = 0;  // deterministic init
+
+  // y[m, n] = x[m, k] * w[n, k]^T  (fp32 accumulate)
+  virtual void gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
+                    DType t) = 0;
+  // y = x / rms(x) * gamma, per row of `dim`
+  virtual void rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,
+                       float eps, DType t) = 0;
+  // Rotary embedding in place on qkv rows [tokens, (q_heads + 2 kv_heads) * head_dim]; the
+  // position of token i is pos0 + (i % tokens_per_seq).
+  virtual void rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t pos0,
+                    const AttnShape& s, float theta, DType t) = 0;
+  // Copies the k and v parts of qkv rows into the caches [batch, max_ctx, kv_heads, head_dim]
+  // at positions pos0 .. pos0 + tokens_per_seq - 1 of each sequence.
+  virtual void kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t tokens_per_seq,
+                        int64_t pos0, const AttnShape& s, DType t) = 0;
+  // Decode: one query per sequence (in qkv rows) attends to cache positions [0, ctx_len).
+  // out is [batch, q_heads * head_dim].
+  virtual void attention_decode(const void* qkv, const void* k_cache, const void* v_cache,
+                                void* out, int64_t ctx_len, const AttnShape& s, DType t) = 0;
+  // Prefill: causal attention of `seq` tokens per sequence over the cache positions [0, seq).
+  virtual void attention_prefill(const void* qkv, const void* k_cache, const void* v_cache,
+                                 void* out, int64_t seq, const AttnShape& s, DType t) = 0;
+  // out[r, i] = silu(gu[r, i]) * gu[r, inter + i]
+  virtual void swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) = 0;
+  // x += y
+  virtual void add(void* x, const void* y, std::size_t count, DType t) = 0;
+
+  // Extra work for --inject slowdown: keeps this rank's execution resource busy for about
+  // `seconds` (a calibrated spin or real work, never a sleep that frees it).
+  virtual void busy_work(double seconds) = 0;
+
+  // Timestamps. reserve_marks sizes the stamp storage before the timed loop (no allocation
+  // inside it). mark(slot) stamps on the device's stream; collect_marks (after synchronize)
+  // returns them as host steady-clock nanoseconds.
+  virtual void reserve_marks(std::size_t slots) = 0;
+  virtual void mark(std::size_t slot) = 0;
+  virtual void collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) = 0;
+  virtual void synchronize() = 0;
+};
+
+inline DeviceBuffer::~DeviceBuffer() {
+  if (dev_ && ptr_) dev_->free_raw(ptr_);
+}
+
+}  // namespace tpb

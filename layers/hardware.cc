@@ -1,0 +1,183 @@
+// Hardware profiles: JSON parsing with field-naming errors, and the peak lookup by dtype.
+// Peaks are dense datasheet figures or measured ones; `source` says which, and results echo it.
+#include "layers/hardware.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "harness/errors.h"
+
+namespace tpb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string prefix(const std::string& where) {
+  return "hardware '" + where + "': ";
+}
+
+// tf32 is not a DType (no tensor is stored as tf32) but it is the fp32 GEMM peak on NVIDIA
+// tensor cores, so profiles may record it next to the others.
+const std::vector<std::string>& peak_keys() {
+  static const std::vector<std::string> k = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+  return k;
+}
+
+const std::vector<std::string>& known_keys() {
+  static const std::vector<std::string> k = {"name",         "peak_flops",        "peak_bw",
+                                             "memory_bytes", "llc_bytes",         "link_bw",
+                                             "source",       "measure_at_startup"};
+  return k;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// A finite number >= 0, or > 0 when `positive`. 0 means "unknown" or "measured at start-up".
+double number(const nlohmann::json& v, const std::string& key, bool positive,
+              const std::string& where) {
+  const bool ok = v.is_number() && std::isfinite(v.get<double>()) &&
+                  (positive ? v.get<double>() > 0 : v.get<double>() >= 0);
+  if (!ok)
+    throw BadInput(prefix(where) + "field '" + key + "' must be a " +
+                   (positive ? "positive" : "non-negative") + " number");
+  return v.get<double>();
+}
+
+std::vector<std::string> known_names(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+double Hardware::flops_for(DType t) const {
+  auto it = peak_flops.find(dtype_name(t));
+  if (it == peak_flops.end())
+    throw BadInput(std::string("--dtype: hardware '") + name + "' has no peak for " +
+                   dtype_name(t));
+  return it->second;  // 0 for a measure_at_startup profile until the probe has run
+}
+
+Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw BadInput(prefix(where) + "must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (!contains(known_keys(), key))
+      throw BadInput(prefix(where) + "unknown field '" + key + "' (known: " + join(known_keys()) +
+                     ")");
+  }
+  for (const char* key : {"peak_flops", "peak_bw", "source"}) {
+    if (!j.contains(key))
+      throw BadInput(prefix(where) + "missing required field '" + std::string(key) + "'");
+  }
+  Hardware h;
+  if (j.contains("measure_at_startup")) {
+    if (!j["measure_at_startup"].is_boolean())
+      throw BadInput(prefix(where) + "field 'measure_at_startup' must be true or false");
+    h.measure_at_startup = j["measure_at_startup"].get<bool>();
+  }
+  // A datasheet profile needs real peaks; a probed one may hold 0 until start-up fills it in.
+  const bool need_peaks = !h.measure_at_startup;
+  if (j.contains("name")) {
+    if (!j["name"].is_string() || j["name"].get<std::string>().empty())
+      throw BadInput(prefix(where) + "field 'name' must be a non-empty string");
+    h.name = j["name"].get<std::string>();
+  }
+  if (!j["source"].is_string() || j["source"].get<std::string>().empty())
+    throw BadInput(prefix(where) + "field 'source' must be a non-empty string");
+  h.source = j["source"].get<std::string>();
+
+  const auto& pf = j["peak_flops"];
+  if (!pf.is_object() || pf.empty())
+    throw BadInput(prefix(where) + "field 'peak_flops' must be an object of FLOP/s by dtype (" +
+                   join(peak_keys()) + ")");
+  for (const auto& [key, value] : pf.items()) {
+    if (!contains(peak_keys(), key))
+      throw BadInput(prefix(where) + "unknown dtype 'peak_flops." + key +
+                     "' (known: " + join(peak_keys()) + ")");
+    h.peak_flops[key] = number(value, "peak_flops." + key, need_peaks, where);
+  }
+  h.peak_bw = number(j["peak_bw"], "peak_bw", need_peaks, where);
+  // Capacity, cache and link are informative; 0 means unknown (memory_bytes 0 on a CPU
+  // profile means "read /proc/meminfo").
+  if (j.contains("memory_bytes"))
+    h.memory_bytes = number(j["memory_bytes"], "memory_bytes", false, where);
+  if (j.contains("llc_bytes")) h.llc_bytes = number(j["llc_bytes"], "llc_bytes", false, where);
+  if (j.contains("link_bw")) h.link_bw = number(j["link_bw"], "link_bw", false, where);
+  return h;
+}
+
+Hardware load_hardware(const std::string& name_or_path, const std::string& config_dir) {
+  // Same resolution rule as load_model: NAME under configs/hardware/, or a path ending in .json.
+  fs::path path;
+  if (ends_with(name_or_path, ".json")) {
+    path = name_or_path;
+    if (!fs::is_regular_file(path))
+      throw BadInput("--hardware: file '" + name_or_path + "' not found");
+  } else {
+    const fs::path dir = fs::path(config_dir) / "hardware";
+    path = dir / (name_or_path + ".json");
+    if (name_or_path.empty() || name_or_path.find('/') != std::string::npos ||
+        !fs::is_regular_file(path))
+      throw BadInput("--hardware: unknown hardware '" + name_or_path +
+                     "' (known: " + join(known_names(dir)) + ")");
+  }
+  std::ifstream in(path);
+  if (!in) throw BadInput("--hardware: cannot read '" + path.string() + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw BadInput(path.string() + ": malformed JSON: " + e.what());
+  }
+  Hardware h = hardware_from_json(j, path.string());
+  if (h.name.empty()) h.name = path.stem().string();
+  return h;
+}
+
+nlohmann::ordered_json hardware_to_json(const Hardware& h) {
+  // Same keys as the config files; peaks in the fixed order of peak_keys(), not map order.
+  nlohmann::ordered_json j;
+  if (!h.name.empty()) j["name"] = h.name;
+  nlohmann::ordered_json pf = nlohmann::ordered_json::object();
+  for (const auto& k : peak_keys()) {
+    auto it = h.peak_flops.find(k);
+    if (it != h.peak_flops.end()) pf[k] = it->second;
+  }
+  for (const auto& [k, v] : h.peak_flops) {
+    if (!contains(peak_keys(), k)) pf[k] = v;  // built in code, not parsed: keep, don't drop
+  }
+  j["peak_flops"] = pf;
+  j["peak_bw"] = h.peak_bw;
+  j["memory_bytes"] = h.memory_bytes;
+  j["llc_bytes"] = h.llc_bytes;
+  j["link_bw"] = h.link_bw;
+  j["source"] = h.source;
+  j["measure_at_startup"] = h.measure_at_startup;
+  return j;
+}
+
+}  // namespace tpb

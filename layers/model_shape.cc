@@ -1,0 +1,206 @@
+// Model shapes: JSON parsing with field-naming errors, and the TP split rules (Megatron/vLLM).
+// Every backend and the cost model go through shard_shape(), so a split is decided in one place.
+#include "layers/model_shape.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "harness/errors.h"
+
+namespace tpb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string prefix(const std::string& where) {
+  return "model '" + where + "': ";
+}
+
+// A JSON integer > 0. Floats (4096.0) are refused: a shape is a count, and silently truncating
+// 4096.5 would hide a typo. Unsigned values above INT64_MAX are refused rather than wrapped.
+int64_t positive_int(const nlohmann::json& v, const std::string& key, const std::string& where) {
+  bool ok = false;
+  int64_t out = 0;
+  if (v.is_number_unsigned()) {
+    auto u = v.get<uint64_t>();
+    ok = u > 0 && u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    out = static_cast<int64_t>(u);
+  } else if (v.is_number_integer()) {
+    out = v.get<int64_t>();
+    ok = out > 0;
+  }
+  if (!ok) throw BadInput(prefix(where) + "field '" + key + "' must be a positive integer");
+  return out;
+}
+
+double positive_number(const nlohmann::json& v, const std::string& key, const std::string& where) {
+  // NaN and inf cannot come from a JSON parser, but a json built in code can hold them.
+  if (!v.is_number() || !(v.get<double>() > 0) ||
+      v.get<double>() == std::numeric_limits<double>::infinity())
+    throw BadInput(prefix(where) + "field '" + key + "' must be a positive number");
+  return v.get<double>();
+}
+
+const std::vector<std::string>& required_keys() {
+  static const std::vector<std::string> k = {"hidden",     "n_layers", "n_heads",
+                                             "n_kv_heads", "head_dim", "intermediate"};
+  return k;
+}
+
+const std::vector<std::string>& optional_keys() {
+  static const std::vector<std::string> k = {"name", "vocab", "rms_eps", "rope_theta"};
+  return k;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Stems of the *.json files in `dir`, sorted, for "known: ..." hints.
+std::vector<std::string> known_names(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+ShardShape shard_shape(const ModelShape& m, int tp) {
+  if (tp < 1) throw BadInput("--tp: must be >= 1 (got " + std::to_string(tp) + ")");
+  const std::string t = std::to_string(tp);
+  // Column-parallel QKV gives each rank whole query heads, so tp must divide the head count.
+  if (m.n_heads % tp != 0)
+    throw BadInput("--tp: " + t + " does not divide the model's " + std::to_string(m.n_heads) +
+                   " attention heads (n_heads)");
+  ShardShape s;
+  s.q_heads = m.n_heads / tp;
+  if (m.n_kv_heads % tp == 0) {
+    s.kv_heads = m.n_kv_heads / tp;
+  } else if (tp % m.n_kv_heads == 0) {
+    // Fewer KV heads than ranks: each rank keeps a copy of the one KV head its query heads use.
+    // Because tp % n_kv == 0 and n_heads % tp == 0, a rank's n_heads/tp query heads fall inside
+    // one GQA group of n_heads/n_kv heads, so one local KV head is enough.
+    s.kv_heads = 1;
+    s.kv_replicated = true;
+  } else {
+    throw BadInput("--tp: " + t + " neither divides nor is a multiple of the model's " +
+                   std::to_string(m.n_kv_heads) + " KV heads (n_kv_heads)");
+  }
+  // Column-parallel gate/up and row-parallel down split the MLP width evenly.
+  if (m.intermediate % tp != 0)
+    throw BadInput("--tp: " + t + " does not divide the model's MLP width " +
+                   std::to_string(m.intermediate) + " (intermediate)");
+  s.inter = m.intermediate / tp;
+  return s;
+}
+
+int64_t first_kv_head(const ModelShape& m, int tp, int tp_rank) {
+  const ShardShape s = shard_shape(m, tp);
+  TPB_ASSERT(tp_rank >= 0 && tp_rank < tp, "tp_rank out of range");
+  if (!s.kv_replicated) return static_cast<int64_t>(tp_rank) * s.kv_heads;
+  // Rank r holds query heads [r*hq, (r+1)*hq); GQA maps query head i to KV head
+  // i / (n_heads/n_kv). With hq dividing the group size that is r*hq*n_kv/n_heads = r*n_kv/tp.
+  return static_cast<int64_t>(tp_rank) * m.n_kv_heads / tp;
+}
+
+ModelShape model_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw BadInput(prefix(where) + "must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    const auto& r = required_keys();
+    const auto& o = optional_keys();
+    if (std::find(r.begin(), r.end(), key) == r.end() &&
+        std::find(o.begin(), o.end(), key) == o.end())
+      throw BadInput(prefix(where) + "unknown field '" + key + "' (known: " + join(r) + ", " +
+                     join(o) + ")");
+  }
+  for (const auto& key : required_keys()) {
+    if (!j.contains(key)) throw BadInput(prefix(where) + "missing required field '" + key + "'");
+  }
+  ModelShape m;
+  m.hidden = positive_int(j["hidden"], "hidden", where);
+  m.n_layers = positive_int(j["n_layers"], "n_layers", where);
+  m.n_heads = positive_int(j["n_heads"], "n_heads", where);
+  m.n_kv_heads = positive_int(j["n_kv_heads"], "n_kv_heads", where);
+  m.head_dim = positive_int(j["head_dim"], "head_dim", where);
+  m.intermediate = positive_int(j["intermediate"], "intermediate", where);
+  if (j.contains("name")) {
+    if (!j["name"].is_string() || j["name"].get<std::string>().empty())
+      throw BadInput(prefix(where) + "field 'name' must be a non-empty string");
+    m.name = j["name"].get<std::string>();
+  }
+  if (j.contains("vocab")) m.vocab = positive_int(j["vocab"], "vocab", where);
+  if (j.contains("rms_eps")) m.rms_eps = positive_number(j["rms_eps"], "rms_eps", where);
+  if (j.contains("rope_theta"))
+    m.rope_theta = positive_number(j["rope_theta"], "rope_theta", where);
+  // GQA: every KV head serves the same number of query heads.
+  if (m.n_heads % m.n_kv_heads != 0)
+    throw BadInput(prefix(where) + "n_heads (" + std::to_string(m.n_heads) +
+                   ") must be a multiple of n_kv_heads (" + std::to_string(m.n_kv_heads) + ")");
+  return m;
+}
+
+ModelShape load_model(const std::string& name_or_path, const std::string& config_dir) {
+  // A NAME resolves under configs/models/; anything ending in .json is a path the user gave.
+  fs::path path;
+  if (ends_with(name_or_path, ".json")) {
+    path = name_or_path;
+    if (!fs::is_regular_file(path))
+      throw BadInput("--model: file '" + name_or_path + "' not found");
+  } else {
+    const fs::path dir = fs::path(config_dir) / "models";
+    path = dir / (name_or_path + ".json");
+    // A name with a path separator would escape configs/models/; treat it as unknown.
+    if (name_or_path.empty() || name_or_path.find('/') != std::string::npos ||
+        !fs::is_regular_file(path))
+      throw BadInput("--model: unknown model '" + name_or_path +
+                     "' (known: " + join(known_names(dir)) + ")");
+  }
+  std::ifstream in(path);
+  if (!in) throw BadInput("--model: cannot read '" + path.string() + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw BadInput(path.string() + ": malformed JSON: " + e.what());
+  }
+  ModelShape m = model_from_json(j, path.string());
+  if (m.name.empty()) m.name = path.stem().string();
+  return m;
+}
+
+nlohmann::ordered_json model_to_json(const ModelShape& m) {
+  // Same keys as the config files, so a resolved config echoed into results loads back as-is
+  // (unset optional fields are left out because the parser refuses empty/zero values).
+  nlohmann::ordered_json j;
+  if (!m.name.empty()) j["name"] = m.name;
+  j["hidden"] = m.hidden;
+  j["n_layers"] = m.n_layers;
+  j["n_heads"] = m.n_heads;
+  j["n_kv_heads"] = m.n_kv_heads;
+  j["head_dim"] = m.head_dim;
+  j["intermediate"] = m.intermediate;
+  if (m.vocab > 0) j["vocab"] = m.vocab;
+  j["rms_eps"] = m.rms_eps;
+  j["rope_theta"] = m.rope_theta;
+  return j;
+}
+
+}  // namespace tpb
