@@ -20,11 +20,11 @@ struct RankTrace {
 
 struct AnalysisInput {
   std::vector<RankTrace> ranks;
-  double step_flops = 0;        // per rank per step (cost model)
-  double step_bytes = 0;        // per rank per step (cost model)
-  double tokens_per_step = 0;   // per TP group per step
-  double peak_flops = 0;        // per device
-  double peak_bw = 0;           // per device
+  double step_flops = 0;       // per rank per step (cost model)
+  double step_bytes = 0;       // per rank per step (cost model)
+  double tokens_per_step = 0;  // per TP group per step
+  double peak_flops = 0;       // per device
+  double peak_bw = 0;          // per device
   double occupancy_window_s = 1.0 / 6.0;
   double clock_uncertainty_s = 0;  // from clock sync; for the clock-condition check
 };
@@ -51,7 +51,7 @@ struct Straggler {
 };
 
 struct CollectiveSummary {
-  int count = 0;  // collective instances (summed over TP groups)
+  int count = 0;               // collective instances (summed over TP groups)
   std::vector<double> skew_s;  // one per instance
   Summary skew;
   double wait_fraction = 0;     // sum wait / sum wall over ranks
@@ -63,7 +63,7 @@ struct PointAnalysis {
   std::vector<RankMetrics> ranks;
   std::vector<double> step_time_s;  // per measured step: max over the group's ranks (all groups)
   Summary step_time;
-  double tokens_per_s = 0;  // all groups' tokens / mean step time
+  double tokens_per_s = 0;      // all groups' tokens / mean step time
   double flops = 0, bytes = 0;  // per rank per step
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
   double intensity = 0, ridge = 0, mfu_ceiling = 0, roofline_fraction = 0;

@@ -3,7 +3,6 @@
 #include "harness/cli.h"
 
 #include <CLI/CLI.hpp>
-
 #include <fstream>
 #include <iostream>
 
@@ -45,6 +44,33 @@ const OptionDef kPointOptions[] = {
     {"config_dir", "directory holding models/ and hardware/"},
 };
 
+// `tpbench collectives` options, nccl-tests' spellings first. Sizes keep their suffixes
+// (1K, 4M) as strings; harness/sweep_collective.cc reads them.
+struct CollOptionDef {
+  const char* key;
+  const char* flags;
+  const char* help;
+};
+const CollOptionDef kCollectiveOptions[] = {
+    {"minbytes", "-b,--minbytes", "smallest message, bytes (K/M/G suffixes: powers of 1024)"},
+    {"maxbytes", "-e,--maxbytes", "largest message, bytes"},
+    {"stepfactor", "-f,--stepfactor", "multiply the size by this each step"},
+    {"stepbytes", "-i,--stepbytes", "add this many bytes each step (instead of -f)"},
+    {"warmup_iters", "-w,--warmup-iters", "untimed iterations per size"},
+    {"iters", "-n,--iters", "timed iterations per size"},
+    {"op", "-o,--op", "sum | max | min"},
+    {"dtype", "-d,--dtype", "fp32 (mpi); fp32 | bf16 | fp16 (nccl)"},
+    {"kind", "--kind", "all_reduce | reduce_scatter | all_gather | broadcast | reduce"},
+    {"root", "-r,--root", "root rank of broadcast and reduce"},
+    {"collective", "--collective", "mpi | nccl"},
+    {"backend", "--backend", "cpu | cuda (where the buffers live)"},
+    {"topology", "--topology", "interconnect preset (configs/topologies)"},
+    {"out", "--out", "output directory"},
+    {"collective_timeout", "--collective-timeout", "seconds before a collective is hung"},
+    {"sync_rounds", "--sync-rounds", "ping-pong rounds per clock sync"},
+    {"config_dir", "--config-dir", "directory holding topologies/"},
+};
+
 std::string flag_of(const std::string& key) {
   std::string f = "--" + key;
   for (char& c : f)
@@ -75,8 +101,9 @@ CliResult parse_cli(int argc, char** argv) {
   app.require_subcommand(1);
   std::map<std::string, std::string> values;
   std::vector<std::string> injects, sets;
-  std::string config_file;
-  bool check = false;
+  std::string config_file, resume, compare_out;
+  bool check = false, inplace = false, baseline = false;
+  std::vector<std::string> positional;
 
   auto add_point_options = [&](CLI::App* sub) {
     for (const auto& o : kPointOptions) sub->add_option(flag_of(o.key), values[o.key], o.help);
@@ -87,6 +114,25 @@ CliResult parse_cli(int argc, char** argv) {
   };
   CLI::App* run = app.add_subcommand("run", "run one benchmark point");
   add_point_options(run);
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "run a grid of points: any axis takes a list (1,2,4) or a range (1..256:x2)");
+  add_point_options(sweep);
+  sweep->add_option("--resume", resume, "continue the sweep whose --out is DIR (skips done points)");
+
+  CLI::App* coll = app.add_subcommand("collectives", "message-size sweep, nccl-tests style");
+  for (const auto& o : kCollectiveOptions) coll->add_option(o.flags, values[o.key], o.help);
+  coll->add_flag("--inplace", inplace, "in-place buffers (default: out-of-place)");
+  coll->add_flag("--baseline", baseline,
+                 "also time a plain blocking MPI collective loop per size (mpi only)");
+  coll->add_option("--config", config_file, "JSON config file");
+  coll->add_option("--set", sets, "override any config key: key=value (repeatable)");
+
+  CLI::App* compare = app.add_subcommand("compare", "side-by-side table of results directories");
+  compare->add_option("results", positional, "results directories or results.json files")
+      ->required()
+      ->expected(2, -1);
+  compare->add_option("--out", compare_out, "also write DIR/compare.json");
+
   CLI::App* info = app.add_subcommand("info", "print backends, collectives and versions as JSON");
   (void)info;
 
@@ -108,15 +154,25 @@ CliResult parse_cli(int argc, char** argv) {
     for (const auto& o : kPointOptions)
       if (sub->get_option_no_throw(flag_of(o.key)) && sub->count(flag_of(o.key)) > 0)
         r.config[o.key] = values[o.key];
+    if (r.verb == "collectives")
+      for (const auto& o : kCollectiveOptions)
+        if (sub->count(std::string(o.flags).substr(std::string(o.flags).find("--"))) > 0)
+          r.config[o.key] = values[o.key];
     if (!injects.empty()) r.config["inject"] = injects;
     if (check) r.config["check"] = true;
+    if (!resume.empty()) r.config["resume"] = resume;
+    if (inplace) r.config["inplace"] = true;
+    if (baseline) r.config["baseline"] = true;
+    if (!compare_out.empty()) r.config["out"] = compare_out;
+    r.positional = positional;
     for (const auto& s : sets) {
       const auto eq = s.find('=');
       if (eq == std::string::npos || eq == 0)
         throw BadInput("--set: expected key=value (got '" + s + "')");
       const std::string key = s.substr(0, eq), val = s.substr(eq + 1);
       // A JSON value if it parses (numbers, lists, true), otherwise the plain string.
-      r.config[key] = nlohmann::json::accept(val) ? nlohmann::json::parse(val) : nlohmann::json(val);
+      r.config[key] =
+          nlohmann::json::accept(val) ? nlohmann::json::parse(val) : nlohmann::json(val);
     }
     if (!config_file.empty()) merge_config_file(config_file, r.config);
   }

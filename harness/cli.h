@@ -2,10 +2,9 @@
 // merged into one flat config object (file < options < --set); validation happens later,
 // in one place (run_spec.cc), so files and flags get the same checks and messages.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tpb {
 

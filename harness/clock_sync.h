@@ -5,9 +5,8 @@
 #include <mpi.h>
 
 #include <functional>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace tpb {
 

@@ -13,10 +13,13 @@ namespace tpb {
 
 std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_comm, Device& dev) {
   const bool on_gpu = dev.caps().backend == "cuda";
-  if (spec.collective == "mpi" && !on_gpu) return make_mpi_collective(tp_comm, spec.collective_timeout_s);
+  if (spec.collective == "mpi" && !on_gpu)
+    return make_mpi_collective(tp_comm, spec.collective_timeout_s);
 #if defined(TPB_HAVE_CUDA)
-  if (spec.collective == "mpi") return make_cuda_mpi_collective(tp_comm, dev, spec.collective_timeout_s);
-  if (spec.collective == "nccl") return make_nccl_collective(tp_comm, dev, spec.collective_timeout_s);
+  if (spec.collective == "mpi")
+    return make_cuda_mpi_collective(tp_comm, dev, spec.collective_timeout_s);
+  if (spec.collective == "nccl")
+    return make_nccl_collective(tp_comm, dev, spec.collective_timeout_s);
 #endif
   throw BadInput("--collective: '" + spec.collective + "' is not available with --backend " +
                  spec.backend + " in this build");

@@ -23,7 +23,9 @@ namespace {
   throw BadInput(field_name(key) + ": " + what);
 }
 
-std::string as_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string as_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 double strict_double(const std::string& key, const std::string& s) {
   char* end = nullptr;
@@ -139,14 +141,18 @@ double parse_bytes(const std::string& text, const std::string& field) {
   const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
   if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
     num = text.substr(0, text.size() - 1);
-    mult = last == 'K' ? 1024.0 : last == 'M' ? 1048576.0 : last == 'G' ? 1073741824.0 : 1099511627776.0;
+    mult = last == 'K'   ? 1024.0
+           : last == 'M' ? 1048576.0
+           : last == 'G' ? 1073741824.0
+                         : 1099511627776.0;
   }
   char* end = nullptr;
   errno = 0;
   const double x = std::strtod(num.c_str(), &end);
   if (num.empty() || end != num.c_str() + num.size() || errno == ERANGE || !std::isfinite(x) ||
       x < 0 || x * mult > 1e18)
-    throw BadInput(field + ": expected a size like 8G, 512M or a number of GiB (got '" + text + "')");
+    throw BadInput(field + ": expected a size like 8G, 512M or a number of GiB (got '" + text +
+                   "')");
   return x * mult;
 }
 

@@ -2,11 +2,10 @@
 // the field as the user wrote it ("--batch"), so config files and CLI share one vocabulary.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tpb {
 

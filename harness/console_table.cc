@@ -17,14 +17,13 @@ double num(const nlohmann::ordered_json& j, const char* k) {
 
 std::string format_point_table(const nlohmann::ordered_json& p) {
   const auto& par = p["params"];
-  std::string out = fmt::format("\n== {} {} batch={} {}={} tp={} {} {} layers={} ==\n",
-                                par["model"].get<std::string>(), par["phase"].get<std::string>(),
-                                par["batch"].get<long long>(),
-                                par["phase"] == "decode" ? "context" : "prompt",
-                                par["phase"] == "decode" ? par["context"].get<long long>()
-                                                         : par["prompt"].get<long long>(),
-                                par["tp"].get<int>(), par["dtype"].get<std::string>(),
-                                par["backend"].get<std::string>(), par["layers"].get<long long>());
+  std::string out = fmt::format(
+      "\n== {} {} batch={} {}={} tp={} {} {} layers={} ==\n", par["model"].get<std::string>(),
+      par["phase"].get<std::string>(), par["batch"].get<long long>(),
+      par["phase"] == "decode" ? "context" : "prompt",
+      par["phase"] == "decode" ? par["context"].get<long long>() : par["prompt"].get<long long>(),
+      par["tp"].get<int>(), par["dtype"].get<std::string>(), par["backend"].get<std::string>(),
+      par["layers"].get<long long>());
   if (p["status"] != "ok") {
     out += fmt::format("status: {} ({})\n", p["status"].get<std::string>(),
                        p["reason"].get<std::string>());
@@ -33,17 +32,17 @@ std::string format_point_table(const nlohmann::ordered_json& p) {
   const auto& m = p["metrics"];
   const int straggler = p["straggler"]["rank"].get<int>();
   out += fmt::format("{:>5} {:>3} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9} {:>9} {:>6}\n",
-                     "rank", "grp", "step_p50", "occup", "busy", "useful", "hostgap", "MBU",
-                     "MFU", "wait_s", "xfer_s", "last");
+                     "rank", "grp", "step_p50", "occup", "busy", "useful", "hostgap", "MBU", "MFU",
+                     "wait_s", "xfer_s", "last");
   for (const auto& r : p["ranks"]) {
     const int rank = r["rank"].get<int>();
     out += fmt::format(
         "{:>4}{} {:>3} {:>8.3f}ms {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>8.5f} {:>9.4f} "
         "{:>9.4f} {:>6}\n",
-        rank, rank == straggler ? "*" : " ", r["group"].get<int>(),
-        num(r, "step_time_p50_s") * 1e3, num(r, "occupancy_sampled"), num(r, "busy_fraction"),
-        num(r, "useful_fraction"), num(r, "host_gap_fraction"), num(r, "mbu"), num(r, "mfu"),
-        num(r, "wait_s"), num(r, "transfer_s"), r["arrived_last"].get<int>());
+        rank, rank == straggler ? "*" : " ", r["group"].get<int>(), num(r, "step_time_p50_s") * 1e3,
+        num(r, "occupancy_sampled"), num(r, "busy_fraction"), num(r, "useful_fraction"),
+        num(r, "host_gap_fraction"), num(r, "mbu"), num(r, "mfu"), num(r, "wait_s"),
+        num(r, "transfer_s"), r["arrived_last"].get<int>());
   }
   out += fmt::format(
       "{:>5} {:>3} {:>8.3f}ms {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>8.5f}\n", "all", "",
@@ -60,7 +59,8 @@ std::string format_point_table(const nlohmann::ordered_json& p) {
       "straggler rank {} (last in {:.0f}%, excess compute {:+.3f})\n",
       c["count"].get<long long>(), num(c["skew_s"], "p50") * 1e6, num(c["skew_s"], "p95") * 1e6,
       num(c["skew_s"], "max") * 1e6, 100 * num(c, "wait_fraction"), straggler,
-      100 * num(p["straggler"], "arrived_last_share"), num(p["straggler"], "excess_compute_fraction"));
+      100 * num(p["straggler"], "arrived_last_share"),
+      num(p["straggler"], "excess_compute_fraction"));
   const auto& cs = p["clock_sync"];
   out += fmt::format("clock sync: max offset {:.3f} ms, uncertainty {:.1f} us, violations {}\n",
                      num(cs, "max_offset_s") * 1e3, num(cs, "max_uncertainty_s") * 1e6,

@@ -1,9 +1,8 @@
 // Compact console report of a point record: one row per rank, an aggregate row, the
 // straggler marked. Formatting only; every number comes from the record.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tpb {
 

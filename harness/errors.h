@@ -32,8 +32,7 @@ class BadInput : public Error {
 
 class CollectiveTimeout : public Error {
  public:
-  explicit CollectiveTimeout(const std::string& what)
-      : Error(ExitCode::collective_timeout, what) {}
+  explicit CollectiveTimeout(const std::string& what) : Error(ExitCode::collective_timeout, what) {}
 };
 
 class BackendError : public Error {
@@ -49,14 +48,14 @@ class BackendError : public Error {
 
 // One generic check; thin per-library wrappers live next to each library (TPB_MPI_CHECK in
 // collectives/mpi_check.h, TPB_CUDA_CHECK etc. in layers/cuda/cuda_check.h).
-#define TPB_CHECK_GEN(lib, expr, is_ok, detail_fn)                                \
-  do {                                                                           \
-    auto tpb_check_status_ = (expr);                                             \
-    if (!(is_ok(tpb_check_status_)))                                             \
+#define TPB_CHECK_GEN(lib, expr, is_ok, detail_fn)                                              \
+  do {                                                                                          \
+    auto tpb_check_status_ = (expr);                                                            \
+    if (!(is_ok(tpb_check_status_)))                                                            \
       ::tpb::throw_check_failure(lib, #expr, detail_fn(tpb_check_status_), __FILE__, __LINE__); \
   } while (0)
 
-#define TPB_ASSERT(cond, msg)                                                    \
-  do {                                                                           \
+#define TPB_ASSERT(cond, msg)                                                            \
+  do {                                                                                   \
     if (!(cond)) ::tpb::throw_check_failure("assert", #cond, (msg), __FILE__, __LINE__); \
   } while (0)

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include "harness/errors.h"
@@ -12,15 +13,20 @@ namespace tpb {
 
 namespace {
 
+// Keeps empty fields, a trailing one included ("a," -> {"a", ""}), so that a stray separator
+// is reported instead of silently dropped.
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
-  std::string cur;
-  std::istringstream is(s);
-  while (std::getline(is, cur, sep)) out.push_back(cur);
+  std::size_t start = 0;
+  for (std::size_t at; (at = s.find(sep, start)) != std::string::npos; start = at + 1)
+    out.push_back(s.substr(start, at - start));
+  out.push_back(s.substr(start));
   return out;
 }
 
-[[noreturn]] void fail(const std::string& what) { throw BadInput("--inject: " + what); }
+[[noreturn]] void fail(const std::string& what) {
+  throw BadInput("--inject: " + what);
+}
 
 double number(const std::string& key, const std::string& v, double lo, double hi) {
   char* end = nullptr;
@@ -34,6 +40,13 @@ double number(const std::string& key, const std::string& v, double lo, double hi
     fail(os.str());
   }
   return x;
+}
+
+// Counts (ranks, steps, MHz) are integers: 1.5 is refused rather than truncated.
+int integer(const std::string& key, const std::string& v, double lo, double hi) {
+  const double x = number(key, v, lo, hi);
+  if (x != std::floor(x)) fail(key + " needs an integer (got '" + v + "')");
+  return static_cast<int>(x);
 }
 
 void apply(InjectSpec& s, const std::string& key, const std::string& v) {
@@ -53,9 +66,9 @@ void apply(InjectSpec& s, const std::string& key, const std::string& v) {
   } else if (key == "clock_offset") {
     s.clock_offset_ms = number(key, v, -1e6, 1e6);
   } else if (key == "hang_at_step") {
-    s.hang_at_step = static_cast<int>(number(key, v, 0.0, 1e9));
+    s.hang_at_step = integer(key, v, 0.0, 1e9);
   } else if (key == "sm_clock") {
-    s.sm_clock_mhz = static_cast<int>(number(key, v, 1.0, 1e5));
+    s.sm_clock_mhz = integer(key, v, 1.0, 1e5);
   } else {
     fail("unknown key '" + key +
          "' (expected slowdown, jitter, host_delay, mem_reserve, mem_contend, clock_offset, "
@@ -72,16 +85,18 @@ std::vector<InjectSpec> parse_inject(const std::string& text) {
     const auto parts = split(entry, ':');
     InjectSpec s;
     bool have_rank = false;
+    std::set<std::string> seen;  // a key given twice in one entry is a typo, not "last wins"
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const auto eq = parts[i].find('=');
       if (eq == std::string::npos) fail("expected key=value, got '" + parts[i] + "'");
       const std::string key = parts[i].substr(0, eq), val = parts[i].substr(eq + 1);
       if (i == 0) {
         if (key != "rank") fail("each entry starts with rank=R or rank=all (got '" + entry + "')");
-        s.rank = val == "all" ? -1 : static_cast<int>(number("rank", val, 0, 1e6));
+        s.rank = val == "all" ? -1 : integer("rank", val, 0, 1e6);
         have_rank = true;
         continue;
       }
+      if (!seen.insert(key).second) fail("key '" + key + "' given twice in '" + entry + "'");
       apply(s, key, val);
     }
     if (!have_rank || parts.size() < 2) fail("entry '" + entry + "' names no effect");

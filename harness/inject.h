@@ -1,15 +1,14 @@
 // Imbalance injection specs (--inject): parsing and the per-rank view.
 // Grammar: ENTRY[,ENTRY...], ENTRY = rank=R|all[:key=value]..., keys as in ARCHITECTURE.md.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tpb {
 
 struct InjectSpec {
-  int rank = -1;  // -1 = all ranks
+  int rank = -1;               // -1 = all ranks
   double slowdown = 1.0;       // compute takes F x as long
   double jitter_p = 0;         // probability per step ...
   double jitter_us = 0;        // ... of this much extra compute

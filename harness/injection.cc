@@ -11,7 +11,10 @@
 namespace tpb {
 
 Injector::Injector(const InjectSpec& spec, Device& dev, Timeline& tl, uint64_t seed)
-    : spec_(spec), dev_(dev), tl_(tl), rng_(seed ^ (0x51edULL + static_cast<uint64_t>(spec.rank))) {}
+    : spec_(spec),
+      dev_(dev),
+      tl_(tl),
+      rng_(seed ^ (0x51edULL + static_cast<uint64_t>(spec.rank))) {}
 
 void Injector::calibrate(const std::vector<SegmentRecord>& warmup) {
   if (spec_.slowdown == 1.0) return;

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "collectives/topology_presets.h"
 #include "harness/agreement.h"
+#include "harness/axis.h"
 #include "harness/cli.h"
 #include "harness/errors.h"
 #include "harness/verbs.h"
@@ -24,8 +26,30 @@ std::string default_config_dir() {
 
 namespace {
 
+std::string config_text(const nlohmann::json& c, const char* key, const std::string& def) {
+  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : def;
+}
+
+// --topology presets, before any communicator exists: NCCL reads its knobs when a
+// communicator is created, so they are set here; MPI fixed its transport at MPI_Init, so its
+// knobs can only be checked, and a mismatch ends the launch with the mpirun line to use.
+void prepare_topology(const tpb::CliResult& cli, const tpb::World& w) {
+  const auto& c = cli.config;
+  std::vector<std::string> texts;
+  if (c.contains("topology")) texts = tpb::axis_values(c["topology"], "--topology", false);
+  const std::string backend = config_text(c, "backend", "cpu");
+  const std::string family = config_text(c, "collective", backend == "cuda" ? "nccl" : "mpi");
+  tpb::prepare_topologies(texts, family, config_text(c, "config_dir", tpb::default_config_dir()),
+                          w.size, cli.argv);
+}
+
 int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
+  if (cli.verb == "run" || cli.verb == "sweep" || cli.verb == "collectives")
+    tpb::agree(w.comm, [&] { prepare_topology(cli, w); });
   if (cli.verb == "run") return tpb::verb_run(cli, w);
+  if (cli.verb == "sweep") return tpb::verb_sweep(cli, w);
+  if (cli.verb == "collectives") return tpb::verb_collectives(cli, w);
+  if (cli.verb == "compare") return tpb::verb_compare(cli, w);
   if (cli.verb == "info") return tpb::verb_info(cli, w);
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }

@@ -19,7 +19,9 @@ Peaks resolve_peaks(const RunSpec& spec, const World& w, Device& dev) {
     return p;
   }
   if (dev.caps().backend != "cpu")
-    throw BadInput("--hardware: '" + spec.hw.name + "' asks for a start-up probe, which only the cpu backend has; give a datasheet profile");
+    throw BadInput(
+        "--hardware: '" + spec.hw.name +
+        "' asks for a start-up probe, which only the cpu backend has; give a datasheet profile");
   TPB_MPI_CHECK(MPI_Barrier(w.comm));
   const ProbeResult r = run_cpu_probe(dev.caps().llc_bytes);
   double v[3] = {r.read_bw, r.axpy_bw, r.gemm_flops}, best[3];

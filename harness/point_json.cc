@@ -14,8 +14,8 @@ namespace {
 using oj = nlohmann::ordered_json;
 
 oj step_stats_json(const Summary& s) {
-  return oj{{"p50", s.p50}, {"p95", s.p95}, {"p99", s.p99}, {"mean", s.mean}, {"min", s.min},
-            {"max", s.max}, {"n", s.n}};
+  return oj{{"p50", s.p50}, {"p95", s.p95}, {"p99", s.p99}, {"mean", s.mean},
+            {"min", s.min}, {"max", s.max}, {"n", s.n}};
 }
 
 template <class F>
@@ -51,7 +51,8 @@ oj oom_point_json(const RunSpec& spec, int64_t layers, double need_bytes, double
   oj p;
   p["params"] = params_json(spec, layers);
   p["status"] = "oom";
-  p["reason"] = "KV cache + weights + activations need " + std::to_string(need_bytes / 1073741824.0) +
+  p["reason"] = "KV cache + weights + activations need " +
+                std::to_string(need_bytes / 1073741824.0) +
                 " GiB per rank; the smallest rank budget in the job is " +
                 std::to_string(have_bytes / 1073741824.0) + " GiB";
   p["memory"] = {{"need_bytes", need_bytes}, {"have_bytes", have_bytes}};
@@ -108,8 +109,10 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
   m["across_ranks"] = {
       {"busy_fraction", across(a.ranks, [](const RankMetrics& r) { return r.busy_fraction; })},
       {"useful_fraction", across(a.ranks, [](const RankMetrics& r) { return r.useful_fraction; })},
-      {"occupancy_sampled", across(a.ranks, [](const RankMetrics& r) { return r.occupancy_sampled; })},
-      {"host_gap_fraction", across(a.ranks, [](const RankMetrics& r) { return r.host_gap_fraction; })},
+      {"occupancy_sampled",
+       across(a.ranks, [](const RankMetrics& r) { return r.occupancy_sampled; })},
+      {"host_gap_fraction",
+       across(a.ranks, [](const RankMetrics& r) { return r.host_gap_fraction; })},
       {"mbu", across(a.ranks, [](const RankMetrics& r) { return r.mbu; })},
       {"mfu", across(a.ranks, [](const RankMetrics& r) { return r.mfu; })},
       {"compute_s", across(a.ranks, [](const RankMetrics& r) { return r.compute_s; })},
@@ -120,7 +123,8 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
 
   oj c;
   c["count"] = a.collectives.count;
-  c["skew_s"] = {{"p50", a.collectives.skew.p50}, {"p95", a.collectives.skew.p95},
+  c["skew_s"] = {{"p50", a.collectives.skew.p50},
+                 {"p95", a.collectives.skew.p95},
                  {"max", a.collectives.skew.max}};
   c["wait_fraction"] = a.collectives.wait_fraction;
   c["transfer_s_total"] = a.collectives.transfer_s_total;
@@ -155,9 +159,11 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
     j["inject"] = info["inject"];
     j["memory"] = info["memory"];
     j["clock"] = info["clock"];
-    j["telemetry"] = info.contains("telemetry") ? info["telemetry"]
-                                                : oj{{"available", false},
-                                                     {"reason", "no device telemetry on the " + caps.backend + " backend"}};
+    j["telemetry"] =
+        info.contains("telemetry")
+            ? info["telemetry"]
+            : oj{{"available", false},
+                 {"reason", "no device telemetry on the " + caps.backend + " backend"}};
     ranks.push_back(j);
   }
   p["ranks"] = ranks;
@@ -176,12 +182,13 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
     max_drift = std::max(max_drift, std::fabs(ck["drift_ppm"].get<double>()));
     offsets.push_back(ck["offset_start_s"]);
   }
-  p["clock_sync"] = {{"method", "ping-pong to rank 0, min-RTT sample, start and end (linear drift)"},
-                     {"max_offset_s", max_off},
-                     {"max_uncertainty_s", max_unc},
-                     {"drift_ppm", max_drift},
-                     {"clock_condition_violations", a.clock_condition_violations},
-                     {"offsets_s", offsets}};
+  p["clock_sync"] = {
+      {"method", "ping-pong to rank 0, min-RTT sample, start and end (linear drift)"},
+      {"max_offset_s", max_off},
+      {"max_uncertainty_s", max_unc},
+      {"drift_ppm", max_drift},
+      {"clock_condition_violations", a.clock_condition_violations},
+      {"offsets_s", offsets}};
 
   // Verification: every verifier (group rank 0 of each TP group) must pass.
   bool any = false, passed = true;
@@ -194,14 +201,17 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
       tol = std::max(tol, info["verification"]["tolerance"].get<double>());
     }
   if (any)
-    p["verification"] = {{"max_abs_err", err}, {"tolerance", tol}, {"passed", passed},
+    p["verification"] = {{"max_abs_err", err},
+                         {"tolerance", tol},
+                         {"passed", passed},
                          {"reference", "unsharded tp=1 step, same weights, KV cache and input"}};
 
   oj warnings = oj::array();
   const double working_set = cost.weight_bytes + cost.kv_read_bytes;
   if (caps.llc_bytes > 0 && working_set < 4 * caps.llc_bytes)
-    warnings.push_back("cache_resident: per-rank working set " + std::to_string(working_set / 1048576.0) +
-                       " MiB is under 4x the LLC (" + std::to_string(caps.llc_bytes / 1048576.0) +
+    warnings.push_back("cache_resident: per-rank working set " +
+                       std::to_string(working_set / 1048576.0) + " MiB is under 4x the LLC (" +
+                       std::to_string(caps.llc_bytes / 1048576.0) +
                        " MiB); MBU against DRAM peak is not meaningful");
   p["warnings"] = warnings;
   p["samples"] = {{"step_time_s", a.step_time_s}, {"skew_s", a.collectives.skew_s}};

@@ -1,9 +1,8 @@
 // Builds a point's record (results contract, ARCHITECTURE.md) from the analysis. This is the
 // one record; the console table and every other printer read it.
 #pragma once
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "harness/analysis.h"
 #include "harness/point_runner.h"

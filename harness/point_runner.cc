@@ -3,10 +3,13 @@
 #include "harness/point_runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "collectives/mpi_check.h"
+#include "collectives/progress_board.h"
 #include "harness/analysis.h"
 #include "harness/clock_sync.h"
 #include "harness/collective_factory.h"
@@ -23,7 +26,22 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-double now_s() { return static_cast<double>(steady_now_ns()) * 1e-9; }
+double now_s() {
+  return static_cast<double>(steady_now_ns()) * 1e-9;
+}
+
+// A timed-out collective: name who never arrived, from the progress board. Every surviving
+// rank times out at about the same moment; the lowest of them reports and the job is aborted
+// by main(). The others give the reporter a head start, then report too in case it died.
+[[noreturn]] void report_hang(const CollectiveTimeout& e, ProgressBoard& board,
+                              const std::vector<int>& group, int world_rank) {
+  board.mark_timed_out();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let peers mark themselves
+  const int reporter = board.mark_timed_out();
+  const std::string msg = std::string(e.what()) + "; " + board.describe(group);
+  if (reporter != world_rank) std::this_thread::sleep_for(std::chrono::seconds(3));
+  throw CollectiveTimeout(msg);
+}
 
 // Chooses the layer count: the requested one, or the model's own reduced to what fits.
 struct MemoryPlan {
@@ -85,8 +103,8 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   }
 
   auto coll = make_collective(spec, group.comm.get(), dev);
-  TpModelConfig mc{spec.shape, layers_min, spec.tp, group.group_rank, spec.dtype, spec.phase,
-                   spec.batch, spec.context, spec.prompt, spec.seed};
+  TpModelConfig mc{spec.shape, layers_min, spec.tp,      group.group_rank, spec.dtype,
+                   spec.phase, spec.batch, spec.context, spec.prompt,      spec.seed};
   TpModel model(dev, mc);
 
   Verification ver;
@@ -112,10 +130,17 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
     dev.synchronize();
     tl.close(i);
   };
-  for (int s = -spec.warmup; s < 0; ++s) one_step(s);
-  injector.calibrate(tl.resolve(0.0));
-  coll->barrier();
-  for (int s = 0; s < spec.steps; ++s) one_step(s);
+  ProgressBoard board(w.comm);
+  tl.set_progress_sink(&board);
+  try {
+    for (int s = -spec.warmup; s < 0; ++s) one_step(s);
+    injector.calibrate(tl.resolve(0.0));
+    coll->barrier();
+    for (int s = 0; s < spec.steps; ++s) one_step(s);
+  } catch (const CollectiveTimeout& e) {
+    report_hang(e, board, group.members, w.rank);
+  }
+  tl.set_progress_sink(nullptr);
   dev.synchronize();
   contender.reset();
   clock.end = measure_offset(w.comm, rank_clock, spec.sync_rounds);
@@ -137,8 +162,10 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   info["layers"] = layers_min;
   info["memory"] = {{"need_bytes", mem.need}, {"have_bytes", mem.have}};
   info["inject"] = inject_to_json(inj);
-  info["slowdown_extra_s_per_block"] = {injector.extra_per_block_s(0), injector.extra_per_block_s(1)};
-  info["clock"] = {{"offset_start_s", clock.start.offset_s}, {"offset_end_s", clock.end.offset_s},
+  info["slowdown_extra_s_per_block"] = {injector.extra_per_block_s(0),
+                                        injector.extra_per_block_s(1)};
+  info["clock"] = {{"offset_start_s", clock.start.offset_s},
+                   {"offset_end_s", clock.end.offset_s},
                    {"uncertainty_s", std::max(clock.start.uncertainty_s, clock.end.uncertainty_s)},
                    {"drift_ppm", clock.drift() * 1e6}};
   info["verification"] = verification_to_json(ver);

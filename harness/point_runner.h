@@ -1,9 +1,8 @@
 // Runs one benchmark point on every rank: memory check, TP model, optional verification,
 // warm-up and measured steps with injection, clock sync, gather, and (rank 0) analysis.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "harness/run_spec.h"
 #include "harness/world.h"

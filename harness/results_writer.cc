@@ -79,6 +79,8 @@ void ResultsWriter::set_section(const std::string& key, const nlohmann::ordered_
   write_results();
 }
 
-void ResultsWriter::write_results() { write_file_atomic(dir_ + "/results.json", doc_.dump(2) + "\n"); }
+void ResultsWriter::write_results() {
+  write_file_atomic(dir_ + "/results.json", doc_.dump(2) + "\n");
+}
 
 }  // namespace tpb

@@ -1,9 +1,8 @@
 // Crash-safe results: points.jsonl is appended and fsynced per point; results.json is
 // rewritten through a temp file + rename, so a reader never sees a torn file.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tpb {
 

@@ -65,12 +65,10 @@ nlohmann::ordered_json collect_context(const World& w, const std::vector<std::st
   c["world_size"] = w.size;
   c["ranks_per_core"] = worst_rpc;
   c["oversubscribed"] = worst_rpc > 1.0;
-  c["device"] = {{"backend", caps.backend},
-                 {"name", caps.name},
-                 {"device_timer", caps.device_timer},
-                 {"timer_resolution_s", caps.timer_resolution_s},
-                 {"memory_bytes", caps.memory_bytes},
-                 {"llc_bytes", caps.llc_bytes}};
+  c["device"] = {
+      {"backend", caps.backend},           {"name", caps.name},
+      {"device_timer", caps.device_timer}, {"timer_resolution_s", caps.timer_resolution_s},
+      {"memory_bytes", caps.memory_bytes}, {"llc_bytes", caps.llc_bytes}};
   c["llc_bytes"] = caps.llc_bytes;
   nlohmann::ordered_json env;
   for (const char* k : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",

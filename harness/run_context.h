@@ -1,10 +1,9 @@
 // The results' `context` block: everything needed to understand and rerun a result (argv,
 // versions, git sha, env of interest, hosts, rank placement, cache and core counts).
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/world.h"
 #include "layers/device.h"

@@ -35,7 +35,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.model = f.str("model", "tiny");
   s.hardware = f.str("hardware", s.backend == "cpu" ? "cpu" : "h100-sxm");
   s.phase = f.choice("phase", "decode", {"decode", "prefill"}) == "decode" ? Phase::decode
-                                                                            : Phase::prefill;
+                                                                           : Phase::prefill;
   s.batch = f.integer("batch", 1, 1, 1 << 20);
   s.context = f.integer("context", 1024, 0, 1 << 24);
   s.prompt = f.integer("prompt", 512, 1, 1 << 24);
@@ -72,8 +72,8 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
     throw BadInput("--layers: " + std::to_string(s.layers) + " exceeds the model's " +
                    std::to_string(s.shape.n_layers) + " layers");
   // The byte counts are doubles, but the kernels index with int64: keep tokens x width sane.
-  const double tokens = static_cast<double>(s.batch) *
-                        static_cast<double>(s.phase == Phase::decode ? 1 : s.prompt);
+  const double tokens =
+      static_cast<double>(s.batch) * static_cast<double>(s.phase == Phase::decode ? 1 : s.prompt);
   if (tokens * static_cast<double>(s.shape.intermediate) > 9e15)
     throw BadInput("--batch: batch x prompt x intermediate overflows the index range");
   return s;

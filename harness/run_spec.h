@@ -2,10 +2,9 @@
 // (JSON file, then CLI options, then --set overrides); every check names its field.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/inject.h"
 #include "layers/cost_model.h"
@@ -18,14 +17,14 @@ struct RunSpec {
   std::string backend = "cpu";     // cpu | cuda
   std::string collective = "mpi";  // mpi | nccl
   std::string model = "tiny";
-  std::string hardware;            // "" = the backend's default profile
+  std::string hardware;  // "" = the backend's default profile
   Phase phase = Phase::decode;
   int64_t batch = 1;
   int64_t context = 1024;
   int64_t prompt = 512;
   int64_t layers = 0;  // 0 = the model's own count, reduced to what fits in memory
   DType dtype = DType::fp32;
-  int tp = 0;          // 0 = world size
+  int tp = 0;  // 0 = world size
   int steps = 20;
   int warmup = 3;
   std::vector<std::string> inject_text;

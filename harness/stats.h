@@ -1,8 +1,7 @@
 // Order statistics over raw samples (kept raw in results so they can be recomputed).
 #pragma once
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace tpb {
 

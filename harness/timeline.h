@@ -12,7 +12,7 @@ namespace tpb {
 
 // One stamped interval. Slots 2*i and 2*i+1 of the device's mark storage hold its ends.
 struct SegmentMeta {
-  int32_t step = 0;   // < 0 for warm-up steps
+  int32_t step = 0;  // < 0 for warm-up steps
   int16_t layer = 0;
   Op op = Op::count;
 };
@@ -27,6 +27,15 @@ struct SegmentRecord {
   uint8_t collective = 0;  // 1 for all-reduces
 };
 
+// Where a rank publishes its position at each collective (collectives/progress_board), so a
+// hang can be attributed. Kept abstract so the timeline stays free of MPI.
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  virtual void enter(int step, int layer, Op op) = 0;
+  virtual void leave() = 0;
+};
+
 class Timeline {
  public:
   // Capacity is fixed here; the device's mark storage is sized to match.
@@ -39,10 +48,15 @@ class Timeline {
   std::size_t open(Op op, int layer, int step) {
     TPB_ASSERT(n_ < meta_.size(), "timeline capacity exceeded");
     meta_[n_] = SegmentMeta{step, static_cast<int16_t>(layer), op};
+    if (sink_ && op_is_collective(op)) sink_->enter(step, layer, op);
     dev_.mark(2 * n_);
     return n_++;
   }
-  void close(std::size_t i) { dev_.mark(2 * i + 1); }
+  void close(std::size_t i) {
+    dev_.mark(2 * i + 1);
+    if (sink_ && op_is_collective(meta_[i].op)) sink_->leave();
+  }
+  void set_progress_sink(ProgressSink* s) { sink_ = s; }
 
   std::size_t size() const { return n_; }
   void clear() { n_ = 0; }
@@ -55,6 +69,7 @@ class Timeline {
   Device& dev_;
   std::vector<SegmentMeta> meta_;
   std::size_t n_ = 0;
+  ProgressSink* sink_ = nullptr;
 };
 
 // RAII segment: open on construction, close on destruction.

@@ -10,7 +10,7 @@ int verb_info(const CliResult&, const World& w) {
   if (w.rank != 0) return 0;
   nlohmann::ordered_json j = versions_json();
   j["collectives"] = j["backends"].size() > 1 ? nlohmann::ordered_json{"mpi", "nccl"}
-                                               : nlohmann::ordered_json{"mpi"};
+                                              : nlohmann::ordered_json{"mpi"};
   std::cout << j.dump(2) << std::endl;
   return 0;
 }

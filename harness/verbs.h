@@ -7,6 +7,9 @@
 namespace tpb {
 
 int verb_run(const CliResult& cli, const World& w);
+int verb_sweep(const CliResult& cli, const World& w);
+int verb_collectives(const CliResult& cli, const World& w);
+int verb_compare(const CliResult& cli, const World& w);
 int verb_info(const CliResult& cli, const World& w);
 
 }  // namespace tpb

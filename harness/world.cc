@@ -3,14 +3,17 @@
 
 #include <unistd.h>
 
+#include <exception>
+
 #include "collectives/mpi_check.h"
 
 namespace tpb {
 
 CommHandle::~CommHandle() {
+  // Freeing a communicator is collective; never do it while unwinding from a failed peer.
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (c_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&c_);
+  if (c_ != MPI_COMM_NULL && !finalized && std::uncaught_exceptions() == 0) MPI_Comm_free(&c_);
 }
 
 World describe_world(MPI_Comm comm) {
@@ -37,6 +40,10 @@ TpGroup split_tp_groups(const World& w, int tp, const std::string& layout) {
   TPB_MPI_CHECK(MPI_Comm_split(w.comm, g.group, w.rank, &c));
   g.comm = CommHandle(c);
   TPB_MPI_CHECK(MPI_Comm_rank(c, &g.group_rank));
+  int size = 1;
+  TPB_MPI_CHECK(MPI_Comm_size(c, &size));
+  g.members.resize(size);
+  TPB_MPI_CHECK(MPI_Allgather(&w.rank, 1, MPI_INT, g.members.data(), 1, MPI_INT, c));
   return g;
 }
 
@@ -72,7 +79,8 @@ std::vector<std::vector<char>> gather_bytes(MPI_Comm comm, const void* data, std
 
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, int root) {
   std::vector<std::string> out;
-  for (auto& b : gather_bytes(comm, mine.data(), mine.size(), root)) out.emplace_back(b.begin(), b.end());
+  for (auto& b : gather_bytes(comm, mine.data(), mine.size(), root))
+    out.emplace_back(b.begin(), b.end());
   return out;
 }
 

@@ -41,6 +41,7 @@ struct TpGroup {
   int group = 0;       // index of this rank's TP group
   int group_rank = 0;  // rank inside it
   int groups = 1;
+  std::vector<int> members;  // world ranks of this group, by group rank
 };
 
 // contiguous: ranks [g*tp, (g+1)*tp) form group g (intra-node when ranks fill nodes in order);

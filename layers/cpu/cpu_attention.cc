@@ -28,9 +28,8 @@ void softmax_inplace(float* row, int64_t n) {
 
 }  // namespace
 
-void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache,
-                          float* out, int64_t ctx_len, const AttnShape& s,
-                          std::vector<float>& scratch) {
+void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache, float* out,
+                          int64_t ctx_len, const AttnShape& s, std::vector<float>& scratch) {
   const int64_t d = s.head_dim, group = s.q_heads / s.kv_heads;
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * d, kvw = s.kv_heads * d;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
@@ -53,7 +52,8 @@ void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v
       }
       for (int64_t j = 0; j < group; ++j) softmax_inplace(sc + j * ctx_len, ctx_len);
       // Weighted sum of V, one pass over V.
-      for (int64_t j = 0; j < group; ++j) std::fill_n(out + b * s.q_heads * d + (g * group + j) * d, d, 0.0f);
+      for (int64_t j = 0; j < group; ++j)
+        std::fill_n(out + b * s.q_heads * d + (g * group + j) * d, d, 0.0f);
       for (int64_t p = 0; p < ctx_len; ++p) {
         const float* v = vb + p * kvw + g * d;
         for (int64_t j = 0; j < group; ++j) {
@@ -66,9 +66,8 @@ void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v
   }
 }
 
-void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* v_cache,
-                           float* out, int64_t seq, const AttnShape& s,
-                           std::vector<float>& scratch) {
+void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* v_cache, float* out,
+                           int64_t seq, const AttnShape& s, std::vector<float>& scratch) {
   constexpr int64_t kBlock = 64;
   const int64_t d = s.head_dim, group = s.q_heads / s.kv_heads;
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * d, kvw = s.kv_heads * d;
@@ -84,8 +83,8 @@ void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* 
       float* o = out + b * seq * s.q_heads * d + h * d;
       for (int64_t i0 = 0; i0 < seq; i0 += kBlock) {
         const int64_t rows = std::min(kBlock, seq - i0), cols = i0 + rows;  // causal extent
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, d, scale,
-                    q + i0 * row, row, kb + g * d, kvw, 0.0f, sc, cols);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, d, scale, q + i0 * row,
+                    row, kb + g * d, kvw, 0.0f, sc, cols);
         for (int64_t r = 0; r < rows; ++r) {
           float* sr = sc + r * cols;
           const int64_t valid = i0 + r + 1;

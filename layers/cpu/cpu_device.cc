@@ -96,7 +96,9 @@ DeviceBuffer CpuDevice::alloc(std::size_t bytes) {
   return DeviceBuffer(this, p, bytes);
 }
 
-void CpuDevice::free_raw(void* p) noexcept { std::free(p); }
+void CpuDevice::free_raw(void* p) noexcept {
+  std::free(p);
+}
 
 void CpuDevice::upload(void* dst, const float* src, std::size_t count, DType t) {
   require_fp32(t);
@@ -118,8 +120,8 @@ void CpuDevice::fill(void* dst, DType t, const FillSpec& f) {
 void CpuDevice::gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
                      DType t) {
   require_fp32(t);
-  cpu_gemm(static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y), m,
-           n, k);
+  cpu_gemm(static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y), m, n,
+           k);
 }
 
 void CpuDevice::rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,
@@ -222,7 +224,9 @@ void CpuDevice::busy_work(double seconds) {
     for (int i = 0; i < 64; ++i) sink = sink * 1.0000001 + 1e-9;
 }
 
-void CpuDevice::mark(std::size_t slot) { marks_[slot] = steady_now_ns(); }
+void CpuDevice::mark(std::size_t slot) {
+  marks_[slot] = steady_now_ns();
+}
 
 void CpuDevice::collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) {
   std::memcpy(host_ns, marks_.data() + first, count * sizeof(int64_t));

@@ -25,8 +25,8 @@ class CpuDevice final : public Device {
                DType t) override;
   void rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t pos0, const AttnShape& s,
             float theta, DType t) override;
-  void kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t tokens_per_seq,
-                int64_t pos0, const AttnShape& s, DType t) override;
+  void kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t tokens_per_seq, int64_t pos0,
+                const AttnShape& s, DType t) override;
   void attention_decode(const void* qkv, const void* k_cache, const void* v_cache, void* out,
                         int64_t ctx_len, const AttnShape& s, DType t) override;
   void attention_prefill(const void* qkv, const void* k_cache, const void* v_cache, void* out,
@@ -54,18 +54,16 @@ int64_t steady_now_ns();
 void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
 
 // Attention kernels (cpu_attention.cc), fp32.
-void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache,
-                          float* out, int64_t ctx_len, const AttnShape& s,
-                          std::vector<float>& scratch);
-void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* v_cache,
-                           float* out, int64_t seq, const AttnShape& s,
-                           std::vector<float>& scratch);
+void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache, float* out,
+                          int64_t ctx_len, const AttnShape& s, std::vector<float>& scratch);
+void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* v_cache, float* out,
+                           int64_t seq, const AttnShape& s, std::vector<float>& scratch);
 
 // Start-up probe of one rank's achievable peaks (cpu_probe.cc). Run on all ranks at once, so
 // shared memory bandwidth is divided as it is during the benchmark.
 struct ProbeResult {
-  double read_bw = 0;   // B/s, sdot over two arrays far larger than the LLC
-  double axpy_bw = 0;   // B/s, saxpy: 2 reads + 1 write per element
+  double read_bw = 0;     // B/s, sdot over two arrays far larger than the LLC
+  double axpy_bw = 0;     // B/s, saxpy: 2 reads + 1 write per element
   double gemm_flops = 0;  // FLOP/s, 1024^3 sgemm, best of several
   double bw() const { return read_bw > axpy_bw ? read_bw : axpy_bw; }
 };

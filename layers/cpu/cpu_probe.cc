@@ -32,7 +32,8 @@ ProbeResult run_cpu_probe(double llc_bytes) {
       static_cast<std::size_t>(std::clamp(4.0 * llc_bytes, 64e6, 512e6) / sizeof(float));
   std::vector<float> x(n, 1.0f), y(n, 2.0f);
   volatile float sink = 0;
-  const double t_dot = best_seconds(5, [&] { sink = sink + cblas_sdot(static_cast<int>(n), x.data(), 1, y.data(), 1); });
+  const double t_dot = best_seconds(
+      5, [&] { sink = sink + cblas_sdot(static_cast<int>(n), x.data(), 1, y.data(), 1); });
   r.read_bw = 2.0 * n * sizeof(float) / t_dot;
   const double t_axpy =
       best_seconds(5, [&] { cblas_saxpy(static_cast<int>(n), 1e-7f, x.data(), 1, y.data(), 1); });

@@ -1,0 +1,124 @@
+// Progress board over MPI shared memory (MPI_Win_allocate_shared): plain loads and stores,
+// so reading it needs nothing from the rank being read.
+#include "collectives/progress_board.h"
+
+#include <algorithm>
+#include <climits>
+#include <exception>
+#include <sstream>
+
+#include "collectives/mpi_check.h"
+
+namespace tpb {
+
+struct ProgressBoard::Slot {
+  int64_t seq;  // collectives entered so far
+  int32_t step;
+  int32_t layer;
+  int32_t op;
+  int32_t inside;     // 1 while inside the collective
+  int32_t timed_out;  // 1 once this rank gave up waiting
+  int32_t pad;
+};
+
+ProgressBoard::ProgressBoard(MPI_Comm world) {
+  int world_size = 1;
+  TPB_MPI_CHECK(MPI_Comm_rank(world, &world_rank_));
+  TPB_MPI_CHECK(MPI_Comm_size(world, &world_size));
+  TPB_MPI_CHECK(
+      MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, world_rank_, MPI_INFO_NULL, &node_));
+  int local = 0, local_size = 1;
+  TPB_MPI_CHECK(MPI_Comm_rank(node_, &local));
+  TPB_MPI_CHECK(MPI_Comm_size(node_, &local_size));
+  // Rank 0 of the host allocates every slot, contiguous, so one base pointer reaches all.
+  void* mine = nullptr;
+  const MPI_Aint bytes = local == 0 ? static_cast<MPI_Aint>(sizeof(Slot)) * local_size : 0;
+  TPB_MPI_CHECK(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node_, &mine, &win_));
+  MPI_Aint size = 0;
+  int disp = 0;
+  void* base = nullptr;
+  TPB_MPI_CHECK(MPI_Win_shared_query(win_, 0, &size, &disp, &base));
+  base_ = static_cast<char*>(base);
+  std::vector<int> members(local_size);
+  TPB_MPI_CHECK(MPI_Allgather(&world_rank_, 1, MPI_INT, members.data(), 1, MPI_INT, node_));
+  local_of_world_.assign(world_size, -1);
+  for (int i = 0; i < local_size; ++i) local_of_world_[members[i]] = i;
+  Slot* s = slot_of(world_rank_);
+  *s = Slot{0, -1, -1, -1, 0, 0, 0};
+  TPB_MPI_CHECK(MPI_Barrier(node_));
+}
+
+ProgressBoard::~ProgressBoard() {
+  // MPI_Win_free is collective: while an exception unwinds (a hung peer), calling it would
+  // hang this rank too. The job is about to be aborted, so leaking is the right call.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || std::uncaught_exceptions() > 0) return;
+  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+}
+
+ProgressBoard::Slot* ProgressBoard::slot_of(int world_rank) const {
+  const int i = local_of_world_[world_rank];
+  return i < 0 ? nullptr : reinterpret_cast<Slot*>(base_ + sizeof(Slot) * i);
+}
+
+void ProgressBoard::enter(int step, int layer, Op op) {
+  Slot* s = slot_of(world_rank_);
+  __atomic_store_n(&s->step, step, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->layer, layer, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->op, static_cast<int32_t>(op), __ATOMIC_RELAXED);
+  __atomic_store_n(&s->inside, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
+
+void ProgressBoard::leave() {
+  __atomic_store_n(&slot_of(world_rank_)->inside, 0, __ATOMIC_RELEASE);
+}
+
+int ProgressBoard::mark_timed_out() {
+  __atomic_store_n(&slot_of(world_rank_)->timed_out, 1, __ATOMIC_RELEASE);
+  int lowest = INT_MAX;
+  for (int r = 0; r < static_cast<int>(local_of_world_.size()); ++r) {
+    const Slot* s = slot_of(r);
+    if (s && __atomic_load_n(&s->timed_out, __ATOMIC_ACQUIRE)) lowest = std::min(lowest, r);
+  }
+  return lowest;
+}
+
+std::string ProgressBoard::describe(const std::vector<int>& group) const {
+  const Slot* me = slot_of(world_rank_);
+  const int64_t my_seq = __atomic_load_n(&me->seq, __ATOMIC_ACQUIRE);
+  std::ostringstream missing, unseen;
+  int n_missing = 0;
+  auto where = [](const Slot* s) {
+    std::ostringstream os;
+    if (s->step < -1000000 || s->op < 0) return std::string("before its first collective");
+    os << (s->inside ? "inside " : "last left ") << op_name(static_cast<Op>(s->op)) << " of layer "
+       << s->layer << " at step " << s->step;
+    return os.str();
+  };
+  for (int r : group) {
+    if (r == world_rank_) continue;
+    const Slot* s = slot_of(r);
+    if (!s) {
+      unseen << (unseen.tellp() > 0 ? ", " : "") << r;
+      continue;
+    }
+    const int64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+    if (seq < my_seq) {
+      missing << (n_missing++ ? "; " : "") << "rank " << r << " (" << where(s) << ")";
+    }
+  }
+  std::ostringstream os;
+  os << "rank " << world_rank_ << " waited in " << op_name(static_cast<Op>(me->op)) << " of layer "
+     << me->layer << " at step " << me->step << "; ";
+  if (n_missing)
+    os << "never arrived: " << missing.str();
+  else
+    os << "every rank on this host arrived";
+  if (unseen.tellp() > 0) os << "; not visible from this host: ranks " << unseen.str();
+  return os.str();
+}
+
+}  // namespace tpb

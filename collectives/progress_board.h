@@ -1,0 +1,46 @@
+// A shared-memory board where every rank on a host publishes its position (step, layer,
+// collective, entered/left) as it enters and leaves each collective. When a collective times
+// out, a surviving rank reads the board without needing the hung peer to make MPI progress,
+// and names the ranks that never arrived and where they were last seen (nccl-tests only says
+// "timeout"; this says who).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/timeline.h"
+#include "layers/ops.h"
+
+namespace tpb {
+
+class ProgressBoard final : public ProgressSink {
+ public:
+  // Collective over `world`. Ranks on other hosts are reported as "not visible".
+  explicit ProgressBoard(MPI_Comm world);
+  ~ProgressBoard();
+  ProgressBoard(const ProgressBoard&) = delete;
+  ProgressBoard& operator=(const ProgressBoard&) = delete;
+
+  // Hot path: a few relaxed stores into this rank's slot.
+  void enter(int step, int layer, Op op) override;
+  void leave() override;
+  // Marks this rank as having timed out; returns the lowest world rank that has, so exactly
+  // one rank prints the report.
+  int mark_timed_out();
+
+  // One line about `group` (world ranks) from the viewpoint of the calling rank.
+  std::string describe(const std::vector<int>& group) const;
+
+ private:
+  struct Slot;
+  Slot* slot_of(int world_rank) const;
+  MPI_Win win_ = MPI_WIN_NULL;
+  MPI_Comm node_ = MPI_COMM_NULL;
+  int world_rank_ = 0;
+  std::vector<int> local_of_world_;  // world rank -> node-local index, -1 if elsewhere
+  char* base_ = nullptr;
+};
+
+}  // namespace tpb

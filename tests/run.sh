@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# README command 2: install what is missing, build everything (the CUDA backend too when nvcc
+# is present), and run every test: unit, multi-rank (mpirun -np 2 and 4), sanitizers, fuzz.
+# Exits non-zero when anything fails; nothing is skipped silently.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+source launch/deps.sh
+tpb_install_deps
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+JOBS=${JOBS:-$(nproc)}
+
+stage() { printf '\n=== %s ===\n' "$*"; }
+
+stage "format check (clang-format)"
+tests/format_check.sh
+
+stage "release build (CUDA: $(command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] && echo auto-on || echo off))"
+cmake --preset release >/dev/null
+cmake --build build -j"$JOBS"
+build/tpbench info
+
+stage "unit tests"
+(cd build && ctest -L unit --output-on-failure -j"$JOBS")
+
+stage "multi-rank tests (mpirun -np 1/2/4)"
+(cd build && ctest -L mpi --output-on-failure)
+
+if [ -x tests/sanitize.sh ]; then
+  stage "sanitizers (ASan+UBSan, TSan)"
+  tests/sanitize.sh
+fi
+if [ -x tests/fuzz/run_fuzz.sh ]; then
+  stage "fuzz (bounded)"
+  tests/fuzz/run_fuzz.sh "${TPB_FUZZ_SECONDS:-60}"
+fi
+stage "all tests passed"
