@@ -102,6 +102,7 @@ RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) 
       continue;
     }
     busy.emplace_back(r.t0, r.t1);
+    m.op_s[static_cast<std::size_t>(r.op)] += r.t1 - r.t0;
     busy_lo = std::min(busy_lo, r.t0);
     busy_hi = std::max(busy_hi, r.t1);
     if (r.collective) {
@@ -114,6 +115,7 @@ RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) 
   // A trace without step records (a hand-made or partial one) falls back to its work span.
   if (s.steps.empty()) lo = busy_lo, hi = busy_hi;
   m.wall_s = hi > lo ? hi - lo : 0;
+  m.measured_steps = static_cast<int>(s.steps.size());
 
   auto by_key = [](const CollEntry& a, const CollEntry& b) {
     return a.key != b.key ? a.key < b.key : a.enter < b.enter;

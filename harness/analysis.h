@@ -1,6 +1,7 @@
 // Analysis: pure functions from per-rank timelines (already on the common clock) and the
 // cost model to the metrics of ARCHITECTURE.md "Metric definitions". No MPI, no I/O.
 #pragma once
+#include <array>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct RankMetrics {
   int arrived_last = 0;
   int collectives = 0;
   int clock_condition_violations = 0;
+  int measured_steps = 0;
+  // Seconds per op over the measured steps (the HTA-style kernel breakdown).
+  std::array<double, static_cast<std::size_t>(Op::count)> op_s{};
 };
 
 struct Straggler {

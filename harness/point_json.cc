@@ -25,6 +25,36 @@ oj across(const std::vector<RankMetrics>& ranks, F f) {
   return mmm_to_json(min_mean_max(v));
 }
 
+// Per-op time next to the op's cost-model bytes and FLOPs, so a slow op can be judged by its
+// own bandwidth, not only by its share of the step (what Nsight's kernel table lacks).
+oj ops_json(const PointAnalysis& a, const StepCost& cost, const Peaks& peaks, double layers) {
+  oj ops = oj::array();
+  for (std::size_t o = 0; o < static_cast<std::size_t>(Op::count); ++o) {
+    const Op op = static_cast<Op>(o);
+    if (op == Op::step) continue;
+    double sum = 0;
+    int n = 0;
+    for (const auto& r : a.ranks)
+      if (r.measured_steps > 0) sum += r.op_s[o] / r.measured_steps, ++n;
+    const double per_step = n ? sum / n : 0;
+    if (per_step <= 0) continue;
+    oj j;
+    j["op"] = op_name(op);
+    j["time_s_per_step"] = per_step;
+    j["share_of_step"] = a.step_time.mean > 0 ? per_step / a.step_time.mean : 0;
+    for (const auto& c : cost.layer_ops)
+      if (c.op == op && per_step > 0) {
+        const double bytes = (c.bytes_read + c.bytes_written) * layers;
+        j["bytes_per_step"] = bytes;
+        j["flops_per_step"] = c.flops * layers;
+        j["achieved_bw"] = bytes / per_step;
+        j["mbu"] = peaks.bw > 0 ? bytes / per_step / peaks.bw : 0;
+      }
+    ops.push_back(j);
+  }
+  return ops;
+}
+
 }  // namespace
 
 oj params_json(const RunSpec& spec, int64_t layers) {
@@ -120,6 +150,7 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
       {"transfer_s", across(a.ranks, [](const RankMetrics& r) { return r.transfer_s; })}};
   p["metrics"] = m;
   p["cost"] = cost_json(cost);
+  p["ops"] = ops_json(a, cost, peaks, static_cast<double>(layers));
 
   oj c;
   c["count"] = a.collectives.count;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "layers/cpu/cpu_device.h"
+#include "layers/cpu/target_clones.h"
 
 namespace tpb {
 
@@ -28,39 +29,43 @@ void softmax_inplace(float* row, int64_t n) {
 
 }  // namespace
 
-void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache, float* out,
-                          int64_t ctx_len, const AttnShape& s, std::vector<float>& scratch) {
+TPB_CLONES void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache,
+                                     float* out, int64_t ctx_len, const AttnShape& s,
+                                     std::vector<float>& scratch) {
   const int64_t d = s.head_dim, group = s.q_heads / s.kv_heads;
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * d, kvw = s.kv_heads * d;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  if (scratch.size() < static_cast<std::size_t>(group * ctx_len)) scratch.resize(group * ctx_len);
-  float* sc = scratch.data();
+  const std::size_t need = static_cast<std::size_t>(s.q_heads * ctx_len);
+  if (scratch.size() < need) scratch.resize(need);
+  float* sc = scratch.data();  // [q_heads, ctx_len]
   for (int64_t b = 0; b < s.batch; ++b) {
     const float* q = qkv + b * row;
     const float* kb = k_cache + b * s.max_ctx * kvw;
     const float* vb = v_cache + b * s.max_ctx * kvw;
-    for (int64_t g = 0; g < s.kv_heads; ++g) {
-      // Scores for the group's query heads, one pass over K.
-      for (int64_t p = 0; p < ctx_len; ++p) {
-        const float* k = kb + p * kvw + g * d;
-        for (int64_t j = 0; j < group; ++j) {
-          const float* qj = q + (g * group + j) * d;
-          float acc = 0;
-          for (int64_t i = 0; i < d; ++i) acc += qj[i] * k[i];
-          sc[j * ctx_len + p] = acc * scale;
-        }
+    float* ob = out + b * s.q_heads * d;
+    // Positions outer, heads inner: K and V are read once, front to back, as the cache is
+    // laid out ([pos][kv_head][d]), which is what the cost model's KV bytes assume.
+    for (int64_t p = 0; p < ctx_len; ++p) {
+      const float* kp = kb + p * kvw;
+      for (int64_t h = 0; h < s.q_heads; ++h) {
+        const float* k = kp + (h / group) * d;
+        const float* qh = q + h * d;
+        float acc = 0;
+#pragma omp simd reduction(+ : acc)
+        for (int64_t i = 0; i < d; ++i) acc += qh[i] * k[i];
+        sc[h * ctx_len + p] = acc * scale;
       }
-      for (int64_t j = 0; j < group; ++j) softmax_inplace(sc + j * ctx_len, ctx_len);
-      // Weighted sum of V, one pass over V.
-      for (int64_t j = 0; j < group; ++j)
-        std::fill_n(out + b * s.q_heads * d + (g * group + j) * d, d, 0.0f);
-      for (int64_t p = 0; p < ctx_len; ++p) {
-        const float* v = vb + p * kvw + g * d;
-        for (int64_t j = 0; j < group; ++j) {
-          float* o = out + b * s.q_heads * d + (g * group + j) * d;
-          const float w = sc[j * ctx_len + p];
-          for (int64_t i = 0; i < d; ++i) o[i] += w * v[i];
-        }
+    }
+    for (int64_t h = 0; h < s.q_heads; ++h) softmax_inplace(sc + h * ctx_len, ctx_len);
+    std::fill_n(ob, s.q_heads * d, 0.0f);
+    for (int64_t p = 0; p < ctx_len; ++p) {
+      const float* vp = vb + p * kvw;
+      for (int64_t h = 0; h < s.q_heads; ++h) {
+        const float* v = vp + (h / group) * d;
+        float* o = ob + h * d;
+        const float w = sc[h * ctx_len + p];
+#pragma omp simd
+        for (int64_t i = 0; i < d; ++i) o[i] += w * v[i];
       }
     }
   }

@@ -8,13 +8,7 @@
 #include <cstdint>
 
 #include "layers/cpu/cpu_device.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-// One build runs on any x86-64, yet gets AVX2+FMA where the CPU has it.
-#define TPB_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define TPB_CLONES
-#endif
+#include "layers/cpu/target_clones.h"
 
 namespace tpb {
 
