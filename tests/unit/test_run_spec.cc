@@ -1,0 +1,113 @@
+// RunSpec resolution and inject parsing: defaults, overrides, and one-line errors that name
+// the field. (The end-to-end bad-input table runs the binary in tests/mpi/test_bad_input.py.)
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/errors.h"
+#include "harness/inject.h"
+#include "harness/run_spec.h"
+
+namespace tpb {
+namespace {
+
+const std::string kConfigs = TPB_SOURCE_DIR "/configs";
+
+RunSpec resolve(const nlohmann::json& cfg, int world = 2) {
+  return resolve_run_spec(cfg, world, kConfigs);
+}
+
+std::string error_of(const nlohmann::json& cfg, int world = 2) {
+  try {
+    resolve(cfg, world);
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunSpec, DefaultsFollowTheWorld) {
+  const RunSpec s = resolve(nlohmann::json::object(), 4);
+  EXPECT_EQ(s.tp, 4);
+  EXPECT_EQ(s.backend, "cpu");
+  EXPECT_EQ(s.collective, "mpi");
+  EXPECT_EQ(s.dtype, DType::fp32);
+  EXPECT_EQ(s.shape.name, "tiny");
+  EXPECT_TRUE(s.hw.measure_at_startup);
+}
+
+TEST(RunSpec, StringsFromTheCliAreTyped) {
+  const RunSpec s = resolve({{"batch", "8"}, {"phase", "prefill"}, {"prompt", "128"}, {"tp", "2"}});
+  EXPECT_EQ(s.batch, 8);
+  EXPECT_EQ(s.phase, Phase::prefill);
+  EXPECT_EQ(s.prompt, 128);
+  EXPECT_EQ(s.cost_query().layers, s.shape.n_layers);
+}
+
+TEST(RunSpec, ErrorsNameTheField) {
+  EXPECT_NE(error_of({{"batch", 0}}).find("--batch"), std::string::npos);
+  EXPECT_NE(error_of({{"batch", "-3"}}).find("--batch"), std::string::npos);
+  EXPECT_NE(error_of({{"batch", "eight"}}).find("--batch"), std::string::npos);
+  EXPECT_NE(error_of({{"batch", 1.5}}).find("--batch"), std::string::npos);
+  EXPECT_NE(error_of({{"phase", "train"}}).find("--phase"), std::string::npos);
+  EXPECT_NE(error_of({{"model", "gpt-9"}}).find("--model"), std::string::npos);
+  EXPECT_NE(error_of({{"hardware", "tpu-v9"}}).find("hardware"), std::string::npos);
+  EXPECT_NE(error_of({{"collective_timeout", 0}}).find("--collective-timeout"), std::string::npos);
+  EXPECT_NE(error_of({{"memory_budget", "lots"}}).find("--memory-budget"), std::string::npos);
+  EXPECT_NE(error_of({{"frobnicate", 1}}).find("frobnicate"), std::string::npos);
+  EXPECT_NE(error_of({{"collective", "nccl"}}).find("--collective"), std::string::npos);
+}
+
+TEST(RunSpec, TpMustDivideHeadsAndWorld) {
+  // tiny has 16 heads: tp 3 does not divide them; world 4 is not divisible by tp 3 either,
+  // and the world check comes first.
+  EXPECT_NE(error_of({{"tp", 3}}, 3).find("--tp"), std::string::npos);
+  EXPECT_NE(error_of({{"tp", 3}}, 4).find("not divisible"), std::string::npos);
+  EXPECT_NE(error_of({{"tp", 32}}, 32).find("--tp"), std::string::npos);
+}
+
+TEST(RunSpec, MemoryBudgetUnits) {
+  EXPECT_DOUBLE_EQ(resolve({{"memory_budget", "512M"}}).memory_budget_bytes, 512.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(resolve({{"memory_budget", 2}}).memory_budget_bytes, 2.0 * 1024 * 1024 * 1024);
+}
+
+TEST(Inject, ParsesEveryKey) {
+  const auto v = parse_inject(
+      "rank=1:slowdown=1.3:jitter=0.1@500:host_delay=200,rank=0:mem_reserve=2:mem_contend=1:"
+      "clock_offset=-5:hang_at_step=3:sm_clock=1400");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].rank, 1);
+  EXPECT_DOUBLE_EQ(v[0].slowdown, 1.3);
+  EXPECT_DOUBLE_EQ(v[0].jitter_p, 0.1);
+  EXPECT_DOUBLE_EQ(v[0].jitter_us, 500);
+  EXPECT_DOUBLE_EQ(v[0].host_delay_us, 200);
+  EXPECT_DOUBLE_EQ(v[1].mem_reserve_gib, 2);
+  EXPECT_TRUE(v[1].mem_contend);
+  EXPECT_DOUBLE_EQ(v[1].clock_offset_ms, -5);
+  EXPECT_EQ(v[1].hang_at_step, 3);
+  EXPECT_EQ(v[1].sm_clock_mhz, 1400);
+}
+
+TEST(Inject, AppliesOnlyToTheNamedRank) {
+  const auto v = parse_inject("rank=1:slowdown=2,rank=all:host_delay=10");
+  EXPECT_DOUBLE_EQ(inject_for_rank(v, 0).slowdown, 1.0);
+  EXPECT_DOUBLE_EQ(inject_for_rank(v, 1).slowdown, 2.0);
+  EXPECT_DOUBLE_EQ(inject_for_rank(v, 0).host_delay_us, 10);
+  EXPECT_DOUBLE_EQ(inject_for_rank(v, 1).host_delay_us, 10);
+}
+
+TEST(Inject, RejectsWithTheFieldNamed) {
+  for (const char* bad : {"slowdown=2", "rank=1", "rank=1:slowdown=0.5", "rank=1:jitter=0.1",
+                          "rank=1:warp=9", "rank=x:slowdown=2", "rank=1:slowdown=abc", ","}) {
+    try {
+      parse_inject(bad);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find("--inject"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(validate_inject_ranks(parse_inject("rank=2:slowdown=2"), 2), BadInput);
+}
+
+}  // namespace
+}  // namespace tpb
