@@ -114,6 +114,10 @@ CliResult parse_cli(int argc, char** argv) {
   };
   CLI::App* run = app.add_subcommand("run", "run one benchmark point");
   add_point_options(run);
+  std::string from;
+  long long from_point = -1;
+  run->add_option("--from", from, "rerun a recorded point: its RESULTS directory or results.json");
+  run->add_option("--point", from_point, "index of the point in --from (default 0)");
   CLI::App* sweep = app.add_subcommand(
       "sweep", "run a grid of points: any axis takes a list (1,2,4) or a range (1..256:x2)");
   add_point_options(sweep);
@@ -132,6 +136,12 @@ CliResult parse_cli(int argc, char** argv) {
       ->required()
       ->expected(2, -1);
   compare->add_option("--out", compare_out, "also write DIR/compare.json");
+
+  CLI::App* diagnose =
+      app.add_subcommand("diagnose", "verdicts in the article's debugging order for results");
+  diagnose->add_option("results", positional, "results directories or results.json files")
+      ->required()
+      ->expected(1, -1);
 
   CLI::App* info = app.add_subcommand("info", "print backends, collectives and versions as JSON");
   (void)info;
@@ -165,6 +175,12 @@ CliResult parse_cli(int argc, char** argv) {
     if (baseline) r.config["baseline"] = true;
     if (!compare_out.empty()) r.config["out"] = compare_out;
     r.positional = positional;
+    if (!from.empty()) {
+      r.from = from;
+      r.from_point = from_point < 0 ? 0 : from_point;
+    } else if (from_point >= 0) {
+      throw BadInput("--point: needs --from RESULTS");
+    }
     for (const auto& s : sets) {
       const auto eq = s.find('=');
       if (eq == std::string::npos || eq == 0)

@@ -14,6 +14,8 @@ struct CliResult {
   std::vector<std::string> positional;  // e.g. RESULTS dirs for compare/diagnose
   std::vector<std::string> argv;
   bool help = false;  // help was printed; exit 0
+  std::string from;       // run --from RESULTS: rerun a recorded point ...
+  long long from_point = 0;  // ... this one (index into points[])
 };
 
 // Throws BadInput with one line for unknown options, malformed --set, a bad --config file.

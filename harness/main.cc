@@ -50,6 +50,7 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
   if (cli.verb == "sweep") return tpb::verb_sweep(cli, w);
   if (cli.verb == "collectives") return tpb::verb_collectives(cli, w);
   if (cli.verb == "compare") return tpb::verb_compare(cli, w);
+  if (cli.verb == "diagnose") return tpb::verb_diagnose(cli, w);
   if (cli.verb == "info") return tpb::verb_info(cli, w);
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }

@@ -6,8 +6,10 @@
 
 #include "harness/agreement.h"
 #include "harness/console_table.h"
+#include "harness/diagnose.h"
 #include "harness/peaks.h"
 #include "harness/point_runner.h"
+#include "harness/rerun.h"
 #include "harness/results_writer.h"
 #include "harness/run_context.h"
 #include "harness/run_spec.h"
@@ -22,7 +24,9 @@ int verb_run(const CliResult& cli, const World& w) {
   RunSpec spec;
   std::unique_ptr<Device> dev;
   agree(w.comm, [&] {
-    spec = resolve_run_spec(cli.config, w.size, default_config_dir());
+    const nlohmann::json config =
+        cli.from.empty() ? cli.config : rerun_config(cli.from, cli.from_point, cli.config);
+    spec = resolve_run_spec(config, w.size, default_config_dir());
     if (w.rank == 0) ensure_writable_dir(spec.out);
     DeviceOptions o;
     o.backend = spec.backend;
@@ -49,7 +53,10 @@ int verb_run(const CliResult& cli, const World& w) {
   auto point = run_point(spec, w, *dev, peaks);
   if (w.rank == 0) {
     writer->add_point(point);
-    std::cout << format_point_table(point) << "results: " << spec.out << "/results.json\n"
+    const auto verdicts = diagnose_point(point);
+    writer->set_section("diagnosis", verdicts_to_json(verdicts));
+    std::cout << format_point_table(point) << "diagnosis (the article's order):\n"
+              << format_verdicts(verdicts) << "results: " << spec.out << "/results.json\n"
               << std::flush;
   }
   return 0;

@@ -10,6 +10,7 @@ int verb_run(const CliResult& cli, const World& w);
 int verb_sweep(const CliResult& cli, const World& w);
 int verb_collectives(const CliResult& cli, const World& w);
 int verb_compare(const CliResult& cli, const World& w);
+int verb_diagnose(const CliResult& cli, const World& w);
 int verb_info(const CliResult& cli, const World& w);
 
 }  // namespace tpb

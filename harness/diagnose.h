@@ -1,0 +1,25 @@
+// `tpbench diagnose`: the article's debugging order applied to a results file. Pure function
+// from point records to verdicts; the verb only formats them.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tpb {
+
+struct Verdict {
+  int order = 0;      // the article's step: 1 regime .. 5 kernels
+  std::string topic;  // "regime", "memory", "itl", "host", "balance", "kernels"
+  std::string level;  // "ok" | "note" | "problem"
+  std::string text;   // the finding, with its numbers
+};
+
+// Verdicts for one ok point (and the sweep around it when `points` has several).
+std::vector<Verdict> diagnose_point(const nlohmann::ordered_json& point);
+// Sweep-level findings (memory exhaustion, the throughput/latency knee).
+std::vector<Verdict> diagnose_sweep(const nlohmann::ordered_json& points);
+
+nlohmann::ordered_json verdicts_to_json(const std::vector<Verdict>& v);
+std::string format_verdicts(const std::vector<Verdict>& v);
+
+}  // namespace tpb
