@@ -1,0 +1,22 @@
+"""--backend cuda where no GPU is visible: every rank exits 2 with one clear line from rank 0,
+and nobody hangs. On a GPU machine the same command must instead run (see launch/)."""
+import json
+import subprocess
+from tpbtest import Ctx
+
+c = Ctx()
+info = json.loads(subprocess.run([c.tpbench, "info"], capture_output=True, text=True, env=c.env).stdout)
+has_gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0 if \
+    subprocess.run(["which", "nvidia-smi"], capture_output=True).returncode == 0 else False
+if has_gpu:
+    c.check(True, "a GPU is visible: the no-GPU path is not what this machine exercises")
+    c.finish()
+for np_ in (1, 2):
+    rc, so, se = c.mpi(np_, ["run", "--backend", "cuda", "--model", "tiny", "--out", c.out(f"cuda{np_}")],
+                       timeout=120, expect_rc=2)
+    lines = [l for l in se.splitlines() if l.startswith("tpbench:")]
+    want = "no CUDA device is visible" if "cuda" in info["backends"] else "not built"
+    c.check(len(lines) == 1 and "--backend" in lines[0] and want in lines[0],
+            f"np {np_}: one line naming --backend ({lines})")
+c.check("mpi" in info["collectives"], f"info lists collectives {info['collectives']}")
+c.finish()
