@@ -13,8 +13,8 @@ namespace tpb {
 class Collective {
  public:
   virtual ~Collective() = default;
-  virtual int rank() const = 0;  // rank within the TP group
-  virtual int size() const = 0;  // TP group size
+  virtual int rank() const = 0;          // rank within the TP group
+  virtual int size() const = 0;          // TP group size
   virtual std::string name() const = 0;  // "mpi" | "nccl"
 
   // In-place sum over the group. `buf` is a Device buffer of the rank's backend.

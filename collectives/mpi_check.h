@@ -7,7 +7,9 @@
 #include "harness/errors.h"
 
 namespace tpb {
-inline bool mpi_ok(int rc) { return rc == MPI_SUCCESS; }
+inline bool mpi_ok(int rc) {
+  return rc == MPI_SUCCESS;
+}
 inline std::string mpi_detail(int rc) {
   char buf[MPI_MAX_ERROR_STRING];
   int len = 0;

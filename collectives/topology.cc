@@ -4,6 +4,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +14,26 @@ namespace tpb {
 int online_cpus() {
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::string gpu_topology_matrix() {
+  // Look on PATH first: popen of a missing binary would print a shell error on stderr.
+  const char* path = std::getenv("PATH");
+  bool found = false;
+  for (std::string dirs = path ? path : ""; !found && !dirs.empty();) {
+    const auto colon = dirs.find(':');
+    const std::string d = dirs.substr(0, colon);
+    dirs = colon == std::string::npos ? "" : dirs.substr(colon + 1);
+    found = !d.empty() && ::access((d + "/nvidia-smi").c_str(), X_OK) == 0;
+  }
+  if (!found) return "";
+  std::string out;
+  if (FILE* p = ::popen("nvidia-smi topo -m 2>/dev/null", "r")) {
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
 }
 
 nlohmann::ordered_json detect_placement() {

@@ -103,25 +103,30 @@ CliResult parse_cli(int argc, char** argv) {
   std::vector<std::string> injects, sets;
   std::string config_file, resume, compare_out;
   bool check = false, inplace = false, baseline = false;
+  bool cuda_graph = false;
   std::vector<std::string> positional;
 
-  auto add_point_options = [&](CLI::App* sub) {
+  auto add_point_options = [&](CLI::App* sub, const char* inject_help) {
     for (const auto& o : kPointOptions) sub->add_option(flag_of(o.key), values[o.key], o.help);
-    sub->add_option("--inject", injects, "imbalance spec rank=R:key=value (repeatable)");
+    sub->add_option("--inject", injects, inject_help);
     sub->add_flag("--check", check, "verify TP output against an unsharded reference");
+    sub->add_flag("--cuda-graph", cuda_graph, "capture one step in a CUDA graph and replay it");
     sub->add_option("--config", config_file, "JSON config file");
     sub->add_option("--set", sets, "override any config key: key=value (repeatable)");
   };
   CLI::App* run = app.add_subcommand("run", "run one benchmark point");
-  add_point_options(run);
+  add_point_options(run, "imbalance spec rank=R:key=value (repeatable)");
   std::string from;
   long long from_point = -1;
   run->add_option("--from", from, "rerun a recorded point: its RESULTS directory or results.json");
   run->add_option("--point", from_point, "index of the point in --from (default 0)");
   CLI::App* sweep = app.add_subcommand(
       "sweep", "run a grid of points: any axis takes a list (1,2,4) or a range (1..256:x2)");
-  add_point_options(sweep);
-  sweep->add_option("--resume", resume, "continue the sweep whose --out is DIR (skips done points)");
+  add_point_options(sweep,
+                    "imbalance alternatives, ';'-separated, 'none' = clean, e.g. "
+                    "\"none;rank=1:slowdown=1.3\" (repeatable: flags combine)");
+  sweep->add_option("--resume", resume,
+                    "continue the sweep whose --out is DIR (skips done points)");
 
   CLI::App* coll = app.add_subcommand("collectives", "message-size sweep, nccl-tests style");
   for (const auto& o : kCollectiveOptions) coll->add_option(o.flags, values[o.key], o.help);
@@ -170,6 +175,7 @@ CliResult parse_cli(int argc, char** argv) {
           r.config[o.key] = values[o.key];
     if (!injects.empty()) r.config["inject"] = injects;
     if (check) r.config["check"] = true;
+    if (cuda_graph) r.config["cuda_graph"] = true;
     if (!resume.empty()) r.config["resume"] = resume;
     if (inplace) r.config["inplace"] = true;
     if (baseline) r.config["baseline"] = true;

@@ -36,6 +36,18 @@ double strict_double(const std::string& key, const std::string& s) {
   return x;
 }
 
+// Strings are echoed into results.json, and nlohmann refuses to write invalid UTF-8: refuse it
+// here, naming the field, instead of failing on one rank when the results are written.
+std::string utf8_string(const std::string& key, const nlohmann::json& v) {
+  std::string s = v.get<std::string>();
+  try {
+    (void)nlohmann::json(s).dump();
+  } catch (const nlohmann::json::type_error&) {
+    bad(key, "not valid UTF-8 text");
+  }
+  return s;
+}
+
 }  // namespace
 
 ConfigFields::ConfigFields(const nlohmann::json& cfg) : cfg_(cfg) {
@@ -47,7 +59,7 @@ std::string ConfigFields::str(const std::string& key, const std::string& def) {
   if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
   const auto& v = cfg_.at(key);
   if (!v.is_string()) bad(key, "expected a string (got " + v.dump() + ")");
-  return v.get<std::string>();
+  return utf8_string(key, v);
 }
 
 std::string ConfigFields::choice(const std::string& key, const std::string& def,
@@ -118,11 +130,11 @@ std::vector<std::string> ConfigFields::strings(const std::string& key) {
   std::vector<std::string> out;
   if (!cfg_.contains(key) || cfg_.at(key).is_null()) return out;
   const auto& v = cfg_.at(key);
-  if (v.is_string()) return {v.get<std::string>()};
+  if (v.is_string()) return {utf8_string(key, v)};
   if (!v.is_array()) bad(key, "expected a string or a list of strings (got " + v.dump() + ")");
   for (const auto& e : v) {
     if (!e.is_string()) bad(key, "expected strings in the list (got " + e.dump() + ")");
-    out.push_back(e.get<std::string>());
+    out.push_back(utf8_string(key, e));
   }
   return out;
 }

@@ -10,11 +10,44 @@
 
 namespace tpb {
 
+namespace {
+
+double wall_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
 Injector::Injector(const InjectSpec& spec, Device& dev, Timeline& tl, uint64_t seed)
     : spec_(spec),
       dev_(dev),
       tl_(tl),
-      rng_(seed ^ (0x51edULL + static_cast<uint64_t>(spec.rank))) {}
+      rng_(seed ^ (0x51edULL + static_cast<uint64_t>(spec.rank))),
+      // The CPU backend's ops are synchronous, so a block's stamps are final when it returns.
+      live_(dev.caps().backend == "cpu" && !dev.caps().device_timer) {
+  marks_.reserve(2 * (kOpsPerLayer + 2));
+}
+
+double Injector::extra_per_block_s(int block) const {
+  if (!live_) return extra_[block];
+  return applied_n_[block] > 0 ? applied_[block] / static_cast<double>(applied_n_[block]) : 0.0;
+}
+
+double Injector::block_compute_s() {
+  const std::size_t end = tl_.size();
+  std::size_t begin = end;
+  while (begin > 0) {
+    const Op op = tl_.op_at(begin - 1);
+    if (op_is_collective(op) || op == Op::injected || op == Op::step) break;
+    --begin;
+  }
+  if (begin == end) return 0;
+  marks_.resize(2 * (end - begin));
+  dev_.collect_marks(2 * begin, marks_.size(), marks_.data());
+  int64_t ns = 0;
+  for (std::size_t i = 0; i < marks_.size(); i += 2) ns += marks_[i + 1] - marks_[i];
+  return static_cast<double>(ns) * 1e-9;
+}
 
 void Injector::calibrate(const std::vector<SegmentRecord>& warmup) {
   if (spec_.slowdown == 1.0) return;
@@ -65,13 +98,36 @@ void Injector::before_step(int step) {
 }
 
 void Injector::after_block(int layer, int block, int step) {
-  if (step < 0 || extra_[block] <= 0) return;
-  Scoped s(tl_, Op::injected, layer, step);
-  dev_.busy_work(extra_[block]);
+  if (step < 0 || spec_.slowdown == 1.0) return;
+  if (!live_) {
+    if (extra_[block] <= 0) return;
+    applied_[block] += extra_[block];
+    applied_n_[block] += 1;
+    Scoped s(tl_, Op::injected, layer, step);
+    dev_.busy_work(extra_[block]);
+    return;
+  }
+  // Wall time this block owes, plus what earlier spins over- or undershot: a spin that was
+  // descheduled across its deadline ends late, and the next one is shortened by as much, so
+  // the injected total tracks (F - 1) x the measured compute over the point.
+  owed_s_ += (spec_.slowdown - 1.0) * block_compute_s();
+  if (owed_s_ <= 0) return;
+  applied_[block] += owed_s_;
+  applied_n_[block] += 1;
+  const double t0 = wall_s();
+  {
+    Scoped s(tl_, Op::injected, layer, step);
+    dev_.busy_work(owed_s_);
+  }
+  owed_s_ -= wall_s() - t0;
 }
 
-MemContender::MemContender(double llc_bytes) {
-  const std::size_t n = static_cast<std::size_t>(std::max(4.0 * llc_bytes, 128e6));
+std::size_t mem_contend_buffer_bytes(double llc_bytes) {
+  return static_cast<std::size_t>(std::max(4.0 * llc_bytes, 128e6));
+}
+
+MemContender::MemContender(std::size_t buffer_bytes) {
+  const std::size_t n = buffer_bytes;
   a_.assign(n, 1);
   b_.assign(n, 2);
   th_ = std::thread([this, n] {

@@ -1,6 +1,17 @@
 // Applies one rank's --inject spec during a point: extra compute after each block
-// (slowdown, calibrated on warm-up steps), jitter, host delay, a hang, and a memory
-// bandwidth hog thread. All of it runs only on the named ranks.
+// (slowdown), jitter, host delay, a hang, and a memory bandwidth hog thread. All of it runs
+// only on the named ranks.
+//
+// Slowdown: "the compute takes F x as long" is applied per block. Where the stamps of the
+// block that just ran are final when its ops return (the CPU backend runs ops synchronously),
+// the extra is (F - 1) x that block's own measured compute, so the slowdown holds step by step
+// even when the machine's speed drifts. Elsewhere (stamps on a device stream, not readable
+// without a sync) it is (F - 1) x the warm-up median of the block, calibrated once.
+//
+// Live spins are wall-clock spins (a slower device takes longer in wall time), and each one
+// carries the error of the one before: on a time-sliced CPU a spin descheduled across its
+// deadline ends late, so the next spin is shortened by the overshoot and the injected total
+// stays (F - 1) x the measured compute, whatever the machine's load.
 #pragma once
 #include <atomic>
 #include <random>
@@ -25,26 +36,42 @@ class Injector final : public StepHooks {
   void before_step(int step);
   void after_block(int layer, int block, int step) override;
 
-  double extra_per_block_s(int block) const { return extra_[block]; }
+  // Extra seconds per block: the calibrated value, or the mean actually applied (live mode).
+  double extra_per_block_s(int block) const;
+  bool live() const { return live_; }
   const InjectSpec& spec() const { return spec_; }
 
  private:
   InjectSpec spec_;
   Device& dev_;
   Timeline& tl_;
+  // Compute seconds of the block that just ran: its closed compute segments, back to the
+  // previous collective, injected segment or step bound.
+  double block_compute_s();
+
   std::mt19937_64 rng_;
+  bool live_ = false;
   double extra_[2] = {0, 0};
+  double applied_[2] = {0, 0};
+  long applied_n_[2] = {0, 0};
+  std::vector<int64_t> marks_;  // scratch for block_compute_s
+  double owed_s_ = 0;           // live mode: injected wall time still owed (< 0: overshot)
 };
 
-// A thread that streams memory (memcpy between two buffers far larger than the LLC) until
-// destroyed: a real bandwidth competitor on the rank's memory system.
-class MemContender {
+// Size of each of the two buffers a mem_contend hog copies between: far larger than the
+// last-level cache, so the copies stream from memory.
+std::size_t mem_contend_buffer_bytes(double llc_bytes);
+
+// A thread that streams host memory (memcpy between two buffers) until destroyed: a real
+// bandwidth competitor on the CPU backend's memory system. Devices with their own memory start
+// their own hog instead (Device::start_bandwidth_hog).
+class MemContender final : public BandwidthHog {
  public:
-  explicit MemContender(double llc_bytes);
-  ~MemContender();
+  explicit MemContender(std::size_t buffer_bytes);
+  ~MemContender() override;
   MemContender(const MemContender&) = delete;
   MemContender& operator=(const MemContender&) = delete;
-  double bytes_moved() const { return bytes_.load(); }
+  double bytes_moved() const override { return bytes_.load(); }
 
  private:
   std::atomic<bool> stop_{false};

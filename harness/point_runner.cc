@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "collectives/mpi_check.h"
@@ -13,8 +14,10 @@
 #include "harness/analysis.h"
 #include "harness/clock_sync.h"
 #include "harness/collective_factory.h"
+#include "harness/graph_steps.h"
 #include "harness/injection.h"
 #include "harness/point_json.h"
+#include "harness/telemetry.h"
 #include "harness/timeline.h"
 #include "harness/verify.h"
 #include "layers/cpu/cpu_device.h"
@@ -78,7 +81,10 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
                                  const Peaks& peaks) {
   TpGroup group = split_tp_groups(w, spec.tp, spec.tp_groups);
   const InjectSpec inj = inject_for_rank(spec.inject, w.rank);
-  const double reserve = inj.mem_reserve_gib * kGiB;
+  // A GPU's mem_contend hog allocates its two buffers through the device: reserve them here.
+  const std::size_t hog_bytes = mem_contend_buffer_bytes(dev.caps().llc_bytes);
+  const bool device_hog = inj.mem_contend && dev.caps().backend == "cuda";
+  const double reserve = inj.mem_reserve_gib * kGiB + (device_hog ? 2.0 * hog_bytes : 0.0);
 
   // Memory: a TP group is limited by its smallest budget, and every rank must agree on the
   // layer count and on whether the point runs at all.
@@ -95,8 +101,8 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   }
 
   DeviceBuffer reserved;
-  if (reserve > 0) {
-    reserved = dev.alloc(static_cast<std::size_t>(reserve));
+  if (inj.mem_reserve_gib > 0) {
+    reserved = dev.alloc(static_cast<std::size_t>(inj.mem_reserve_gib * kGiB));
     std::vector<float> zeros(1 << 20, 0.0f);  // touch it, so the capacity is really taken
     for (std::size_t off = 0; off + zeros.size() * 4 <= reserved.bytes(); off += zeros.size() * 4)
       dev.upload(static_cast<char*>(reserved.get()) + off, zeros.data(), zeros.size(), DType::fp32);
@@ -115,8 +121,15 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   const std::size_t per_step = static_cast<std::size_t>(layers_min) * (kOpsPerLayer + 2) + 2;
   Timeline tl(dev, per_step * static_cast<std::size_t>(spec.warmup + spec.steps));
   Injector injector(inj, dev, tl, spec.seed);
-  std::unique_ptr<MemContender> contender;
-  if (inj.mem_contend) contender = std::make_unique<MemContender>(dev.caps().llc_bytes);
+  // Telemetry (NVML on a GPU) and the --inject sm_clock lock, held for the whole point and
+  // restored on every exit path.
+  auto telemetry = make_telemetry(dev);
+  std::optional<ScopedSmClock> clock_lock(std::in_place, *telemetry, inj.sm_clock_mhz);
+  std::unique_ptr<BandwidthHog> contender;
+  if (inj.mem_contend) {
+    contender = dev.start_bandwidth_hog(hog_bytes);
+    if (!contender) contender = std::make_unique<MemContender>(hog_bytes);
+  }
 
   const double shift = inj.clock_offset_ms * 1e-3;
   auto rank_clock = [shift] { return now_s() + shift; };
@@ -130,19 +143,43 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
     dev.synchronize();
     tl.close(i);
   };
+  GraphSteps graph(dev, tl);  // --cuda-graph
+  auto capture = [&] {
+    coll->barrier();  // nothing of the collective's may be in flight during capture
+    dev.synchronize();
+    tl.set_progress_sink(nullptr);  // capture runs nothing: publish no positions
+    graph.capture([&] { model.step(*coll, &tl, 0, &injector); });
+  };
+  auto measured_step = [&](int s) {
+    if (spec.cuda_graph)
+      graph.replay_step(s, [&] { injector.before_step(s); });
+    else
+      one_step(s);
+  };
   ProgressBoard board(w.comm);
   tl.set_progress_sink(&board);
+  nlohmann::ordered_json telemetry_json;
   try {
     for (int s = -spec.warmup; s < 0; ++s) one_step(s);
     injector.calibrate(tl.resolve(0.0));
+    if (spec.cuda_graph) capture();
     coll->barrier();
-    for (int s = 0; s < spec.steps; ++s) one_step(s);
+    telemetry->start();
+    for (int s = 0; s < spec.steps; ++s) measured_step(s);
+    dev.synchronize();
+    telemetry_json = telemetry->stop();
   } catch (const CollectiveTimeout& e) {
     report_hang(e, board, group.members, w.rank);
   }
   tl.set_progress_sink(nullptr);
   dev.synchronize();
   contender.reset();
+  if (telemetry_json.value("available", false)) {
+    const double u = telemetry->mean_utilization();
+    telemetry_json["utilization_gpu_mean"] = u >= 0 ? nlohmann::ordered_json(u) : nullptr;
+  }
+  if (inj.sm_clock_mhz > 0) telemetry_json["sm_clock_lock"] = clock_lock->to_json();
+  clock_lock.reset();  // restore the clock before the results travel
   clock.end = measure_offset(w.comm, rank_clock, spec.sync_rounds);
 
   // Onto the common clock (rank 0's), then to rank 0.
@@ -170,6 +207,7 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
                    {"drift_ppm", clock.drift() * 1e6}};
   info["verification"] = verification_to_json(ver);
   info["is_verifier"] = spec.check && group.group_rank == 0;
+  info["telemetry"] = std::move(telemetry_json);
   auto infos = gather_strings(w.comm, info.dump(), 0);
   if (w.rank != 0) return nlohmann::ordered_json();
 

@@ -54,6 +54,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.tp_groups = f.choice("tp_groups", "contiguous", {"contiguous", "strided"});
   s.out = f.str("out", "");
   s.check = f.boolean("check", false);
+  s.cuda_graph = f.boolean("cuda_graph", false);
   s.seed = static_cast<uint64_t>(f.integer("seed", 1234, 0, kMaxI));
   s.occupancy_window_s = f.number("occupancy_window", 1.0 / 6.0, 1e-4, 60.0);
   s.collective_timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
@@ -62,6 +63,25 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
   f.reject_unknown();
 
+  for (const InjectSpec& i : s.inject)
+    if (i.sm_clock_mhz > 0 && s.backend != "cuda")
+      throw BadInput("--inject: sm_clock needs --backend cuda");
+  if (s.cuda_graph) {
+    if (s.backend != "cuda") throw BadInput("--cuda-graph: needs --backend cuda");
+    if (s.warmup < 1)
+      throw BadInput(
+          "--cuda-graph: needs --warmup >= 1 (capture follows a warm-up step, which "
+          "sizes the workspaces a graph cannot allocate)");
+    if (s.collective == "mpi" && s.tp > 1)
+      throw BadInput(
+          "--cuda-graph: needs --collective nccl when tp > 1 (mpi stages through host "
+          "memory, which a graph cannot capture)");
+    for (const InjectSpec& i : s.inject)
+      if (i.jitter_p > 0)
+        throw BadInput(
+            "--cuda-graph: does not combine with --inject jitter (a replayed graph "
+            "runs the same work every step)");
+  }
   if (world % s.tp != 0)
     throw BadInput("--tp: world size " + std::to_string(world) + " is not divisible by tp " +
                    std::to_string(s.tp));
@@ -99,6 +119,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
   j["tp_groups"] = s.tp_groups;
   j["out"] = s.out;
   j["check"] = s.check;
+  j["cuda_graph"] = s.cuda_graph;
   j["seed"] = s.seed;
   j["occupancy_window"] = s.occupancy_window_s;
   j["collective_timeout"] = s.collective_timeout_s;

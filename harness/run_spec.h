@@ -33,6 +33,7 @@ struct RunSpec {
   std::string tp_groups = "contiguous";  // contiguous | strided
   std::string out;
   bool check = false;
+  bool cuda_graph = false;  // capture one step into a CUDA graph and replay it (cuda backend)
   uint64_t seed = 1234;
   double occupancy_window_s = 1.0 / 6.0;
   double collective_timeout_s = 600;

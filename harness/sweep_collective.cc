@@ -1,6 +1,8 @@
 // Measurement of one message size. Inputs are verifiable (nccl-tests' idea): rank r's element
 // i is a small integer v(r, i) in 1..13, so sums over up to 1290 ranks stay exact in fp32 and
 // bf16 holds them too at small n; every expected output is computed exactly on the host.
+#include "harness/sweep_collective.h"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -11,14 +13,16 @@
 #include "collectives/mpi_collective.h"
 #include "harness/clock_sync.h"
 #include "harness/collective_factory.h"
-#include "harness/sweep_collective.h"
+#include "harness/run_spec.h"
 #include "layers/cpu/cpu_device.h"
 
 namespace tpb {
 
 namespace {
 
-float pattern(int r, int64_t i) { return static_cast<float>((i * 7 + r * 3) % 13 + 1); }
+float pattern(int r, int64_t i) {
+  return static_cast<float>((i * 7 + r * 3) % 13 + 1);
+}
 
 float reduce_over(const std::string& op, int n, int64_t i) {
   float acc = pattern(0, i);
@@ -53,10 +57,14 @@ int64_t count_wrong(const CollSweepSpec& s, const CollCounts& c, int r, int n,
   auto want = [&](int64_t j) -> float {
     switch (s.kind) {
       case CollKind::all_reduce:
-      case CollKind::reduce: return reduce_over(s.op, n, j);
-      case CollKind::reduce_scatter: return reduce_over(s.op, n, r * c.recv + j);
-      case CollKind::all_gather: return pattern(static_cast<int>(j / (c.recv / n)), j % (c.recv / n));
-      case CollKind::broadcast: return pattern(s.root, j);
+      case CollKind::reduce:
+        return reduce_over(s.op, n, j);
+      case CollKind::reduce_scatter:
+        return reduce_over(s.op, n, r * c.recv + j);
+      case CollKind::all_gather:
+        return pattern(static_cast<int>(j / (c.recv / n)), j % (c.recv / n));
+      case CollKind::broadcast:
+        return pattern(s.root, j);
     }
     return 0;
   };
@@ -74,43 +82,66 @@ void mpi_call(const CollSweepSpec& s, const CollCounts& c, void* send, void* rec
   MPI_Request req = MPI_REQUEST_NULL;
   switch (s.kind) {
     case CollKind::all_reduce:
-      if (blocking) TPB_MPI_CHECK(MPI_Allreduce(sb, recv, rc, MPI_FLOAT, op, comm));
-      else TPB_MPI_CHECK(MPI_Iallreduce(sb, recv, rc, MPI_FLOAT, op, comm, &req));
+      if (blocking)
+        TPB_MPI_CHECK(MPI_Allreduce(sb, recv, rc, MPI_FLOAT, op, comm));
+      else
+        TPB_MPI_CHECK(MPI_Iallreduce(sb, recv, rc, MPI_FLOAT, op, comm, &req));
       break;
     case CollKind::reduce_scatter:
-      if (blocking) TPB_MPI_CHECK(MPI_Reduce_scatter_block(sb, recv, rc, MPI_FLOAT, op, comm));
-      else TPB_MPI_CHECK(MPI_Ireduce_scatter_block(sb, recv, rc, MPI_FLOAT, op, comm, &req));
+      if (blocking)
+        TPB_MPI_CHECK(MPI_Reduce_scatter_block(sb, recv, rc, MPI_FLOAT, op, comm));
+      else
+        TPB_MPI_CHECK(MPI_Ireduce_scatter_block(sb, recv, rc, MPI_FLOAT, op, comm, &req));
       break;
     case CollKind::all_gather:
-      if (blocking) TPB_MPI_CHECK(MPI_Allgather(sb, sc, MPI_FLOAT, recv, sc, MPI_FLOAT, comm));
-      else TPB_MPI_CHECK(MPI_Iallgather(sb, sc, MPI_FLOAT, recv, sc, MPI_FLOAT, comm, &req));
+      if (blocking)
+        TPB_MPI_CHECK(MPI_Allgather(sb, sc, MPI_FLOAT, recv, sc, MPI_FLOAT, comm));
+      else
+        TPB_MPI_CHECK(MPI_Iallgather(sb, sc, MPI_FLOAT, recv, sc, MPI_FLOAT, comm, &req));
       break;
     case CollKind::broadcast:
-      if (blocking) TPB_MPI_CHECK(MPI_Bcast(recv, rc, MPI_FLOAT, s.root, comm));
-      else TPB_MPI_CHECK(MPI_Ibcast(recv, rc, MPI_FLOAT, s.root, comm, &req));
+      if (blocking)
+        TPB_MPI_CHECK(MPI_Bcast(recv, rc, MPI_FLOAT, s.root, comm));
+      else
+        TPB_MPI_CHECK(MPI_Ibcast(recv, rc, MPI_FLOAT, s.root, comm, &req));
       break;
     case CollKind::reduce: {
       // In place, only the root passes MPI_IN_PLACE; the others send from their one buffer.
       const void* rsb = s.inplace ? (r == s.root ? MPI_IN_PLACE : recv) : send;
-      if (blocking) TPB_MPI_CHECK(MPI_Reduce(rsb, recv, rc, MPI_FLOAT, op, s.root, comm));
-      else TPB_MPI_CHECK(MPI_Ireduce(rsb, recv, rc, MPI_FLOAT, op, s.root, comm, &req));
+      if (blocking)
+        TPB_MPI_CHECK(MPI_Reduce(rsb, recv, rc, MPI_FLOAT, op, s.root, comm));
+      else
+        TPB_MPI_CHECK(MPI_Ireduce(rsb, recv, rc, MPI_FLOAT, op, s.root, comm, &req));
       break;
     }
   }
   if (!blocking) wait_or_timeout(req, s.timeout_s, "collectives sweep");
 }
 
-double now_s() { return static_cast<double>(steady_now_ns()) * 1e-9; }
+double now_s() {
+  return static_cast<double>(steady_now_ns()) * 1e-9;
+}
 
 }  // namespace
 
+std::unique_ptr<Collective> make_sweep_collective(const CollSweepSpec& s, const World& w,
+                                                  Device& dev) {
+  if (s.collective == "mpi" && s.backend == "cpu") return nullptr;  // direct MPI calls
+  RunSpec rs;
+  rs.backend = s.backend;
+  rs.collective = s.collective;
+  rs.collective_timeout_s = s.timeout_s;
+  return make_collective(rs, w.comm, dev);
+}
+
 CollRankResult measure_collective(const CollSweepSpec& s, const CollCounts& c, const World& w,
-                                  Device& dev) {
-  const bool direct = s.collective == "mpi" && s.backend == "cpu";
+                                  Device& dev, Collective* coll) {
+  const bool direct = coll == nullptr;
   const int r = w.rank, n = w.size;
   // In-place reduce_scatter reads all n blocks from the receive buffer.
   const int64_t recv_n = std::max(c.recv, s.inplace ? c.send : int64_t{0});
-  std::vector<float> h_send(static_cast<std::size_t>(c.send)), h_recv(static_cast<std::size_t>(recv_n));
+  std::vector<float> h_send(static_cast<std::size_t>(c.send)),
+      h_recv(static_cast<std::size_t>(recv_n));
   DeviceBuffer d_send = dev.alloc(static_cast<std::size_t>(c.send) * dtype_bytes(s.dtype));
   DeviceBuffer d_recv = dev.alloc(static_cast<std::size_t>(recv_n) * dtype_bytes(s.dtype));
   auto upload = [&] {
@@ -118,21 +149,17 @@ CollRankResult measure_collective(const CollSweepSpec& s, const CollCounts& c, c
     dev.upload(d_send.get(), h_send.data(), h_send.size(), s.dtype);
     dev.upload(d_recv.get(), h_recv.data(), h_recv.size(), s.dtype);
   };
-  std::unique_ptr<Collective> coll;
-  if (!direct) {
-    RunSpec rs;
-    rs.backend = s.backend;
-    rs.collective = s.collective;
-    rs.collective_timeout_s = s.timeout_s;
-    coll = make_collective(rs, w.comm, dev);
-  }
   auto call = [&] {
-    if (direct) mpi_call(s, c, d_send.get(), d_recv.get(), w.comm, r, false);
-    else coll->all_reduce(d_recv.get(), static_cast<std::size_t>(c.recv), s.dtype);
+    if (direct)
+      mpi_call(s, c, d_send.get(), d_recv.get(), w.comm, r, false);
+    else
+      coll->all_reduce(d_recv.get(), static_cast<std::size_t>(c.recv), s.dtype);
   };
   auto barrier = [&] {
-    if (coll) coll->barrier();
-    else TPB_MPI_CHECK(MPI_Barrier(w.comm));
+    if (coll)
+      coll->barrier();
+    else
+      TPB_MPI_CHECK(MPI_Barrier(w.comm));
   };
 
   upload();

@@ -16,12 +16,13 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "collectives/bus_bandwidth.h"
+#include "collectives/collective.h"
 #include "harness/timeline.h"
 #include "harness/world.h"
 #include "layers/device.h"
@@ -67,8 +68,14 @@ struct CollRankResult {
   double offset_s = 0, uncertainty_s = 0, drift_ppm = 0;
 };
 
-// Collective over `w`: measures one size. `dev` holds the buffers.
+// The Collective the sweep measures through, made once (an NCCL communicator is expensive), or
+// null for the direct MPI path on host buffers. Collective over `w`.
+std::unique_ptr<Collective> make_sweep_collective(const CollSweepSpec& s, const World& w,
+                                                  Device& dev);
+
+// Collective over `w`: measures one size. `dev` holds the buffers; `coll` is
+// make_sweep_collective's result.
 CollRankResult measure_collective(const CollSweepSpec& s, const CollCounts& c, const World& w,
-                                  Device& dev);
+                                  Device& dev, Collective* coll);
 
 }  // namespace tpb

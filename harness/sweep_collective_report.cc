@@ -25,14 +25,15 @@ double num(const oj& j, const char* k) {
 }
 
 oj time_json(const Summary& s, double mean) {
-  return oj{{"mean", mean}, {"p50", s.p50}, {"p99", s.p99}, {"min", s.min}, {"max", s.max},
-            {"iter_mean", s.mean}, {"n", s.n}};
+  return oj{{"mean", mean}, {"p50", s.p50},        {"p99", s.p99}, {"min", s.min},
+            {"max", s.max}, {"iter_mean", s.mean}, {"n", s.n}};
 }
 
 }  // namespace
 
 oj coll_point_json(const CollSweepSpec& s, const CollCounts& c,
-                   const std::vector<CollRankResult>& ranks, const std::vector<std::string>& hosts) {
+                   const std::vector<CollRankResult>& ranks,
+                   const std::vector<std::string>& hosts) {
   const int n = static_cast<int>(ranks.size());
   // Per-iteration span (first enter .. last exit) and each rank's arrival lag behind the first.
   const std::size_t iters = ranks[0].iters.size();
@@ -65,10 +66,19 @@ oj coll_point_json(const CollSweepSpec& s, const CollCounts& c,
   const PointAnalysis a = analyze(in);
 
   oj p;
-  p["params"] = {{"kind", coll_kind_name(s.kind)}, {"op", s.op}, {"dtype", dtype_name(s.dtype)},
-                 {"bytes", c.bytes}, {"count", c.recv}, {"ranks", n}, {"inplace", s.inplace},
-                 {"root", s.root}, {"collective", s.collective}, {"backend", s.backend},
-                 {"topology", s.topology}, {"iters", s.iters}, {"warmup_iters", s.warmup}};
+  p["params"] = {{"kind", coll_kind_name(s.kind)},
+                 {"op", s.op},
+                 {"dtype", dtype_name(s.dtype)},
+                 {"bytes", c.bytes},
+                 {"count", c.recv},
+                 {"ranks", n},
+                 {"inplace", s.inplace},
+                 {"root", s.root},
+                 {"collective", s.collective},
+                 {"backend", s.backend},
+                 {"topology", s.topology},
+                 {"iters", s.iters},
+                 {"warmup_iters", s.warmup}};
   p["status"] = "ok";
   p["reason"] = "";
   const double factor = bus_factor(s.kind, n);
@@ -90,28 +100,36 @@ oj coll_point_json(const CollSweepSpec& s, const CollCounts& c,
                      {"what", "plain blocking MPI loop, MPI_Wtime around it, max over ranks"}};
   p["metrics"] = m;
   const auto& cs = a.collectives;
-  p["collectives"] = {{"count", cs.count},
-                      {"skew_s", {{"p50", cs.skew.p50}, {"p95", cs.skew.p95}, {"max", cs.skew.max}}},
-                      {"wait_fraction", cs.wait_fraction},
-                      {"wait_s_total", cs.wait_s_total},
-                      {"transfer_s_total", cs.transfer_s_total}};
+  p["collectives"] = {
+      {"count", cs.count},
+      {"skew_s", {{"p50", cs.skew.p50}, {"p95", cs.skew.p95}, {"max", cs.skew.max}}},
+      {"wait_fraction", cs.wait_fraction},
+      {"wait_s_total", cs.wait_s_total},
+      {"transfer_s_total", cs.transfer_s_total}};
   oj rj = oj::array();
   for (int r = 0; r < n; ++r) {
     std::vector<double> lag(iters);
     for (std::size_t i = 0; i < iters; ++i) lag[i] = ranks[r].iters[i].t0 - first[i];
     const Summary ls = summarize(lag);
     const RankMetrics& rm = a.ranks[r];
-    rj.push_back({{"rank", r}, {"host", hosts[r]},
-                  {"arrival_lag_s", {{"mean", ls.mean}, {"p50", ls.p50}, {"p95", ls.p95}, {"max", ls.max}}},
-                  {"wait_s", rm.wait_s}, {"transfer_s", rm.transfer_s},
-                  {"arrived_last", rm.arrived_last},
-                  {"clock_condition_violations", rm.clock_condition_violations},
-                  {"time_s", ranks[r].loop_s}, {"wrong", ranks[r].wrong}});
+    rj.push_back(
+        {{"rank", r},
+         {"host", hosts[r]},
+         {"arrival_lag_s", {{"mean", ls.mean}, {"p50", ls.p50}, {"p95", ls.p95}, {"max", ls.max}}},
+         {"wait_s", rm.wait_s},
+         {"transfer_s", rm.transfer_s},
+         {"arrived_last", rm.arrived_last},
+         {"clock_condition_violations", rm.clock_condition_violations},
+         {"time_s", ranks[r].loop_s},
+         {"wrong", ranks[r].wrong}});
   }
   p["ranks"] = rj;
-  p["straggler"] = {{"rank", a.straggler.rank}, {"arrived_last_share", a.straggler.arrived_last_share}};
+  p["straggler"] = {{"rank", a.straggler.rank},
+                    {"arrived_last_share", a.straggler.arrived_last_share}};
   p["clock_sync"] = {{"method", "ping-pong to rank 0, min-RTT sample, before and after the size"},
-                     {"max_offset_s", max_off}, {"max_uncertainty_s", unc}, {"drift_ppm", drift},
+                     {"max_offset_s", max_off},
+                     {"max_uncertainty_s", unc},
+                     {"drift_ppm", drift},
                      {"clock_condition_violations", a.clock_condition_violations}};
   p["samples"] = {{"iter_time_s", span}, {"skew_s", cs.skew_s}};
   return p;
@@ -125,7 +143,8 @@ std::string coll_table_header(const CollSweepSpec& s, int n) {
       s.inplace ? "in-place" : "out-of-place", s.warmup, s.iters);
   h += fmt::format("#{:>11} {:>10} {:>9} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6}{}  {}\n",
                    "size", "count", "time", "algbw", "busbw", "#wrong", "p50", "p99", "skew_p50",
-                   "skew_p95", "wait%", s.baseline ? fmt::format(" {:>9} {:>6}", "plain", "ratio") : "",
+                   "skew_p95", "wait%",
+                   s.baseline ? fmt::format(" {:>9} {:>6}", "plain", "ratio") : "",
                    "arrival lag per rank, mean");
   h += fmt::format("#{:>11} {:>10} {:>9} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6}{}  {}\n",
                    "(B)", "(elements)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
@@ -143,14 +162,14 @@ std::string coll_table_row(const oj& p, bool baseline) {
   if (baseline)
     plain = fmt::format(" {:>9.2f} {:>6.2f}", num(m["baseline"], "time_s") * 1e6,
                         num(m["baseline"], "ratio"));
-  return fmt::format(" {:>11} {:>10} {:>9.2f} {:>8.3f} {:>8.3f} {:>7} {:>9.2f} {:>9.2f} {:>9.2f} "
-                     "{:>9.2f} {:>6.1f}{} {}\n",
-                     format_size(p["params"]["bytes"].get<int64_t>()),
-                     p["params"]["count"].get<int64_t>(), num(m["time_s"], "mean") * 1e6,
-                     num(m, "algbw_GBps"), num(m, "busbw_GBps"), m["wrong"].get<int64_t>(),
-                     num(m["time_s"], "p50") * 1e6, num(m["time_s"], "p99") * 1e6,
-                     num(c["skew_s"], "p50") * 1e6, num(c["skew_s"], "p95") * 1e6,
-                     100 * num(c, "wait_fraction"), plain, lags);
+  return fmt::format(
+      " {:>11} {:>10} {:>9.2f} {:>8.3f} {:>8.3f} {:>7} {:>9.2f} {:>9.2f} {:>9.2f} "
+      "{:>9.2f} {:>6.1f}{} {}\n",
+      format_size(p["params"]["bytes"].get<int64_t>()), p["params"]["count"].get<int64_t>(),
+      num(m["time_s"], "mean") * 1e6, num(m, "algbw_GBps"), num(m, "busbw_GBps"),
+      m["wrong"].get<int64_t>(), num(m["time_s"], "p50") * 1e6, num(m["time_s"], "p99") * 1e6,
+      num(c["skew_s"], "p50") * 1e6, num(c["skew_s"], "p95") * 1e6, 100 * num(c, "wait_fraction"),
+      plain, lags);
 }
 
 oj coll_summary_json(const std::vector<oj>& points) {

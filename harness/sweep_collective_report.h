@@ -1,10 +1,9 @@
 // Records and console rows of `tpbench collectives`: one point per message size, built on rank
 // 0 from every rank's CollRankResult. The console prints only what the record holds.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/sweep_collective.h"
 

@@ -24,15 +24,19 @@ struct MetricDef {
 };
 
 const MetricDef kModelMetrics[] = {
-    {"tokens_per_s", "tok/s", 1, "{:.1f}"},         {"step_p50_s", "p50 ms", 1e3, "{:.2f}"},
-    {"step_p95_s", "p95 ms", 1e3, "{:.2f}"},        {"mbu", "MBU", 1, "{:.3f}"},
-    {"mfu", "MFU", 1, "{:.4f}"},                    {"skew_p95_s", "skew95 us", 1e6, "{:.0f}"},
-    {"wait_fraction", "wait%", 100, "{:.1f}"},      {"collective_fraction", "coll%", 100, "{:.1f}"},
+    {"tokens_per_s", "tok/s", 1, "{:.1f}"},
+    {"step_p50_s", "p50 ms", 1e3, "{:.2f}"},
+    {"step_p95_s", "p95 ms", 1e3, "{:.2f}"},
+    {"mbu", "MBU", 1, "{:.3f}"},
+    {"mfu", "MFU", 1, "{:.4f}"},
+    {"skew_p95_s", "skew95 us", 1e6, "{:.0f}"},
+    {"wait_fraction", "wait%", 100, "{:.1f}"},
+    {"collective_fraction", "coll%", 100, "{:.1f}"},
 };
 const MetricDef kCollMetrics[] = {
-    {"time_s", "time us", 1e6, "{:.1f}"},        {"time_p99_s", "p99 us", 1e6, "{:.1f}"},
-    {"algbw_GBps", "algbw", 1, "{:.3f}"},        {"busbw_GBps", "busbw", 1, "{:.3f}"},
-    {"skew_p95_s", "skew95 us", 1e6, "{:.1f}"},  {"wait_fraction", "wait%", 100, "{:.1f}"},
+    {"time_s", "time us", 1e6, "{:.1f}"},       {"time_p99_s", "p99 us", 1e6, "{:.1f}"},
+    {"algbw_GBps", "algbw", 1, "{:.3f}"},       {"busbw_GBps", "busbw", 1, "{:.3f}"},
+    {"skew_p95_s", "skew95 us", 1e6, "{:.1f}"}, {"wait_fraction", "wait%", 100, "{:.1f}"},
 };
 
 double num(const oj& j, const char* k) {
@@ -48,22 +52,27 @@ oj point_metrics(const oj& p) {
   const auto& m = p["metrics"];
   const auto& c = p["collectives"];
   if (is_coll_point(p))
-    return {{"time_s", num(m["time_s"], "mean")}, {"time_p99_s", num(m["time_s"], "p99")},
-            {"algbw_GBps", num(m, "algbw_GBps")}, {"busbw_GBps", num(m, "busbw_GBps")},
+    return {{"time_s", num(m["time_s"], "mean")},    {"time_p99_s", num(m["time_s"], "p99")},
+            {"algbw_GBps", num(m, "algbw_GBps")},    {"busbw_GBps", num(m, "busbw_GBps")},
             {"skew_p95_s", num(c["skew_s"], "p95")}, {"wait_fraction", num(c, "wait_fraction")}};
   double coll = 0, wall = 0;
   for (const auto& r : p["ranks"]) {
     coll += num(r, "wait_s") + num(r, "transfer_s");
     wall += num(r, "wall_s");
   }
-  return {{"tokens_per_s", num(m, "tokens_per_s")}, {"step_p50_s", num(m["step_time_s"], "p50")},
-          {"step_p95_s", num(m["step_time_s"], "p95")}, {"mbu", num(m, "mbu")},
-          {"mfu", num(m, "mfu")}, {"skew_p95_s", num(c["skew_s"], "p95")},
+  return {{"tokens_per_s", num(m, "tokens_per_s")},
+          {"step_p50_s", num(m["step_time_s"], "p50")},
+          {"step_p95_s", num(m["step_time_s"], "p95")},
+          {"mbu", num(m, "mbu")},
+          {"mfu", num(m, "mfu")},
+          {"skew_p95_s", num(c["skew_s"], "p95")},
           {"wait_fraction", num(c, "wait_fraction")},
           {"collective_fraction", wall > 0 ? coll / wall : 0.0}};
 }
 
-std::string value_text(const oj& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string value_text(const oj& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 }  // namespace
 
@@ -111,7 +120,8 @@ oj compare_runs(const std::vector<CompareInput>& runs) {
     for (const auto& f : label_fields)
       label += (label.empty() ? "" : " ") + f + "=" + value_text(pts[0]["params"][f]);
     jr.push_back({{"run", std::string(1, static_cast<char>('A' + i % 26))},
-                  {"path", runs[i].path}, {"label", label.empty() ? runs[i].path : label},
+                  {"path", runs[i].path},
+                  {"label", label.empty() ? runs[i].path : label},
                   {"points", pts.size()}});
   }
   out["runs"] = jr;

@@ -6,16 +6,15 @@
 // batches, one with --topology shm and one with tcp, match batch for batch, and a field that
 // varies inside a run (an inject axis) still matches like with like.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tpb {
 
 struct CompareInput {
-  std::string path;                 // as given on the command line
-  nlohmann::ordered_json results;   // the results.json document
+  std::string path;                // as given on the command line
+  nlohmann::ordered_json results;  // the results.json document
 };
 
 // Loads DIR/results.json (or a results.json path). Throws BadInput naming the path.

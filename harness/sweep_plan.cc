@@ -121,6 +121,17 @@ std::string point_label(const nlohmann::json& point, const SweepPlan& plan) {
   return s.empty() ? "(single point)" : s;
 }
 
+nlohmann::ordered_json axis_values_json(const SweepAxis& axis) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& v : axis.values) {
+    if (is_integer_axis(axis.key))
+      out.push_back(std::stoll(v));  // expand_int_axis produced it, so it parses
+    else
+      out.push_back(v);
+  }
+  return out;
+}
+
 nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan) {
   nlohmann::ordered_json j;
   j["order"] =
@@ -128,7 +139,7 @@ nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan) {
       "context, prompt, batch (batch fastest); context only for decode, prompt only "
       "for prefill";
   nlohmann::ordered_json axes = nlohmann::ordered_json::array();
-  for (const auto& a : plan.axes) axes.push_back({{"key", a.key}, {"values", a.values}});
+  for (const auto& a : plan.axes) axes.push_back({{"key", a.key}, {"values", axis_values_json(a)}});
   j["axes"] = axes;
   j["points"] = plan.points.size();
   return j;

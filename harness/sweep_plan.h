@@ -39,4 +39,7 @@ std::string point_label(const nlohmann::json& point, const SweepPlan& plan);
 
 nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan);
 
+// An axis' values for results: numbers for the integer axes, strings otherwise.
+nlohmann::ordered_json axis_values_json(const SweepAxis& axis);
+
 }  // namespace tpb

@@ -59,7 +59,33 @@ class Timeline {
   void set_progress_sink(ProgressSink* s) { sink_ = s; }
 
   std::size_t size() const { return n_; }
+  // The op of segment i (open or closed). Lets --inject slowdown find the ops of the block
+  // that just ran without knowing the step driver's layout (helper change, issue 4).
+  Op op_at(std::size_t i) const { return meta_[i].op; }
   void clear() { n_ = 0; }
+
+  // CUDA graphs (--cuda-graph). A captured step's marks stamp on every replay, shifted by a
+  // fixed number of slots (layers/device.h graph_replay_slot), so each replay's segments are
+  // the captured ones re-appended at a fixed stride: `metas` copies the captured block,
+  // `truncate` drops it after capture (its stamps never ran), and `append_unstamped` lays a
+  // copy down for each replay with that replay's step number, stamps left to the graph.
+  std::vector<SegmentMeta> metas(std::size_t first, std::size_t count) const {
+    return {meta_.begin() + static_cast<std::ptrdiff_t>(first),
+            meta_.begin() + static_cast<std::ptrdiff_t>(first + count)};
+  }
+  void truncate(std::size_t n) {
+    TPB_ASSERT(n <= n_, "timeline truncate beyond its size");
+    n_ = n;
+  }
+  std::size_t append_unstamped(const std::vector<SegmentMeta>& block, int step) {
+    TPB_ASSERT(n_ + block.size() <= meta_.size(), "timeline capacity exceeded");
+    const std::size_t first = n_;
+    for (const SegmentMeta& m : block) {
+      meta_[n_] = m;
+      meta_[n_++].step = step;
+    }
+    return first;
+  }
 
   // After Device::synchronize(): records in host steady-clock seconds, plus `shift_s`
   // (used by --inject clock_offset to emulate a skewed clock).

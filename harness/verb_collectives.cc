@@ -24,7 +24,7 @@ namespace {
 
 // Every rank's result for one size, on rank 0 (empty elsewhere).
 std::vector<CollRankResult> gather_results(const World& w, const CollRankResult& mine) {
-  const double scalars[6] = {mine.loop_s, mine.baseline_s, static_cast<double>(mine.wrong),
+  const double scalars[6] = {mine.loop_s,   mine.baseline_s,    static_cast<double>(mine.wrong),
                              mine.offset_s, mine.uncertainty_s, mine.drift_ppm};
   auto recs = gather_bytes(w.comm, mine.iters.data(), mine.iters.size() * sizeof(SegmentRecord), 0);
   auto vals = gather_bytes(w.comm, scalars, sizeof(scalars), 0);
@@ -72,6 +72,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
     std::cout << coll_table_header(s, w.size) << std::flush;
   }
   std::vector<std::string> hosts = gather_strings(w.comm, w.host, 0);
+  auto coll = make_sweep_collective(s, w, *dev);
   std::vector<nlohmann::ordered_json> points;
   int64_t last_bytes = -1;
   for (int64_t size : s.sizes) {
@@ -79,7 +80,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
     // Sizes below one element per rank, or rounding onto the previous size, add nothing.
     if (c.bytes == 0 || c.bytes == last_bytes) continue;
     last_bytes = c.bytes;
-    const CollRankResult mine = measure_collective(s, c, w, *dev);
+    const CollRankResult mine = measure_collective(s, c, w, *dev, coll.get());
     const auto all = gather_results(w, mine);
     if (w.rank != 0) continue;
     points.push_back(coll_point_json(s, c, all, hosts));

@@ -37,7 +37,7 @@ double now_s() {
 // The results' `config`: the first point's resolved spec with each axis shown as its list.
 nlohmann::ordered_json sweep_config_json(const RunSpec& first, const SweepPlan& plan) {
   nlohmann::ordered_json c = run_spec_to_json(first);
-  for (const auto& a : plan.axes) c[a.key] = a.values;
+  for (const auto& a : plan.axes) c[a.key] = axis_values_json(a);
   c["sweep"] = sweep_plan_to_json(plan);
   return c;
 }
@@ -47,8 +47,9 @@ nlohmann::ordered_json exhaustion_json(std::size_t index, const nlohmann::ordere
           {"params", p["params"]},
           {"need_bytes", p["memory"]["need_bytes"]},
           {"have_bytes", p["memory"]["have_bytes"]},
-          {"meaning", "first point of the sweep whose weights + KV cache + activations do not "
-                      "fit the TP group's smallest per-rank memory budget"}};
+          {"meaning",
+           "first point of the sweep whose weights + KV cache + activations do not "
+           "fit the TP group's smallest per-rank memory budget"}};
 }
 
 }  // namespace
@@ -65,13 +66,15 @@ int verb_sweep(const CliResult& cli, const World& w) {
       resume_dir = cfg["resume"].is_string() ? cfg["resume"].get<std::string>() : "";
       if (resume_dir.empty()) throw BadInput("--resume: expected a directory");
       if (cfg.contains("out") && cfg["out"] != resume_dir)
-        throw BadInput("--resume: results go back into " + resume_dir + "; drop --out or make "
+        throw BadInput("--resume: results go back into " + resume_dir +
+                       "; drop --out or make "
                        "it the same directory");
       cfg.erase("resume");
       cfg["out"] = resume_dir;
     }
     plan = plan_sweep(cfg);
-    for (const auto& p : plan.points) specs.push_back(resolve_run_spec(p, w.size, default_config_dir()));
+    for (const auto& p : plan.points)
+      specs.push_back(resolve_run_spec(p, w.size, default_config_dir()));
     if (w.rank == 0) {
       ensure_writable_dir(specs[0].out);
       if (!resume_dir.empty()) ledger = read_ledger(resume_dir);
@@ -99,7 +102,8 @@ int verb_sweep(const CliResult& cli, const World& w) {
   std::optional<ResultsWriter> writer;
   std::optional<std::size_t> exhaustion;
   if (w.rank == 0) {
-    context["topology"] = topology_context(specs[0].topology, specs[0].collective, specs[0].config_dir);
+    context["topology"] =
+        topology_context(specs[0].topology, specs[0].collective, specs[0].config_dir);
     if (context["oversubscribed"].get<bool>())
       std::cerr << "warning: " << context["ranks_per_core"].get<double>()
                 << " ranks per core: timings are time-sliced; use this sweep for function, not "
@@ -116,9 +120,8 @@ int verb_sweep(const CliResult& cli, const World& w) {
     writer->set_section("memory_exhaustion",
                         exhaustion ? exhaustion_json(*exhaustion, old[*exhaustion]) : nullptr);
     if (!resume_dir.empty())
-      std::cout << "resume: " << ledger.points.size() << " finished point(s) kept, "
-                << ledger.torn << " torn line(s) dropped, " << ledger.retried
-                << " failed point(s) to rerun\n";
+      std::cout << "resume: " << ledger.points.size() << " finished point(s) kept, " << ledger.torn
+                << " torn line(s) dropped, " << ledger.retried << " failed point(s) to rerun\n";
   }
 
   MPI_Comm dup;

@@ -23,7 +23,7 @@ struct CostQuery {
   int64_t prompt = 0;   // prefill: tokens per sequence, causal
   int tp = 1;
   DType dtype = DType::fp32;
-  int64_t layers = 0;   // 0 = shape.n_layers
+  int64_t layers = 0;  // 0 = shape.n_layers
 };
 
 // Cost of one op on one rank for one layer. MFU convention (PaLM, llm.c): `flops` counts
@@ -54,10 +54,10 @@ struct StepCost {
   double weight_bytes = 0;
   double kv_read_bytes = 0;
   double kv_write_bytes = 0;
-  double activation_bytes = 0;      // bytes_read + bytes_written - weights - KV
-  double tokens = 0;                // tokens produced (decode) or processed (prefill) per step
-  std::vector<OpCost> layer_ops;    // one layer's ops (every layer is identical)
-  std::vector<CommOp> comm;         // every collective of the step, in order
+  double activation_bytes = 0;    // bytes_read + bytes_written - weights - KV
+  double tokens = 0;              // tokens produced (decode) or processed (prefill) per step
+  std::vector<OpCost> layer_ops;  // one layer's ops (every layer is identical)
+  std::vector<CommOp> comm;       // every collective of the step, in order
   double comm_bytes = 0;
 
   double bytes() const { return bytes_read + bytes_written; }

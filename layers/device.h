@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,16 +16,37 @@
 namespace tpb {
 
 struct DeviceCaps {
-  std::string backend;       // "cpu" | "cuda"
-  std::string name;          // CPU model or GPU name
-  std::vector<DType> dtypes;  // supported element types
-  bool device_timer = false;  // mark() stamps on the device timeline (not host enqueue time)
+  std::string backend;            // "cpu" | "cuda"
+  std::string name;               // CPU model or GPU name
+  std::vector<DType> dtypes;      // supported element types
+  bool device_timer = false;      // mark() stamps on the device timeline (not host enqueue time)
   double timer_resolution_s = 0;  // observed resolution of mark()
-  double memory_bytes = 0;   // what this rank may allocate
+  double memory_bytes = 0;        // what this rank may allocate
   double llc_bytes = 0;
 };
 
 class Device;
+
+// A running memory-bandwidth competitor (--inject mem_contend); it stops when destroyed.
+class BandwidthHog {
+ public:
+  virtual ~BandwidthHog() = default;
+  virtual double bytes_moved() const = 0;  // read + written so far
+};
+
+// CUDA-graph replays (--cuda-graph): a mark captured at `slot` writes, on the r-th replay
+// (r = 0, 1, ...), slot + r * slots_per_replay. The device keeps r in its own memory and a
+// kernel at the end of each replay advances it, so one captured graph stamps fresh slots on
+// every replay without host work between launches. Shared by the stamp kernel and the host.
+#if defined(__CUDACC__)
+#define TPB_HOST_DEVICE __host__ __device__
+#else
+#define TPB_HOST_DEVICE
+#endif
+TPB_HOST_DEVICE inline std::size_t graph_replay_slot(std::size_t captured_slot, std::size_t replay,
+                                                     std::size_t slots_per_replay) {
+  return captured_slot + replay * slots_per_replay;
+}
 
 // RAII device allocation. Freed through the device that made it.
 class DeviceBuffer {
@@ -44,7 +66,9 @@ class DeviceBuffer {
   void* get() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
 
  private:
   void swap(DeviceBuffer& o) noexcept {
@@ -59,11 +83,11 @@ class DeviceBuffer {
 
 // Shapes of the attention ops; strides are in elements.
 struct AttnShape {
-  int64_t batch = 0;      // sequences
-  int64_t q_heads = 0;    // local query heads
-  int64_t kv_heads = 0;   // local KV heads (q_heads % kv_heads == 0)
+  int64_t batch = 0;     // sequences
+  int64_t q_heads = 0;   // local query heads
+  int64_t kv_heads = 0;  // local KV heads (q_heads % kv_heads == 0)
   int64_t head_dim = 0;
-  int64_t max_ctx = 0;    // KV cache capacity per sequence (positions)
+  int64_t max_ctx = 0;  // KV cache capacity per sequence (positions)
 };
 
 class Device {
@@ -108,6 +132,30 @@ class Device {
   // `seconds` (a calibrated spin or real work, never a sleep that frees it).
   virtual void busy_work(double seconds) = 0;
 
+  // --inject mem_contend: starts copying between two buffers of `buffer_bytes` each in the
+  // memory this device's work uses, beside that work. Only the backend knows where its work's
+  // memory is (host DRAM for the CPU, HBM for a GPU, where the hog must be a copy kernel on a
+  // side stream), hence a Device method; it stays this small because the harness only starts
+  // and stops the hog. nullptr (the default) means "host memory": the caller then runs its
+  // host copy thread (harness/injection.h MemContender).
+  virtual std::unique_ptr<BandwidthHog> start_bandwidth_hog(std::size_t buffer_bytes) {
+    (void)buffer_bytes;
+    return nullptr;
+  }
+
+  // CUDA graphs (--cuda-graph). Between begin_capture and end_capture the device's work,
+  // marks included, is recorded instead of run; replay() then runs it once more per call.
+  // Marks recorded while capturing follow graph_replay_slot; end_capture resets the replay
+  // index to 0. Backends without graphs report false from supports_graphs and throw
+  // std::logic_error from the rest (the harness checks supports_graphs first).
+  virtual bool supports_graphs() const { return false; }
+  virtual void begin_capture() { no_graphs(); }
+  virtual void end_capture(std::size_t slots_per_replay) {
+    (void)slots_per_replay;
+    no_graphs();
+  }
+  virtual void replay() { no_graphs(); }
+
   // Timestamps. reserve_marks sizes the stamp storage before the timed loop (no allocation
   // inside it). mark(slot) stamps on the device's stream; collect_marks (after synchronize)
   // returns them as host steady-clock nanoseconds.
@@ -115,7 +163,14 @@ class Device {
   virtual void mark(std::size_t slot) = 0;
   virtual void collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) = 0;
   virtual void synchronize() = 0;
+
+ private:
+  [[noreturn]] void no_graphs() const;
 };
+
+inline void Device::no_graphs() const {
+  throw std::logic_error("graph capture on the " + caps().backend + " backend");
+}
 
 inline DeviceBuffer::~DeviceBuffer() {
   if (dev_ && ptr_) dev_->free_raw(ptr_);

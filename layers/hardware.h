@@ -1,9 +1,8 @@
 // Peak figures of one device (configs/hardware/*.json): datasheet dense or measured.
 #pragma once
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "layers/dtype.h"
 

@@ -21,9 +21,17 @@ std::string prefix(const std::string& where) {
   return "model '" + where + "': ";
 }
 
-// A JSON integer > 0. Floats (4096.0) are refused: a shape is a count, and silently truncating
-// 4096.5 would hide a typo. Unsigned values above INT64_MAX are refused rather than wrapped.
-int64_t positive_int(const nlohmann::json& v, const std::string& key, const std::string& where) {
+// Upper bounds on counts. Far above any real model (hidden 16384, 126 layers), they keep every
+// product the kernels form in int64 (hidden x intermediate < 2^48 elements) and bound the
+// memory plan's search over layer counts, which counts down from n_layers.
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+constexpr int64_t kMaxLayers = 100000;  // the --layers limit
+
+// A JSON integer in [1, max]. Floats (4096.0) are refused: a shape is a count, and silently
+// truncating 4096.5 would hide a typo. Unsigned values above INT64_MAX are refused rather than
+// wrapped.
+int64_t positive_int(const nlohmann::json& v, const std::string& key, const std::string& where,
+                     int64_t max = kMaxDim) {
   bool ok = false;
   int64_t out = 0;
   if (v.is_number_unsigned()) {
@@ -35,6 +43,9 @@ int64_t positive_int(const nlohmann::json& v, const std::string& key, const std:
     ok = out > 0;
   }
   if (!ok) throw BadInput(prefix(where) + "field '" + key + "' must be a positive integer");
+  if (out > max)
+    throw BadInput(prefix(where) + "field '" + key + "' must be at most " + std::to_string(max) +
+                   " (got " + std::to_string(out) + ")");
   return out;
 }
 
@@ -134,7 +145,7 @@ ModelShape model_from_json(const nlohmann::json& j, const std::string& where) {
   }
   ModelShape m;
   m.hidden = positive_int(j["hidden"], "hidden", where);
-  m.n_layers = positive_int(j["n_layers"], "n_layers", where);
+  m.n_layers = positive_int(j["n_layers"], "n_layers", where, kMaxLayers);
   m.n_heads = positive_int(j["n_heads"], "n_heads", where);
   m.n_kv_heads = positive_int(j["n_kv_heads"], "n_kv_heads", where);
   m.head_dim = positive_int(j["head_dim"], "head_dim", where);

@@ -1,15 +1,14 @@
 // Transformer shapes (configs/models/*.json) and the TP split rules shared by every backend.
 #pragma once
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tpb {
 
 struct ModelShape {
   std::string name;
-  int64_t hidden = 0;        // h
+  int64_t hidden = 0;  // h
   int64_t n_layers = 0;
   int64_t n_heads = 0;       // query heads
   int64_t n_kv_heads = 0;    // GQA key/value heads

@@ -12,11 +12,26 @@ namespace tpb {
 
 namespace {
 
-enum Tensor : int { kGammaAttn, kQ, kK, kV, kO, kGammaMlp, kGate, kUp, kDown, kKCache, kVCache, kInput };
+enum Tensor : int {
+  kGammaAttn,
+  kQ,
+  kK,
+  kV,
+  kO,
+  kGammaMlp,
+  kGate,
+  kUp,
+  kDown,
+  kKCache,
+  kVCache,
+  kInput
+};
 
 // Uniform(-a, a) has variance a^2/3; a = sqrt(3/fan_in) keeps projections at unit variance,
 // so many layers neither blow up nor vanish in fp32.
-float init_scale(int64_t fan_in) { return std::sqrt(3.0f / static_cast<float>(fan_in)); }
+float init_scale(int64_t fan_in) {
+  return std::sqrt(3.0f / static_cast<float>(fan_in));
+}
 
 }  // namespace
 
@@ -65,8 +80,9 @@ void TpModel::fill_layer(int64_t l) {
   LayerBuffers& b = layers_[l];
   auto fill = [&](DeviceBuffer& buf, int tensor, float scale, int64_t full_cols, int64_t row0,
                   int64_t rows, int64_t col0, int64_t cols, int64_t dst_ld, int64_t dst_off) {
-    dev_.fill(buf.get(), cfg_.dtype,
-              FillSpec{seed_of(l, tensor), scale, full_cols, row0, rows, col0, cols, dst_ld, dst_off});
+    dev_.fill(
+        buf.get(), cfg_.dtype,
+        FillSpec{seed_of(l, tensor), scale, full_cols, row0, rows, col0, cols, dst_ld, dst_off});
   };
   fill(b.gamma_attn, kGammaAttn, 1.0f, h, 0, 1, 0, h, h, 0);
   fill(b.gamma_mlp, kGammaMlp, 1.0f, h, 0, 1, 0, h, h, 0);
@@ -74,7 +90,8 @@ void TpModel::fill_layer(int64_t l) {
   const float sh = init_scale(h);
   fill(b.w_qkv, kQ, sh, h, q0 * d, sh_.q_heads * d, 0, h, h, 0);
   fill(b.w_qkv, kK, sh, h, kv0_ * d, sh_.kv_heads * d, 0, h, h, sh_.q_heads * d * h);
-  fill(b.w_qkv, kV, sh, h, kv0_ * d, sh_.kv_heads * d, 0, h, h, (sh_.q_heads + sh_.kv_heads) * d * h);
+  fill(b.w_qkv, kV, sh, h, kv0_ * d, sh_.kv_heads * d, 0, h, h,
+       (sh_.q_heads + sh_.kv_heads) * d * h);
   // Row-parallel O: all h output rows, this rank's input columns of the full [h, heads*d].
   fill(b.w_o, kO, init_scale(m.n_heads * d), m.n_heads * d, 0, h, q0 * d, sh_.q_heads * d,
        sh_.q_heads * d, 0);
@@ -82,8 +99,8 @@ void TpModel::fill_layer(int64_t l) {
   fill(b.w_gate_up, kGate, sh, h, i0, sh_.inter, 0, h, h, 0);
   fill(b.w_gate_up, kUp, sh, h, i0, sh_.inter, 0, h, h, sh_.inter * h);
   // Row-parallel down: this rank's input columns of the full [h, intermediate].
-  fill(b.w_down, kDown, init_scale(m.intermediate), m.intermediate, 0, h, i0, sh_.inter,
-       sh_.inter, 0);
+  fill(b.w_down, kDown, init_scale(m.intermediate), m.intermediate, 0, h, i0, sh_.inter, sh_.inter,
+       0);
 }
 
 void TpModel::fill_cache(int64_t l) {
@@ -129,27 +146,39 @@ void TpModel::step(Collective& coll, Timeline* tl, int step_index, StepHooks* ho
   for (int64_t l = 0; l < cfg_.layers; ++l) {
     LayerBuffers& b = layers_[l];
     const int L = static_cast<int>(l);
-    run(Op::rmsnorm_attn, L, [&] { dev_.rmsnorm(x_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t); });
+    run(Op::rmsnorm_attn, L,
+        [&] { dev_.rmsnorm(x_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t); });
     run(Op::qkv_proj, L, [&] { dev_.gemm(xn_.get(), b.w_qkv.get(), qkv_.get(), T, qkv_w, h, t); });
     run(Op::rope, L, [&] { dev_.rope(qkv_.get(), T, tps, pos0, attn_, theta, t); });
-    run(Op::kv_write, L, [&] { dev_.kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get(), tps, pos0, attn_, t); });
+    run(Op::kv_write, L,
+        [&] { dev_.kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get(), tps, pos0, attn_, t); });
     run(Op::attention, L, [&] {
       if (decode)
-        dev_.attention_decode(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get(), cfg_.context + 1, attn_, t);
+        dev_.attention_decode(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get(),
+                              cfg_.context + 1, attn_, t);
       else
-        dev_.attention_prefill(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get(), cfg_.prompt, attn_, t);
+        dev_.attention_prefill(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get(),
+                               cfg_.prompt, attn_, t);
     });
-    run(Op::o_proj, L, [&] { dev_.gemm(attn_out_.get(), b.w_o.get(), proj_.get(), T, h, sh_.q_heads * d, t); });
+    run(Op::o_proj, L,
+        [&] { dev_.gemm(attn_out_.get(), b.w_o.get(), proj_.get(), T, h, sh_.q_heads * d, t); });
     if (hooks) hooks->after_block(L, 0, step_index);
-    run(Op::allreduce_attn, L, [&] { coll.all_reduce(proj_.get(), static_cast<std::size_t>(T * h), t); });
-    run(Op::residual_attn, L, [&] { dev_.add(x_.get(), proj_.get(), static_cast<std::size_t>(T * h), t); });
-    run(Op::rmsnorm_mlp, L, [&] { dev_.rmsnorm(x_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t); });
-    run(Op::gate_up_proj, L, [&] { dev_.gemm(xn_.get(), b.w_gate_up.get(), gate_up_.get(), T, 2 * sh_.inter, h, t); });
+    run(Op::allreduce_attn, L,
+        [&] { coll.all_reduce(proj_.get(), static_cast<std::size_t>(T * h), t); });
+    run(Op::residual_attn, L,
+        [&] { dev_.add(x_.get(), proj_.get(), static_cast<std::size_t>(T * h), t); });
+    run(Op::rmsnorm_mlp, L,
+        [&] { dev_.rmsnorm(x_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t); });
+    run(Op::gate_up_proj, L,
+        [&] { dev_.gemm(xn_.get(), b.w_gate_up.get(), gate_up_.get(), T, 2 * sh_.inter, h, t); });
     run(Op::swiglu, L, [&] { dev_.swiglu(gate_up_.get(), act_.get(), T, sh_.inter, t); });
-    run(Op::down_proj, L, [&] { dev_.gemm(act_.get(), b.w_down.get(), proj_.get(), T, h, sh_.inter, t); });
+    run(Op::down_proj, L,
+        [&] { dev_.gemm(act_.get(), b.w_down.get(), proj_.get(), T, h, sh_.inter, t); });
     if (hooks) hooks->after_block(L, 1, step_index);
-    run(Op::allreduce_mlp, L, [&] { coll.all_reduce(proj_.get(), static_cast<std::size_t>(T * h), t); });
-    run(Op::residual_mlp, L, [&] { dev_.add(x_.get(), proj_.get(), static_cast<std::size_t>(T * h), t); });
+    run(Op::allreduce_mlp, L,
+        [&] { coll.all_reduce(proj_.get(), static_cast<std::size_t>(T * h), t); });
+    run(Op::residual_mlp, L,
+        [&] { dev_.add(x_.get(), proj_.get(), static_cast<std::size_t>(T * h), t); });
   }
 }
 

@@ -87,17 +87,28 @@ CpuDevice::CpuDevice(const DeviceOptions& o) {
   caps_.timer_resolution_s = static_cast<double>(best) * 1e-9;
 }
 
+// Each block carries its size in a 64-byte header (alignment is kept), so free_raw can
+// return it to the budget: a device reused across sweep points would otherwise run out of
+// budget after a few points. (Helper change for issue 4, the sweep driver.)
+constexpr std::size_t kAllocHeader = 64;
+
 DeviceBuffer CpuDevice::alloc(std::size_t bytes) {
   if (allocated_ + static_cast<double>(bytes) > caps_.memory_bytes)
     throw BackendError("cpu alloc of " + std::to_string(bytes) + " B exceeds the rank's budget");
-  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!p) throw BackendError("cpu alloc of " + std::to_string(bytes) + " B failed");
+  char* base = static_cast<char*>(std::aligned_alloc(64, kAllocHeader + (bytes + 63) / 64 * 64));
+  if (!base) throw BackendError("cpu alloc of " + std::to_string(bytes) + " B failed");
+  std::memcpy(base, &bytes, sizeof(bytes));
   allocated_ += static_cast<double>(bytes);
-  return DeviceBuffer(this, p, bytes);
+  return DeviceBuffer(this, base + kAllocHeader, bytes);
 }
 
 void CpuDevice::free_raw(void* p) noexcept {
-  std::free(p);
+  if (!p) return;
+  char* base = static_cast<char*>(p) - kAllocHeader;
+  std::size_t bytes = 0;
+  std::memcpy(&bytes, base, sizeof(bytes));
+  allocated_ -= static_cast<double>(bytes);
+  std::free(base);
 }
 
 void CpuDevice::upload(void* dst, const float* src, std::size_t count, DType t) {

@@ -18,9 +18,12 @@ using ref::Vec;
 
 float round_to(float v, DType t) {
   switch (t) {
-    case DType::bf16: return __bfloat162float(__float2bfloat16_rn(v));
-    case DType::fp16: return __half2float(__float2half_rn(v));
-    default: return v;
+    case DType::bf16:
+      return __bfloat162float(__float2bfloat16_rn(v));
+    case DType::fp16:
+      return __half2float(__float2half_rn(v));
+    default:
+      return v;
   }
 }
 
@@ -34,16 +37,26 @@ struct Tensor {
 
 double check_tolerance(DType t) {
   switch (t) {
-    case DType::fp32: return 5e-4;
-    case DType::fp16: return 5e-3;
-    default: return 1.5e-2;
+    case DType::fp32:
+      return 5e-4;
+    case DType::fp16:
+      return 5e-3;
+    default:
+      return 1.5e-2;
   }
 }
 
 int64_t check_fill(CudaDevice& dev, DType t) {
   // A [4 x 10] block at (3, 5) of a [100 x 50] tensor, into a buffer with ld 12 at offset 7.
-  FillSpec f{.seed = 42, .scale = 0.5f, .full_cols = 50, .row0 = 3, .rows = 4, .col0 = 5,
-             .cols = 10, .dst_ld = 12, .dst_offset = 7};
+  FillSpec f{.seed = 42,
+             .scale = 0.5f,
+             .full_cols = 50,
+             .row0 = 3,
+             .rows = 4,
+             .col0 = 5,
+             .cols = 10,
+             .dst_ld = 12,
+             .dst_offset = 7};
   const int64_t n = 7 + 4 * 12;
   DeviceBuffer b = dev.alloc(static_cast<std::size_t>(n) * dtype_bytes(t));
   Vec sentinel(static_cast<std::size_t>(n), -7.0f);
@@ -76,8 +89,15 @@ int check_layer(CudaDevice& dev, const CheckShape& s, bool prefill, int64_t batc
   uint64_t seed = 1000;
   auto make = [&](int64_t rows, int64_t cols, float scale) {
     Tensor x{dev.alloc(static_cast<std::size_t>(rows * cols) * dtype_bytes(t)), rows, cols};
-    FillSpec f{.seed = seed++, .scale = scale, .full_cols = cols, .row0 = 0, .rows = rows,
-               .col0 = 0, .cols = cols, .dst_ld = cols, .dst_offset = 0};
+    FillSpec f{.seed = seed++,
+               .scale = scale,
+               .full_cols = cols,
+               .row0 = 0,
+               .rows = rows,
+               .col0 = 0,
+               .cols = cols,
+               .dst_ld = cols,
+               .dst_offset = 0};
     dev.fill(x.buf.get(), t, f);
     return x;
   };
@@ -88,8 +108,10 @@ int check_layer(CudaDevice& dev, const CheckShape& s, bool prefill, int64_t batc
   };
   // Weights scaled 1/sqrt(fan-in) keep activations O(1) through the layer.
   Tensor x = make(tokens, h, 1.0f), g1 = make(1, h, 1.0f), g2 = make(1, h, 1.0f);
-  Tensor wqkv = make(qkvw, h, 1.0f / std::sqrt(float(h))), wo = make(h, qd, 1.0f / std::sqrt(float(qd)));
-  Tensor wgu = make(2 * I, h, 1.0f / std::sqrt(float(h))), wd = make(h, I, 1.0f / std::sqrt(float(I)));
+  Tensor wqkv = make(qkvw, h, 1.0f / std::sqrt(float(h))),
+         wo = make(h, qd, 1.0f / std::sqrt(float(qd)));
+  Tensor wgu = make(2 * I, h, 1.0f / std::sqrt(float(h))),
+         wd = make(h, I, 1.0f / std::sqrt(float(I)));
   Tensor kc = make(batch * max_ctx, s.kv_heads * s.head_dim, 1.0f);
   Tensor vc = make(batch * max_ctx, s.kv_heads * s.head_dim, 1.0f);
   Tensor xn = make(tokens, h, 0), qkv = make(tokens, qkvw, 0), att = make(tokens, qd, 0);

@@ -30,7 +30,8 @@ void rmsnorm(const Vec& x, const Vec& gamma, Vec& y, int64_t rows, int64_t dim, 
     double ss = 0;
     for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(x[r * dim + i]) * x[r * dim + i];
     const double inv = 1.0 / std::sqrt(ss / dim + eps);
-    for (int64_t i = 0; i < dim; ++i) y[r * dim + i] = static_cast<float>(x[r * dim + i] * inv * gamma[i]);
+    for (int64_t i = 0; i < dim; ++i)
+      y[r * dim + i] = static_cast<float>(x[r * dim + i] * inv * gamma[i]);
   }
 }
 

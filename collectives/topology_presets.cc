@@ -1,0 +1,210 @@
+// Topology preset files and the launch checks. The preset files are the single source of the
+// knob values: launch/mpirun_topology.sh reads the same JSON.
+#include "collectives/topology_presets.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "collectives/topology.h"
+#include "harness/errors.h"
+
+namespace tpb {
+
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+[[noreturn]] void bad(const std::string& what) {
+  throw BadInput("--topology: " + what);
+}
+
+std::string known_presets(const std::string& config_dir) {
+  std::set<std::string> names{"default"};
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(config_dir + "/topologies", ec))
+    if (e.path().extension() == ".json") names.insert(e.path().stem().string());
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+Env env_object(const nlohmann::json& j, const std::string& where) {
+  Env out;
+  if (!j.is_object()) bad(where + " must be an object of strings");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_string()) bad(where + "." + it.key() + " must be a string");
+    out[it.key()] = it.value().get<std::string>();
+  }
+  return out;
+}
+
+// Loads PRESET.json's section for `family` into `c`.
+void load_preset(TopologyChoice& c, const std::string& config_dir) {
+  const bool is_path = c.preset.size() > 5 && c.preset.substr(c.preset.size() - 5) == ".json";
+  const std::string path = is_path ? c.preset : config_dir + "/topologies/" + c.preset + ".json";
+  std::ifstream f(path);
+  if (!f) bad("unknown preset '" + c.preset + "' (known: " + known_presets(config_dir) + ")");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::parse_error& e) {
+    bad("'" + path + "' is malformed JSON: " + e.what());
+  }
+  if (!j.is_object()) bad("'" + path + "' must hold an object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "name" && it.key() != "description" && it.key() != "mpi" && it.key() != "nccl")
+      bad("'" + path + "': unknown field '" + it.key() + "'");
+  c.description = j.value("description", "");
+  if (!j.contains(c.family))
+    bad("preset '" + c.preset + "' has no setting for --collective " + c.family);
+  const auto& sec = j[c.family];
+  if (!sec.is_object()) bad("'" + path + "': " + c.family + " must be an object");
+  for (auto it = sec.begin(); it != sec.end(); ++it) {
+    if (it.key() == "launcher_env") {
+      c.launcher_env = env_object(it.value(), c.family + ".launcher_env");
+    } else if (it.key() == "process_env") {
+      c.process_env = env_object(it.value(), c.family + ".process_env");
+    } else if (it.key() != "note") {
+      bad("'" + path + "': unknown field '" + c.family + "." + it.key() + "'");
+    }
+  }
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_=./:,+@%") == std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+}  // namespace
+
+TopologyChoice resolve_topology(const std::string& text, const std::string& family,
+                                const std::string& config_dir) {
+  TopologyChoice c;
+  c.text = text;
+  c.family = family;
+  const auto parts = [&] {
+    std::vector<std::string> v;
+    std::string::size_type start = 0;
+    for (;;) {
+      const auto at = text.find(':', start);
+      v.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
+      if (at == std::string::npos) return v;
+      start = at + 1;
+    }
+  }();
+  c.preset = parts[0];
+  if (c.preset.empty()) bad("empty preset name in '" + text + "'");
+  if (c.preset != "default") load_preset(c, config_dir);
+  // NCCL's own tuning knobs ride on any nccl preset. Values are passed through in NCCL's
+  // spelling after a check against the names NCCL documents, so a typo fails here, not
+  // silently inside NCCL.
+  static const std::set<std::string> algos{"ring",         "tree", "collnet",  "collnetdirect",
+                                           "collnetchain", "nvls", "nvlstree", "pat"};
+  static const std::set<std::string> protos{"ll", "ll128", "simple"};
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const auto eq = parts[i].find('=');
+    const std::string key = parts[i].substr(0, eq);
+    std::string val = eq == std::string::npos ? "" : parts[i].substr(eq + 1);
+    for (char& ch : val) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (family != "nccl") bad("'" + parts[i] + "' is an NCCL knob; it needs --collective nccl");
+    if (key == "algo" && algos.count(val)) {
+      c.process_env["NCCL_ALGO"] = parts[i].substr(eq + 1);
+    } else if (key == "proto" && protos.count(val)) {
+      c.process_env["NCCL_PROTO"] = parts[i].substr(eq + 1);
+    } else {
+      bad("modifier '" + parts[i] +
+          "' is not algo=ring|tree|collnet|collnetdirect|collnetchain|nvls|nvlstree|pat or "
+          "proto=ll|ll128|simple");
+    }
+  }
+  return c;
+}
+
+std::string launcher_env_mismatch(const TopologyChoice& c) {
+  std::string out;
+  for (const auto& [k, v] : c.launcher_env) {
+    const char* have = std::getenv(k.c_str());
+    if (have && v == have) continue;
+    out += (out.empty() ? "" : ", ") + k + "=" + (have ? std::string(have) : "<unset>") +
+           " (wants " + v + ")";
+  }
+  return out;
+}
+
+std::string mpirun_line(const TopologyChoice& c, int np, const std::vector<std::string>& argv) {
+  std::string line = "mpirun -np " + std::to_string(np);
+  for (const auto& [k, v] : c.launcher_env) {
+    if (k.rfind("OMPI_MCA_", 0) == 0)
+      line += " --mca " + k.substr(9) + " " + shell_quote(v);
+    else
+      line += " -x " + shell_quote(k + "=" + v);
+  }
+  for (const auto& a : argv) line += " " + shell_quote(a);
+  return line;
+}
+
+std::vector<TopologyChoice> prepare_topologies(const std::vector<std::string>& texts,
+                                               const std::string& family,
+                                               const std::string& config_dir, int np,
+                                               const std::vector<std::string>& argv) {
+  std::vector<TopologyChoice> out;
+  for (const auto& t : texts.empty() ? std::vector<std::string>{"default"} : texts)
+    out.push_back(resolve_topology(t, family, config_dir));
+  for (const auto& c : out)
+    if (c.launcher_env != out[0].launcher_env || c.process_env != out[0].process_env)
+      bad("'" + out[0].text + "' and '" + c.text +
+          "' need different process settings, which one launch cannot change (MPI reads them "
+          "at MPI_Init, NCCL caches them per process): run one launch per preset "
+          "(launch/mpirun_topology.sh) and put them side by side with `tpbench compare`");
+  const std::string miss = launcher_env_mismatch(out[0]);
+  if (!miss.empty())
+    bad("preset '" + out[0].text + "' must be set up by the launcher (" + miss + "); run:\n  " +
+        mpirun_line(out[0], np, argv) + "\nor: launch/mpirun_topology.sh " + out[0].preset + " " +
+        std::to_string(np) + " -- ...");
+  for (const auto& [k, v] : out[0].process_env) ::setenv(k.c_str(), v.c_str(), 1);
+  return out;
+}
+
+nlohmann::ordered_json topology_context(const std::string& text, const std::string& family,
+                                        const std::string& config_dir) {
+  nlohmann::ordered_json j;
+  const TopologyChoice c = resolve_topology(text, family, config_dir);
+  j["preset"] = c.preset;
+  j["text"] = c.text;
+  j["family"] = c.family;
+  j["description"] = c.description;
+  j["launcher_env"] = c.launcher_env;
+  j["process_env"] = c.process_env;
+  nlohmann::ordered_json seen = nlohmann::ordered_json::object();
+  for (const char* k : {"OMPI_MCA_pml", "OMPI_MCA_btl", "OMPI_MCA_btl_tcp_if_include",
+                        "OMPI_MCA_coll_libnbc_iallreduce_algorithm", "NCCL_P2P_DISABLE",
+                        "NCCL_SHM_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_ALGO", "NCCL_PROTO",
+                        "NCCL_P2P_LEVEL", "NCCL_SHM_USE_CUDA_MEMCPY"})
+    if (const char* v = std::getenv(k)) seen[k] = v;
+  j["env_seen"] = seen;
+  // A "default" run launched by hand with a preset's flags is still that preset's run.
+  if (c.preset == "default") {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(config_dir + "/topologies", ec)) {
+      if (e.path().extension() != ".json") continue;
+      try {
+        const TopologyChoice p = resolve_topology(e.path().stem().string(), family, config_dir);
+        if (!p.launcher_env.empty() && launcher_env_mismatch(p).empty())
+          j["detected_preset"] = p.preset;
+      } catch (const BadInput&) {  // a preset without this family: not a candidate
+      }
+    }
+  }
+  const std::string matrix = gpu_topology_matrix();
+  if (!matrix.empty()) j["gpu_topology_matrix"] = matrix;
+  return j;
+}
+
+}  // namespace tpb

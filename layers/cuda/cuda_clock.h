@@ -1,0 +1,66 @@
+// Device timestamps for Device::mark: a 1-thread kernel writes %globaltimer into a slot on the
+// stream, and collect() maps GPU nanoseconds to host steady-clock nanoseconds with offsets
+// calibrated by bracketing a stamp kernel between two host clock reads (minimum-gap sample).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tpb {
+
+// host_ns = gpu_ns + offset_ns, measured at gpu_ns; uncertainty is half the bracket.
+struct ClockSample {
+  int64_t gpu_ns = 0;
+  int64_t offset_ns = 0;
+  int64_t bracket_ns = 0;
+};
+
+class GpuClock {
+ public:
+  explicit GpuClock(cudaStream_t stream);
+  ~GpuClock();
+  GpuClock(const GpuClock&) = delete;
+  GpuClock& operator=(const GpuClock&) = delete;
+
+  void reserve(std::size_t slots);
+  void mark(std::size_t slot);
+  // After the stream is idle. Recalibrates when the last sample is over a second old and maps
+  // with the offset interpolated between the first and latest samples (linear drift).
+  void collect(std::size_t first, std::size_t count, int64_t* host_ns);
+
+  // CUDA graphs: while capturing, mark() records a stamp that writes
+  // graph_replay_slot(slot, r, slots_per_replay) with r read on the device; end_capture()
+  // appends the kernel that advances r; arm_replays() sets r = 0 and the stride (stream-ordered).
+  // The slot storage must not be re-reserved while a graph that stamps into it exists.
+  void set_capturing(bool on) { capturing_ = on; }
+  void capture_advance();
+  void arm_replays(std::size_t slots_per_replay);
+
+  double resolution_s() const { return resolution_s_; }
+  double uncertainty_s() const;
+
+  // Pure: GPU ns -> host ns through two calibration samples (exposed for unit tests).
+  static int64_t to_host_ns(int64_t gpu_ns, const ClockSample& a, const ClockSample& b);
+  // Pure: smallest nonzero step of consecutive timer reads, in seconds (0 if none).
+  static double min_step_s(const std::vector<uint64_t>& reads);
+
+ private:
+  ClockSample calibrate();
+  double measure_resolution();
+
+  cudaStream_t stream_;
+  uint64_t* slots_ = nullptr;  // device
+  std::size_t capacity_ = 0;
+  uint64_t* scratch_ = nullptr;  // device, calibration and burst reads
+  uint64_t* replay_ = nullptr;   // device {replay index, slots per replay}
+  uint64_t replay_host_[2] = {0, 0};
+  bool capturing_ = false;
+  std::vector<uint64_t> host_;
+  ClockSample first_, last_;
+  int64_t last_host_ns_ = 0;
+  double resolution_s_ = 0;
+};
+
+}  // namespace tpb

@@ -1,0 +1,334 @@
+// CudaDevice: memory with a budget, conversions, op dispatch through the launch plan, marks.
+#include "layers/cuda/cuda_device.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "layers/cuda/cuda_check.h"
+#include "layers/cuda/cuda_clock.h"
+#include "layers/cuda/cuda_gemm.h"
+#include "layers/cuda/kernels.h"
+#include "layers/cuda/launch_plan.h"
+
+namespace tpb {
+namespace {
+
+// cuBLASLt's recommended workspace on Hopper; it lets the heuristic pick split-K kernels.
+constexpr std::size_t kLtWorkspaceBytes = 32u << 20;
+
+std::string gib(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.0f bytes (%.3f GiB)", bytes, bytes / (1u << 30));
+  return buf;
+}
+
+template <class T, class F>
+void convert_upload(void* dst, const float* src, std::size_t n, cudaStream_t s, F to) {
+  std::vector<T> tmp(n);
+  for (std::size_t i = 0; i < n; ++i) tmp[i] = to(src[i]);
+  TPB_CUDA_CHECK(cudaMemcpyAsync(dst, tmp.data(), n * sizeof(T), cudaMemcpyHostToDevice, s));
+  TPB_CUDA_CHECK(cudaStreamSynchronize(s));  // tmp dies here
+}
+
+template <class T, class F>
+void convert_download(float* dst, const void* src, std::size_t n, cudaStream_t s, F from) {
+  std::vector<T> tmp(n);
+  TPB_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost, s));
+  TPB_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (std::size_t i = 0; i < n; ++i) dst[i] = from(tmp[i]);
+}
+
+}  // namespace
+
+struct CudaDevice::Impl {
+  int index = 0;
+  cudaStream_t stream = nullptr;
+  int sms = 0;
+  std::string pci;
+  double budget = 0;
+  double used = 0;
+  std::unordered_map<void*, std::size_t> sizes;
+  DeviceBuffer lt_workspace;
+  std::unique_ptr<LtGemm> gemm;
+  std::unique_ptr<GpuClock> clock;
+  DeviceBuffer decode_ws;  // split-K partials, grown on first use (a warm-up step)
+  std::function<void()> sync_poll;
+  bool capturing = false;
+  cudaGraphExec_t graph = nullptr;
+};
+
+CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Impl) {
+  Impl& d = *impl_;
+  d.index = device_index;
+  TPB_CUDA_CHECK(cudaSetDevice(device_index));
+  TPB_CUDA_CHECK(cudaFree(nullptr));  // create the context now, not inside a timed op
+  cudaDeviceProp prop{};
+  TPB_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
+  d.sms = prop.multiProcessorCount;
+  char bus[32] = {};
+  TPB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), device_index));
+  d.pci = bus;
+  TPB_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+
+  std::size_t free_b = 0, total_b = 0;
+  TPB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  // What this rank may allocate: the budget asked for, but never more than is free now
+  // (ranks sharing a GPU, or --inject mem_reserve, take the rest).
+  d.budget = static_cast<double>(free_b);
+  if (o.memory_budget_bytes > 0) d.budget = std::min(d.budget, o.memory_budget_bytes);
+
+  caps_.backend = "cuda";
+  caps_.name = prop.name;
+  caps_.dtypes = {DType::fp32, DType::bf16, DType::fp16};
+  caps_.device_timer = true;
+  caps_.memory_bytes = d.budget;
+  caps_.llc_bytes = static_cast<double>(prop.l2CacheSize);
+
+  d.lt_workspace = alloc(kLtWorkspaceBytes);
+  d.gemm = std::make_unique<LtGemm>(d.stream, d.lt_workspace.get(), kLtWorkspaceBytes);
+  d.clock = std::make_unique<GpuClock>(d.stream);
+  caps_.timer_resolution_s = d.clock->resolution_s();
+}
+
+CudaDevice::~CudaDevice() {
+  Impl& d = *impl_;
+  if (d.capturing) {  // an exception left a capture open: end it so the stream works again
+    cudaGraph_t g = nullptr;
+    (void)cudaStreamEndCapture(d.stream, &g);
+    if (g) (void)cudaGraphDestroy(g);
+    (void)cudaGetLastError();
+  }
+  if (d.stream) TPB_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(d.stream));
+  if (d.graph) TPB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(d.graph));
+  // These free through this device, so they go while impl_ is still whole.
+  d.gemm.reset();
+  d.clock.reset();
+  d.decode_ws = DeviceBuffer();
+  d.lt_workspace = DeviceBuffer();
+  if (d.stream) TPB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(d.stream));
+}
+
+DeviceBuffer CudaDevice::alloc(std::size_t bytes) {
+  Impl& d = *impl_;
+  if (bytes == 0) return DeviceBuffer();
+  // Checked before cudaMalloc so an over-budget point fails the same way on every GPU size.
+  if (d.used + static_cast<double>(bytes) > d.budget)
+    throw BackendError("cuda alloc: out of memory: need " + gib(static_cast<double>(bytes)) +
+                       ", have " + gib(d.budget - d.used) + " left of a budget of " +
+                       gib(d.budget) + " on GPU " + std::to_string(d.index));
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // clear it: an allocation failure must not poison later calls
+    std::size_t free_b = 0, total_b = 0;
+    (void)cudaMemGetInfo(&free_b, &total_b);
+    throw BackendError("cuda alloc: cudaMalloc(" + gib(static_cast<double>(bytes)) + ") failed (" +
+                       cudaGetErrorString(e) + "): the GPU has " +
+                       gib(static_cast<double>(free_b)) + " free of " +
+                       gib(static_cast<double>(total_b)));
+  }
+  d.sizes[p] = bytes;
+  d.used += static_cast<double>(bytes);
+  return DeviceBuffer(this, p, bytes);
+}
+
+void CudaDevice::free_raw(void* p) noexcept {
+  if (!p) return;
+  Impl& d = *impl_;
+  auto it = d.sizes.find(p);
+  if (it != d.sizes.end()) {
+    d.used -= static_cast<double>(it->second);
+    d.sizes.erase(it);
+  }
+  TPB_CUDA_CHECK_NOEXCEPT(cudaFree(p));
+}
+
+void CudaDevice::upload(void* dst, const float* src, std::size_t count, DType t) {
+  cudaStream_t s = impl_->stream;
+  switch (t) {
+    case DType::fp32:
+      return convert_upload<float>(dst, src, count, s, [](float v) { return v; });
+    case DType::bf16:
+      return convert_upload<__nv_bfloat16>(dst, src, count, s,
+                                           [](float v) { return __float2bfloat16_rn(v); });
+    case DType::fp16:
+      return convert_upload<__half>(dst, src, count, s, [](float v) { return __float2half_rn(v); });
+    case DType::fp8:
+      break;
+  }
+  throw BadInput("--dtype: the cuda backend does not support fp8");
+}
+
+void CudaDevice::download(float* dst, const void* src, std::size_t count, DType t) {
+  cudaStream_t s = impl_->stream;
+  switch (t) {
+    case DType::fp32:
+      return convert_download<float>(dst, src, count, s, [](float v) { return v; });
+    case DType::bf16:
+      return convert_download<__nv_bfloat16>(dst, src, count, s,
+                                             [](__nv_bfloat16 v) { return __bfloat162float(v); });
+    case DType::fp16:
+      return convert_download<__half>(dst, src, count, s, [](__half v) { return __half2float(v); });
+    case DType::fp8:
+      break;
+  }
+  throw BadInput("--dtype: the cuda backend does not support fp8");
+}
+
+void CudaDevice::fill(void* dst, DType t, const FillSpec& f) {
+  TPB_ASSERT(f.rows >= 0 && f.cols >= 0 && f.dst_ld >= f.cols, "fill: bad FillSpec");
+  cuda_kernels::launch_fill(plan_fill(f.rows, f.cols, t), impl_->stream, dst, t, f);
+}
+
+void CudaDevice::gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
+                      DType t) {
+  impl_->gemm->run(x, w, y, m, n, k, t);
+}
+
+void CudaDevice::rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,
+                         float eps, DType t) {
+  cuda_kernels::launch_rmsnorm(plan_rmsnorm(rows, dim, t), impl_->stream, x, gamma, y, rows, dim,
+                               eps, t);
+}
+
+void CudaDevice::rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t pos0,
+                      const AttnShape& s, float theta, DType t) {
+  TPB_ASSERT(tokens_per_seq > 0, "rope: tokens_per_seq must be positive");
+  cuda_kernels::launch_rope(plan_rope(tokens, s.q_heads, s.kv_heads, s.head_dim, t), impl_->stream,
+                            qkv, tokens, tokens_per_seq, pos0, s, theta, t);
+}
+
+void CudaDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t tokens_per_seq,
+                          int64_t pos0, const AttnShape& s, DType t) {
+  TPB_ASSERT(pos0 >= 0 && pos0 + tokens_per_seq <= s.max_ctx, "kv_write: past the cache end");
+  cuda_kernels::launch_kv_write(plan_kv_write(s.batch * tokens_per_seq, s.kv_heads, s.head_dim, t),
+                                impl_->stream, qkv, k_cache, v_cache, tokens_per_seq, pos0, s, t);
+}
+
+void CudaDevice::attention_decode(const void* qkv, const void* k_cache, const void* v_cache,
+                                  void* out, int64_t ctx_len, const AttnShape& s, DType t) {
+  TPB_ASSERT(ctx_len <= s.max_ctx, "attention_decode: ctx_len beyond the cache");
+  Impl& d = *impl_;
+  const DecodePlan p =
+      plan_attention_decode(s.batch, s.q_heads, s.kv_heads, s.head_dim, ctx_len, t, d.sms);
+  if (p.workspace_bytes > static_cast<double>(d.decode_ws.bytes())) {
+    d.decode_ws = DeviceBuffer();  // free first: the budget check counts what is in use
+    d.decode_ws = alloc(static_cast<std::size_t>(p.workspace_bytes));
+  }
+  cuda_kernels::launch_attention_decode(p, d.stream, qkv, k_cache, v_cache, out,
+                                        d.decode_ws.as<float>(), ctx_len, s, t);
+}
+
+void CudaDevice::attention_prefill(const void* qkv, const void* k_cache, const void* v_cache,
+                                   void* out, int64_t seq, const AttnShape& s, DType t) {
+  TPB_ASSERT(seq <= s.max_ctx, "attention_prefill: seq beyond the cache");
+  cuda_kernels::launch_attention_prefill(
+      plan_attention_prefill(s.batch, s.q_heads, s.kv_heads, s.head_dim, seq, t), impl_->stream,
+      qkv, k_cache, v_cache, out, seq, s, t);
+}
+
+void CudaDevice::swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) {
+  cuda_kernels::launch_swiglu(plan_swiglu(rows, inter, t), impl_->stream, gate_up, out, rows, inter,
+                              t);
+}
+
+void CudaDevice::add(void* x, const void* y, std::size_t count, DType t) {
+  const auto n = static_cast<int64_t>(count);
+  cuda_kernels::launch_add(plan_add(n, t), impl_->stream, x, y, n, t);
+}
+
+void CudaDevice::busy_work(double seconds) {
+  if (seconds <= 0) return;
+  // One warp per SM spinning on %globaltimer: the stream is held for `seconds` of wall time
+  // and every SM reads busy, as a slower or contended rank would.
+  cuda_kernels::launch_spin(impl_->stream, impl_->sms, static_cast<uint64_t>(seconds * 1e9));
+}
+
+void CudaDevice::begin_capture() {
+  Impl& d = *impl_;
+  TPB_ASSERT(!d.capturing, "begin_capture: already capturing");
+  if (d.graph) {
+    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    TPB_CUDA_CHECK(cudaGraphExecDestroy(d.graph));
+    d.graph = nullptr;
+  }
+  TPB_CUDA_CHECK(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeThreadLocal));
+  d.capturing = true;
+  d.clock->set_capturing(true);
+}
+
+void CudaDevice::end_capture(std::size_t slots_per_replay) {
+  Impl& d = *impl_;
+  TPB_ASSERT(d.capturing, "end_capture without begin_capture");
+  d.clock->capture_advance();  // the graph's last node: the next replay stamps fresh slots
+  d.clock->set_capturing(false);
+  cudaGraph_t g = nullptr;
+  d.capturing = false;
+  TPB_CUDA_CHECK(cudaStreamEndCapture(d.stream, &g));  // fails when the capture was invalidated
+  const cudaError_t e = cudaGraphInstantiate(&d.graph, g, 0);
+  if (g) TPB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(g));
+  TPB_CUDA_CHECK(e);
+  d.clock->arm_replays(slots_per_replay);
+}
+
+void CudaDevice::replay() {
+  Impl& d = *impl_;
+  TPB_ASSERT(d.graph && !d.capturing, "replay without a captured graph");
+  TPB_CUDA_CHECK(cudaGraphLaunch(d.graph, d.stream));
+}
+
+void CudaDevice::reserve_marks(std::size_t slots) {
+  impl_->clock->reserve(slots);
+}
+void CudaDevice::mark(std::size_t slot) {
+  impl_->clock->mark(slot);
+}
+void CudaDevice::collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) {
+  impl_->clock->collect(first, count, host_ns);
+}
+
+void CudaDevice::synchronize() {
+  Impl& d = *impl_;
+  if (!d.sync_poll) {
+    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    return;
+  }
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(d.stream);
+    if (e == cudaSuccess) return;
+    if (e != cudaErrorNotReady) TPB_CUDA_CHECK(e);
+    d.sync_poll();  // throws CollectiveTimeout when a collective is stuck
+    std::this_thread::yield();
+  }
+}
+
+void* CudaDevice::stream() const {
+  return impl_->stream;
+}
+int CudaDevice::device_index() const {
+  return impl_->index;
+}
+int CudaDevice::sm_count() const {
+  return impl_->sms;
+}
+std::string CudaDevice::pci_bus_id() const {
+  return impl_->pci;
+}
+std::string CudaDevice::gemm_algos() const {
+  return impl_->gemm->algos();
+}
+double CudaDevice::mark_uncertainty_s() const {
+  return impl_->clock->uncertainty_s();
+}
+void CudaDevice::set_sync_poll(std::function<void()> poll) {
+  impl_->sync_poll = std::move(poll);
+}
+
+}  // namespace tpb

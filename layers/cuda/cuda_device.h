@@ -1,0 +1,76 @@
+// The CUDA Device: one GPU per rank with its own stream, cuBLASLt GEMMs and the kernels of
+// layers/cuda. This header has no CUDA includes, so harness code and the collectives can use
+// the CUDA-specific accessors (stream, GEMM choices, clock uncertainty) without nvcc.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "layers/device.h"
+#include "layers/device_factory.h"
+
+namespace tpb {
+
+class CudaDevice final : public Device {
+ public:
+  // Uses GPU `device_index` (the factory picks local_rank % device count).
+  CudaDevice(const DeviceOptions& o, int device_index);
+  ~CudaDevice() override;
+
+  const DeviceCaps& caps() const override { return caps_; }
+  DeviceBuffer alloc(std::size_t bytes) override;
+  void free_raw(void* p) noexcept override;
+  void upload(void* dst, const float* src, std::size_t count, DType t) override;
+  void download(float* dst, const void* src, std::size_t count, DType t) override;
+  void fill(void* dst, DType t, const FillSpec& f) override;
+
+  void gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
+            DType t) override;
+  void rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim, float eps,
+               DType t) override;
+  void rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t pos0, const AttnShape& s,
+            float theta, DType t) override;
+  void kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t tokens_per_seq, int64_t pos0,
+                const AttnShape& s, DType t) override;
+  void attention_decode(const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                        int64_t ctx_len, const AttnShape& s, DType t) override;
+  void attention_prefill(const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                         int64_t seq, const AttnShape& s, DType t) override;
+  void swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) override;
+  void add(void* x, const void* y, std::size_t count, DType t) override;
+
+  void busy_work(double seconds) override;
+  // A copy kernel looping on a side stream (bandwidth_hog.cc).
+  std::unique_ptr<BandwidthHog> start_bandwidth_hog(std::size_t buffer_bytes) override;
+
+  // Stream capture into one CUDA graph (thread-local capture mode, so other threads' CUDA
+  // calls, e.g. the hog's, do not invalidate it). Nothing may allocate while capturing: run a
+  // warm-up step first so lazily grown workspaces exist.
+  bool supports_graphs() const override { return true; }
+  void begin_capture() override;
+  void end_capture(std::size_t slots_per_replay) override;
+  void replay() override;
+
+  void reserve_marks(std::size_t slots) override;
+  void mark(std::size_t slot) override;
+  void collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) override;
+  // Waits for the stream. While a poll hook is set (a device-side collective's watchdog), the
+  // wait polls the stream and calls the hook, so a hung collective throws instead of hanging.
+  void synchronize() override;
+
+  // CUDA specifics.
+  void* stream() const;  // the cudaStream_t all of this device's work runs on
+  int device_index() const;
+  int sm_count() const;
+  std::string pci_bus_id() const;     // "0000:1B:00.0", for NVML
+  std::string gemm_algos() const;     // the cuBLASLt heuristic's choice per GEMM shape, one a line
+  double mark_uncertainty_s() const;  // half the narrowest calibration bracket
+  void set_sync_poll(std::function<void()> poll);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  DeviceCaps caps_;
+};
+
+}  // namespace tpb

@@ -1,0 +1,126 @@
+// cuBLASLt plans per GEMM shape. Row-major y = x w^T is, in cuBLAS's column-major terms,
+// y^T (n x m) = w (stored k x n, transposed) * x^T (stored k x m): the "TN" layout that
+// cuBLAS runs fastest, with no copies.
+#include "layers/cuda/cuda_gemm.h"
+
+#include <sstream>
+
+#include "layers/cuda/cuda_check.h"
+
+namespace tpb {
+namespace {
+
+constexpr uint32_t kMinAlignment = 16;
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::fp32:
+      return CUDA_R_32F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+    case DType::fp16:
+      return CUDA_R_16F;
+    case DType::fp8:
+      break;
+  }
+  throw BadInput(std::string("--dtype: the cuda backend has no gemm for ") + dtype_name(t));
+}
+
+int config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+  int v = -1;  // some attributes are 16-bit; an int holds each
+  std::size_t written = 0;
+  uint32_t raw = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &raw, sizeof(raw), &written) ==
+      CUBLAS_STATUS_SUCCESS)
+    v = static_cast<int>(written == 2 ? (raw & 0xffffu) : raw);
+  return v;
+}
+
+}  // namespace
+
+LtGemm::LtGemm(cudaStream_t stream, void* workspace, std::size_t workspace_bytes)
+    : stream_(stream), workspace_(workspace), workspace_bytes_(workspace_bytes) {
+  TPB_CUBLAS_CHECK(cublasLtCreate(&lt_));
+}
+
+LtGemm::~LtGemm() {
+  for (auto& [key, p] : plans_) {
+    TPB_CUBLAS_CHECK_NOEXCEPT(cublasLtMatrixLayoutDestroy(p.a));
+    TPB_CUBLAS_CHECK_NOEXCEPT(cublasLtMatrixLayoutDestroy(p.b));
+    TPB_CUBLAS_CHECK_NOEXCEPT(cublasLtMatrixLayoutDestroy(p.c));
+    TPB_CUBLAS_CHECK_NOEXCEPT(cublasLtMatmulDescDestroy(p.op));
+  }
+  if (lt_) TPB_CUBLAS_CHECK_NOEXCEPT(cublasLtDestroy(lt_));
+}
+
+LtGemm::Plan& LtGemm::plan_for(int64_t m, int64_t n, int64_t k, DType t) {
+  const Key key{m, n, k, t};
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+
+  const cudaDataType_t ty = cuda_type(t);
+  Plan p;
+  // fp32 accumulate for every dtype; CUBLAS_COMPUTE_32F (not _FAST_TF32) keeps fp32 GEMMs
+  // exact enough to compare with the CPU reference.
+  TPB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+  TPB_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
+  TPB_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
+  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, ty, k, n, k));  // w as stored
+  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, ty, k, m, k));  // x as stored
+  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.c, ty, n, m, n));  // y as stored
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  TPB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const uint64_t ws = workspace_bytes_;
+  TPB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  // The heuristic otherwise assumes 256-byte-aligned operands; asking for kernels that need
+  // only 16 bytes keeps a plan valid for any sub-buffer a caller passes (run() checks it).
+  const uint32_t align = kMinAlignment;
+  for (auto attr :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    TPB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(lt_, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  TPB_CUBLAS_CHECK(st);
+  if (found == 0)
+    throw BackendError("cublasLt: no algorithm for " + std::string(dtype_name(t)) + " m=" +
+                       std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
+  p.algo = result.algo;
+
+  std::ostringstream os;
+  os << dtype_name(t) << " m=" << m << " n=" << n << " k=" << k << ": algo "
+     << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_ID) << " tile "
+     << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_TILE_ID) << " stages "
+     << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID) << " splitk "
+     << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) << " waves " << result.wavesCount
+     << " workspace " << result.workspaceSize;
+  p.desc = os.str();
+  return plans_.emplace(key, p).first->second;
+}
+
+void LtGemm::run(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k, DType t) {
+  if (m == 0 || n == 0) return;
+  for (const void* ptr : {x, w, static_cast<const void*>(y)})
+    TPB_ASSERT(reinterpret_cast<uintptr_t>(ptr) % kMinAlignment == 0,
+               "gemm operands must be 16-byte aligned");
+  Plan& p = plan_for(m, n, k, t);
+  const float alpha = 1.0f, beta = 0.0f;
+  TPB_CUBLAS_CHECK(cublasLtMatmul(lt_, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,
+                                  workspace_, workspace_bytes_, stream_));
+}
+
+std::string LtGemm::algos() const {
+  std::string s;
+  for (const auto& [key, p] : plans_) s += p.desc + "\n";
+  return s;
+}
+
+}  // namespace tpb

@@ -1,0 +1,54 @@
+// Host launchers of the CUDA backend's kernels (one .cu file each). Every launcher takes the
+// KernelLaunch from launch_plan.h so the grid that runs is the grid the plan (and its unit
+// test) describes. Launch errors are checked; nothing here synchronizes.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "layers/cuda/launch_plan.h"
+#include "layers/device.h"
+#include "layers/fill_hash.h"
+
+namespace tpb::cuda_kernels {
+
+void launch_fill(const KernelLaunch& k, cudaStream_t s, void* dst, DType t, const FillSpec& f);
+
+void launch_rmsnorm(const KernelLaunch& k, cudaStream_t s, const void* x, const void* gamma,
+                    void* y, int64_t rows, int64_t dim, float eps, DType t);
+
+void launch_rope(const KernelLaunch& k, cudaStream_t s, void* qkv, int64_t tokens,
+                 int64_t tokens_per_seq, int64_t pos0, const AttnShape& a, float theta, DType t);
+
+void launch_kv_write(const KernelLaunch& k, cudaStream_t s, const void* qkv, void* k_cache,
+                     void* v_cache, int64_t tokens_per_seq, int64_t pos0, const AttnShape& a,
+                     DType t);
+
+void launch_swiglu(const KernelLaunch& k, cudaStream_t s, const void* gate_up, void* out,
+                   int64_t rows, int64_t inter, DType t);
+void launch_add(const KernelLaunch& k, cudaStream_t s, void* x, const void* y, int64_t count,
+                DType t);
+
+// `partials` holds DecodePlan::workspace_bytes when p.splits > 1.
+void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qkv,
+                             const void* k_cache, const void* v_cache, void* out, float* partials,
+                             int64_t ctx_len, const AttnShape& a, DType t);
+
+void launch_attention_prefill(const KernelLaunch& k, cudaStream_t s, const void* qkv,
+                              const void* k_cache, const void* v_cache, void* out, int64_t seq,
+                              const AttnShape& a, DType t);
+
+// Timers (timer_kernels.cu): %globaltimer is the GPU's nanosecond wall clock.
+void launch_stamp(cudaStream_t s, uint64_t* slot);
+void launch_timer_burst(cudaStream_t s, uint64_t* out, int n);
+// CUDA graphs: a stamp at graph_replay_slot(slot, state[0], state[1]) (dropped past capacity),
+// and the kernel that advances state[0] at the end of each replay.
+void launch_stamp_replay(cudaStream_t s, uint64_t* slots, std::size_t capacity,
+                         const uint64_t* state, std::size_t slot);
+void launch_replay_advance(cudaStream_t s, uint64_t* state);
+// Copies bytes / 16 uint4 (both 16-byte aligned): the HBM hog of --inject mem_contend.
+void launch_copy(cudaStream_t s, int blocks, void* dst, const void* src, std::size_t bytes);
+void launch_spin(cudaStream_t s, int blocks, uint64_t ns);
+
+}  // namespace tpb::cuda_kernels

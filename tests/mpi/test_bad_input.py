@@ -1,0 +1,235 @@
+"""Bad input, systematically (issue 5, part 3): a table of malformed CLI lines, --set values,
+--config files, model and hardware files and --inject specs. Every case must end the job
+quickly (no hang), with exit code 2 on every rank, exactly one "tpbench: error" line (rank 0
+only), no internal error, and a message that names the offending field.
+
+Cases run a few at a time: each is an mpirun start-up (~1 s) that fails before any compute."""
+import concurrent.futures
+import json
+import os
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tpbtest import Ctx  # noqa: E402
+
+TIMEOUT_S = 60  # a case that takes longer has hung: setup errors must not wait on peers
+
+# Files the cases point at; {work} in a case's args is replaced by the work directory.
+FIXTURES = {
+    "malformed.json": '{"batch": 1,,}',
+    "not_object.json": "[1, 2, 3]",
+    "unknown_key.json": json.dumps({"model": "tiny", "bacth": 4}),
+    "batch_string.json": json.dumps({"batch": "four"}),
+    "batch_bool.json": json.dumps({"batch": True}),
+    "batch_list.json": json.dumps({"batch": [1, 2]}),
+    "steps_float.json": json.dumps({"steps": 2.5}),
+    "inject_number.json": json.dumps({"inject": 5}),
+    "model_neg_hidden.json": json.dumps({"hidden": -1024, "n_layers": 2, "n_heads": 16,
+                                         "n_kv_heads": 8, "head_dim": 64,
+                                         "intermediate": 4096}),
+    "model_unknown_field.json": json.dumps({"hidden": 1024, "n_layers": 2, "n_heads": 16,
+                                            "n_kv_heads": 8, "head_dim": 64,
+                                            "intermediate": 4096, "n_expert": 8}),
+    "model_missing.json": json.dumps({"hidden": 1024, "n_layers": 2, "n_heads": 16,
+                                      "n_kv_heads": 8, "head_dim": 64}),
+    "model_float_dim.json": json.dumps({"hidden": 1024.5, "n_layers": 2, "n_heads": 16,
+                                        "n_kv_heads": 8, "head_dim": 64,
+                                        "intermediate": 4096}),
+    "model_gqa.json": json.dumps({"hidden": 1024, "n_layers": 2, "n_heads": 16,
+                                  "n_kv_heads": 6, "head_dim": 64, "intermediate": 4096}),
+    "model_heads3.json": json.dumps({"hidden": 768, "n_layers": 2, "n_heads": 3,
+                                     "n_kv_heads": 3, "head_dim": 64, "intermediate": 3072}),
+    "model_kv6.json": json.dumps({"hidden": 768, "n_layers": 2, "n_heads": 12,
+                                  "n_kv_heads": 6, "head_dim": 64, "intermediate": 4096}),
+    "model_inter_odd.json": json.dumps({"hidden": 1024, "n_layers": 2, "n_heads": 16,
+                                        "n_kv_heads": 8, "head_dim": 64,
+                                        "intermediate": 4097}),
+    # Counts so large that weight bytes overflow int64 (and n_layers would make the memory
+    # plan count down for ever): refused up front.
+    "model_huge.json": json.dumps({"hidden": 2**62, "n_layers": 2, "n_heads": 16,
+                                   "n_kv_heads": 8, "head_dim": 64, "intermediate": 4096}),
+    "model_huge_layers.json": json.dumps({"hidden": 1024, "n_layers": 10**15, "n_heads": 16,
+                                          "n_kv_heads": 8, "head_dim": 64,
+                                          "intermediate": 4096}),
+    "model_malformed.json": '{"hidden": 1024',
+    "hw_bad_bw.json": json.dumps({"peak_flops": {"fp32": 1e12}, "peak_bw": -5,
+                                  "source": "test"}),
+    "hw_unknown_dtype.json": json.dumps({"peak_flops": {"fp33": 1e12}, "peak_bw": 1e11,
+                                         "source": "test"}),
+}
+
+# (name, np, args after "tpbench", substrings the error line must contain). Cases without
+# --out get one from the runner so that only the field under test is wrong.
+CASES = [
+    # --- CLI structure -------------------------------------------------------------------
+    ("no verb", 2, [], ["command line"]),
+    # CLI11 says "A subcommand is required" without naming the word it did not know.
+    ("unknown verb", 2, ["fly"], ["command line", "subcommand"]),
+    ("unknown option", 2, ["run", "--frobnicate", "3"], ["--frobnicate"]),
+    ("option of another verb", 2, ["info", "--batch", "1"], ["--batch"]),
+    ("option given twice", 2, ["run", "--batch", "1", "--batch", "2"], ["--batch"]),
+    ("option without value", 2, ["run", "--out", "{work}/out-novalue", "--batch"], ["--batch"]),
+    # --- types ---------------------------------------------------------------------------
+    ("batch not a number", 2, ["run", "--batch", "abc"], ["--batch", "abc"]),
+    ("batch fractional", 2, ["run", "--batch", "1.5"], ["--batch"]),
+    ("batch inf", 2, ["run", "--batch", "inf"], ["--batch"]),
+    ("occupancy window nan", 2, ["run", "--occupancy-window", "nan"], ["--occupancy-window"]),
+    ("check not a bool", 2, ["run", "--set", "check=maybe"], ["--check"]),
+    ("batch list via --set", 2, ["run", "--set", "batch=[1,2]"], ["--batch"]),
+    # Every string is echoed into results.json, which cannot hold invalid UTF-8.
+    ("out not UTF-8", 2, ["run", "--out", "{work}/out-\udcff\udcfe"], ["--out", "UTF-8"]),
+    ("inject not UTF-8", 2, ["run", "--inject", "rank=0:slowdown=2\udcff"], ["--inject", "UTF-8"]),
+    ("out not a string via --set", 2, ["run", "--set", "out=5"], ["--out"]),
+    ("inject not strings via --set", 2, ["run", "--set", "inject=5"], ["--inject"]),
+    ("config batch string", 2, ["run", "--config", "{work}/batch_string.json"], ["--batch"]),
+    ("config batch bool", 2, ["run", "--config", "{work}/batch_bool.json"], ["--batch"]),
+    ("config batch list", 2, ["run", "--config", "{work}/batch_list.json"], ["--batch"]),
+    ("config steps float", 2, ["run", "--config", "{work}/steps_float.json"], ["--steps"]),
+    ("config inject number", 2, ["run", "--config", "{work}/inject_number.json"], ["--inject"]),
+    # --- ranges --------------------------------------------------------------------------
+    ("batch zero", 2, ["run", "--batch", "0"], ["--batch"]),
+    ("batch negative", 2, ["run", "--batch=-3"], ["--batch"]),
+    ("steps zero", 2, ["run", "--steps", "0"], ["--steps"]),
+    ("warmup negative", 2, ["run", "--warmup=-1"], ["--warmup"]),
+    ("context negative", 2, ["run", "--context=-1"], ["--context"]),
+    ("prompt zero", 2, ["run", "--phase", "prefill", "--prompt", "0"], ["--prompt"]),
+    ("layers beyond the model", 2, ["run", "--layers", "9"], ["--layers"]),
+    ("tp zero", 2, ["run", "--tp", "0"], ["--tp"]),
+    ("collective timeout zero", 2, ["run", "--collective-timeout", "0"], ["--collective-timeout"]),
+    ("blas threads zero", 2, ["run", "--blas-threads", "0"], ["--blas-threads"]),
+    ("sync rounds zero", 2, ["run", "--sync-rounds", "0"], ["--sync-rounds"]),
+    ("unknown phase", 2, ["run", "--phase", "mixed"], ["--phase", "mixed"]),
+    ("unknown backend", 2, ["run", "--backend", "tpu"], ["--backend", "tpu"]),
+    ("unknown dtype", 2, ["run", "--dtype", "fp64"], ["--dtype", "fp64"]),
+    ("unknown tp groups", 2, ["run", "--tp-groups", "diagonal"], ["--tp-groups"]),
+    ("memory budget unit", 2, ["run", "--memory-budget", "8X"], ["--memory-budget"]),
+    ("memory budget negative", 2, ["run", "--memory-budget=-1G"], ["--memory-budget"]),
+    # --- huge values (overflow of counts and byte sizes) ---------------------------------
+    ("batch beyond int64", 2, ["run", "--batch", "99999999999999999999999"], ["--batch"]),
+    ("batch beyond double via --set", 2, ["run", "--set", "batch=1e400"], ["--batch"]),
+    ("steps huge", 2, ["run", "--steps", "1e12"], ["--steps"]),
+    ("seed huge", 2, ["run", "--seed", "1e30"], ["--seed"]),
+    ("memory budget huge", 2, ["run", "--memory-budget", "1e30"], ["--memory-budget"]),
+    ("prefill tokens overflow", 2,
+     ["run", "--phase", "prefill", "--batch", "1048576", "--prompt", "16777216"], ["--batch"]),
+    ("model hidden overflow", 2, ["run", "--model", "{work}/model_huge.json"], ["hidden"]),
+    ("model layers huge", 2, ["run", "--model", "{work}/model_huge_layers.json"], ["n_layers"]),
+    # --- unknown keys --------------------------------------------------------------------
+    ("unknown --set key", 2, ["run", "--set", "bacth=4"], ["bacth"]),
+    ("unknown --config key", 2, ["run", "--config", "{work}/unknown_key.json"], ["bacth"]),
+    ("--set without =", 2, ["run", "--set", "batch"], ["--set"]),
+    ("--set empty key", 2, ["run", "--set", "=3"], ["--set"]),
+    # --- contradictions ------------------------------------------------------------------
+    ("nccl on cpu", 2, ["run", "--collective", "nccl", "--backend", "cpu"], ["--collective"]),
+    ("bf16 on cpu", 2, ["run", "--dtype", "bf16"], ["--dtype", "bf16"]),
+    ("tp not dividing world", 2, ["run", "--tp", "3"], ["--tp"]),
+    ("world 3 with tp 2", 3, ["run", "--tp", "2"], ["--tp", "world size 3"]),
+    ("tp above world", 2, ["run", "--tp", "32"], ["--tp"]),
+    ("control: 3 heads at tp 1 runs", 1, ["run", "--tp", "1", "--model", "{work}/model_heads3.json"],
+     None),  # a control row: tp=1 divides anything, so this one must run (exit 0)
+    ("tp 2 does not divide 3 heads", 2, ["run", "--model", "{work}/model_heads3.json"],
+     ["--tp", "n_heads"]),
+    ("tp 2 does not divide intermediate", 2, ["run", "--model", "{work}/model_inter_odd.json"],
+     ["--tp", "intermediate"]),
+    ("tp 4 vs 6 kv heads", 4, ["run", "--model", "{work}/model_kv6.json"], ["--tp", "n_kv_heads"]),
+    # --- paths ---------------------------------------------------------------------------
+    ("missing --config file", 2, ["run", "--config", "{work}/nope.json"], ["--config", "nope.json"]),
+    ("malformed --config", 2, ["run", "--config", "{work}/malformed.json"], ["--config", "malformed"]),
+    ("--config not an object", 2, ["run", "--config", "{work}/not_object.json"], ["--config"]),
+    ("unknown model name", 2, ["run", "--model", "gpt-5"], ["--model", "gpt-5"]),
+    ("model path missing", 2, ["run", "--model", "{work}/nope.json"], ["--model"]),
+    ("model name with slash", 2, ["run", "--model", "../models/tiny"], ["--model"]),
+    ("model negative hidden", 2, ["run", "--model", "{work}/model_neg_hidden.json"], ["hidden"]),
+    ("model unknown field", 2, ["run", "--model", "{work}/model_unknown_field.json"], ["n_expert"]),
+    ("model missing field", 2, ["run", "--model", "{work}/model_missing.json"], ["intermediate"]),
+    ("model float dim", 2, ["run", "--model", "{work}/model_float_dim.json"], ["hidden"]),
+    ("model GQA mismatch", 2, ["run", "--model", "{work}/model_gqa.json"], ["n_kv_heads"]),
+    ("model malformed JSON", 2, ["run", "--model", "{work}/model_malformed.json"], ["malformed"]),
+    ("unknown hardware", 2, ["run", "--hardware", "tpu-v9"], ["--hardware", "tpu-v9"]),
+    ("hardware negative bw", 2, ["run", "--hardware", "{work}/hw_bad_bw.json"], ["peak_bw"]),
+    ("hardware unknown dtype", 2, ["run", "--hardware", "{work}/hw_unknown_dtype.json"], ["fp33"]),
+    ("unwritable --out", 2, ["run", "--out", "/proc/tpbench-x"], ["--out"]),
+    ("--out is a file", 2, ["run", "--out", "{work}/malformed.json"], ["--out"]),
+    ("missing --out", 2, ["run", "--out", ""], ["--out"]),
+    # --- --inject ------------------------------------------------------------------------
+    ("inject unknown key", 2, ["run", "--inject", "rank=0:slowness=2"], ["--inject", "slowness"]),
+    ("inject rank out of range", 2, ["run", "--inject", "rank=2:slowdown=2"], ["--inject", "rank 2"]),
+    ("inject negative rank", 2, ["run", "--inject", "rank=-1:slowdown=2"], ["--inject", "rank"]),
+    ("inject fractional rank", 2, ["run", "--inject", "rank=0.5:slowdown=2"], ["--inject", "rank"]),
+    ("inject slowdown below 1", 2, ["run", "--inject", "rank=1:slowdown=0.5"], ["--inject", "slowdown"]),
+    ("inject jitter without @", 2, ["run", "--inject", "rank=1:jitter=0.1"], ["--inject", "jitter"]),
+    ("inject jitter p above 1", 2, ["run", "--inject", "rank=1:jitter=2@100"], ["--inject", "jitter"]),
+    ("inject without rank", 2, ["run", "--inject", "slowdown=2"], ["--inject", "rank"]),
+    ("inject without effect", 2, ["run", "--inject", "rank=1"], ["--inject", "no effect"]),
+    ("inject empty entry", 2, ["run", "--inject", "rank=0:slowdown=2,,rank=1:slowdown=2"],
+     ["--inject", "empty"]),
+    ("inject trailing comma", 2, ["run", "--inject", "rank=0:slowdown=2,"], ["--inject"]),
+    ("inject trailing colon", 2, ["run", "--inject", "rank=0:slowdown=2:"], ["--inject"]),
+    ("inject fractional step", 2, ["run", "--inject", "rank=0:hang_at_step=1.5"],
+     ["--inject", "hang_at_step"]),
+    ("inject repeated key", 2, ["run", "--inject", "rank=0:slowdown=2:slowdown=3"],
+     ["--inject", "slowdown"]),
+]
+
+
+def printable(cmd):
+    return " ".join(cmd).encode("utf-8", "backslashreplace").decode()
+
+
+def run_case(ctx, case):
+    name, np, args, expect = case
+    args = [a.replace("{work}", ctx.work) for a in args]
+    if args and args[0] == "run" and not any(a == "--out" or a.startswith("--out=") for a in args):
+        args += ["--out", ctx.out("out-" + name.replace(" ", "_"))]
+    if expect is None:  # control rows: a valid line close to a bad one must still run
+        args += ["--steps", "1", "--warmup", "0", "--layers", "1", "--batch", "1",
+                 "--context", "16", "--sync-rounds", "2"]
+    cmd = [ctx.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", ctx.tpbench] + args
+    # Own session, so that a hung case is ended with its whole process group.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace", env=ctx.env, start_new_session=True)
+    try:
+        _, stderr = p.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return name, [f"hung: no exit within {TIMEOUT_S} s: {printable(cmd)}"], ""
+    problems = []
+    err_lines = [ln for ln in stderr.splitlines() if ln.startswith("tpbench:")]
+    if expect is None:
+        if p.returncode != 0:
+            problems.append(f"control case failed: rc {p.returncode}\n{stderr[-2000:]}")
+        return name, problems, ""
+    if p.returncode != 2:
+        problems.append(f"rc {p.returncode}, expected 2")
+    errors = [ln for ln in err_lines if ln.startswith("tpbench: error: ")]
+    if len(errors) != 1 or len(err_lines) != 1:
+        problems.append(f"expected exactly one 'tpbench: error:' line, got {err_lines}")
+    if "internal error" in stderr:
+        problems.append("internal error reported")
+    line = errors[0] if errors else ""
+    for s in expect:
+        if s not in line:
+            problems.append(f"message lacks '{s}'")
+    if problems:
+        problems.append(f"cmd: {printable(cmd)}\nstderr: {stderr[-1500:]}")
+    return name, problems, line
+
+
+def main():
+    ctx = Ctx()
+    for fname, text in FIXTURES.items():
+        with open(os.path.join(ctx.work, fname), "w") as f:
+            f.write(text)
+    ctx.check(len([c for c in CASES if c[3] is not None]) >= 30, "at least 30 bad-input cases")
+    # Four at a time: mpirun start-up is mostly waiting, so 2 cores keep up with four.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        for name, problems, line in pool.map(lambda c: run_case(ctx, c), CASES):
+            ctx.check(not problems, f"{name}: {line}" + ("\n" + "\n".join(problems) if problems else ""))
+    ctx.finish()
+
+
+if __name__ == "__main__":
+    main()
