@@ -13,8 +13,8 @@ struct CliResult {
   nlohmann::json config = nlohmann::json::object();
   std::vector<std::string> positional;  // e.g. RESULTS dirs for compare/diagnose
   std::vector<std::string> argv;
-  bool help = false;  // help was printed; exit 0
-  std::string from;       // run --from RESULTS: rerun a recorded point ...
+  bool help = false;         // help was printed; exit 0
+  std::string from;          // run --from RESULTS: rerun a recorded point ...
   long long from_point = 0;  // ... this one (index into points[])
 };
 

@@ -44,7 +44,8 @@ int verb_run(const CliResult& cli, const World& w) {
   agree(w.comm, [&] { peaks = resolve_peaks(spec, w, *dev); });
   auto context = collect_context(w, cli.argv, dev->caps());
   // The --topology preset and its knobs (issue 4 helper: one line; main.cc checked them).
-  if (w.rank == 0) context["topology"] = topology_context(spec.topology, spec.collective, spec.config_dir);
+  if (w.rank == 0)
+    context["topology"] = topology_context(spec.topology, spec.collective, spec.config_dir);
   std::optional<ResultsWriter> writer;
   if (w.rank == 0) {
     writer.emplace(spec.out, context, run_spec_to_json(spec));

@@ -58,6 +58,32 @@ asan_stage() {
       return 1
     fi
   done
+  echo "== asan: sweep, collectives, diagnose and compare"
+  local verbs=(
+    "sweep:mpirun -np 2 --bind-to none build-asan/tpbench sweep ${small[*]} --batch 1,2 --out $out/sweep"
+    "collectives:mpirun -np 2 --bind-to none build-asan/tpbench collectives -b 8 -e 64K -f 8 -n 5 -w 1 --baseline --out $out/coll"
+    "diagnose:build-asan/tpbench diagnose $out/sweep"
+    "compare:build-asan/tpbench compare $out/decode-check $out/inject"
+  )
+  for v in "${verbs[@]}"; do
+    local name=${v%%:*} cmd=${v#*:}
+    # shellcheck disable=SC2086
+    ASAN_OPTIONS="$asan" $cmd >"$out.$name.log" 2>&1 ||
+      { cat "$out.$name.log"; echo "sanitize.sh: asan '$name' failed" >&2; return 1; }
+    if grep -E "ERROR: AddressSanitizer|runtime error:" "$out.$name.log"; then
+      echo "sanitize.sh: sanitizer report in '$name'" >&2
+      return 1
+    fi
+  done
+  # Every error path of the bad-input table, under ASan+UBSan.
+  echo "== asan: tests/mpi/test_bad_input.py"
+  ASAN_OPTIONS="$asan" python3 tests/mpi/test_bad_input.py --tpbench build-asan/tpbench \
+    --mpirun mpirun --source "$ROOT" --work "$out/bad-input" >"$out.bad-input.log" 2>&1 ||
+    { grep -v "^ok" "$out.bad-input.log"; echo "sanitize.sh: bad-input under asan failed" >&2; return 1; }
+  if grep -rE "ERROR: AddressSanitizer|runtime error:" "$out.bad-input.log"; then
+    echo "sanitize.sh: sanitizer report in the bad-input cases" >&2
+    return 1
+  fi
 }
 
 tsan_stage() {
