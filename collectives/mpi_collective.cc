@@ -1,6 +1,8 @@
 // MPI all-reduce and barrier with a deadline.
 #include "collectives/mpi_collective.h"
 
+#include <sched.h>
+
 #include <chrono>
 #include <string>
 
@@ -16,7 +18,7 @@ MPI_Datatype mpi_type(DType t) {
   return MPI_FLOAT;
 }
 
-void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what) {
+void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool yield) {
   // Poll instead of MPI_Wait: a hung peer must not hang us. Polling is also what NCCL's
   // kernels do while they wait, so a waiting rank stays busy in both backends.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
@@ -24,6 +26,9 @@ void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what) {
   for (unsigned spins = 0;; ++spins) {
     TPB_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
     if (done) return;
+    // Oversubscribed (more ranks than cores): a spinning waiter would steal the core the
+    // late rank needs, inflating the very imbalance being measured. Yield instead.
+    if (yield) sched_yield();
     if ((spins & 255u) == 0 && std::chrono::steady_clock::now() > deadline)
       throw CollectiveTimeout(std::string(what) + " did not complete within " +
                               std::to_string(timeout_s) + " s");
@@ -34,7 +39,8 @@ namespace {
 
 class MpiCollective final : public Collective {
  public:
-  MpiCollective(MPI_Comm comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
+  MpiCollective(MPI_Comm comm, double timeout_s, bool yield)
+      : comm_(comm), timeout_s_(timeout_s), yield_(yield) {
     TPB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     TPB_MPI_CHECK(MPI_Comm_size(comm_, &size_));
   }
@@ -47,25 +53,27 @@ class MpiCollective final : public Collective {
     MPI_Request req;
     TPB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, static_cast<int>(count), mpi_type(t), MPI_SUM,
                                  comm_, &req));
-    wait_or_timeout(req, timeout_s_, "MPI all_reduce");
+    wait_or_timeout(req, timeout_s_, "MPI all_reduce", yield_);
   }
 
   void barrier() override {
     MPI_Request req;
     TPB_MPI_CHECK(MPI_Ibarrier(comm_, &req));
-    wait_or_timeout(req, timeout_s_, "MPI barrier");
+    wait_or_timeout(req, timeout_s_, "MPI barrier", yield_);
   }
 
  private:
   MPI_Comm comm_;
   double timeout_s_;
+  bool yield_;
   int rank_ = 0, size_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_mpi_collective(MPI_Comm comm, double timeout_s) {
-  return std::make_unique<MpiCollective>(comm, timeout_s);
+std::unique_ptr<Collective> make_mpi_collective(MPI_Comm comm, double timeout_s,
+                                                bool yield_while_waiting) {
+  return std::make_unique<MpiCollective>(comm, timeout_s, yield_while_waiting);
 }
 
 }  // namespace tpb

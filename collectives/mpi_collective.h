@@ -12,11 +12,13 @@ namespace tpb {
 
 // Blocks until `req` completes or `timeout_s` passes (then throws CollectiveTimeout with
 // `what`). Shared by every MPI-based collective.
-void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what);
+void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool yield = false);
 
 MPI_Datatype mpi_type(DType t);
 
 // `comm` is the TP group's communicator; the collective does not own it.
-std::unique_ptr<Collective> make_mpi_collective(MPI_Comm comm, double timeout_s);
+// yield_while_waiting: sched_yield between polls (for oversubscribed hosts only).
+std::unique_ptr<Collective> make_mpi_collective(MPI_Comm comm, double timeout_s,
+                                                bool yield_while_waiting = false);
 
 }  // namespace tpb
