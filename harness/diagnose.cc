@@ -28,7 +28,8 @@ std::vector<Verdict> diagnose_point(const oj& p) {
   const double occ = num(m, "occupancy_sampled");
 
   // 1. Regime.
-  if (decode) {
+  const bool below_ridge = num(m, "intensity") < num(m, "ridge");
+  if (decode && below_ridge) {
     const bool near_ceiling = ceil > 0 && mfu >= 0.5 * ceil;
     v.push_back(
         {1, "regime", mbu >= 0.5 ? "ok" : "note",
@@ -42,9 +43,10 @@ std::vector<Verdict> diagnose_point(const oj& p) {
   } else {
     v.push_back(
         {1, "regime", mfu >= 0.4 ? "ok" : "problem",
-         fmt::format("prefill is compute-bound (intensity {:.0f} FLOP/B vs ridge {:.1f}, "
+         fmt::format("{} is compute-bound (intensity {:.0f} FLOP/B vs ridge {:.1f}, "
                      "ceiling {:.2f}): MFU {:.3f}{}",
-                     num(m, "intensity"), num(m, "ridge"), ceil, mfu,
+                     decode ? "decode at this batch" : "prefill", num(m, "intensity"),
+                     num(m, "ridge"), ceil, mfu,
                      mfu < 0.4 ? " is low for this regime: check kernels, sequence length and "
                                  "padding"
                                : "")});

@@ -244,6 +244,10 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
                        std::to_string(working_set / 1048576.0) + " MiB is under 4x the LLC (" +
                        std::to_string(caps.llc_bytes / 1048576.0) +
                        " MiB); MBU against DRAM peak is not meaningful");
+  if (a.mbu > 1.0 || a.mfu > 1.0)
+    warnings.push_back("peak_exceeded: the run beat its peaks (MBU " + std::to_string(a.mbu) +
+                       ", MFU " + std::to_string(a.mfu) + "); the peaks (" + peaks.source +
+                       ") understate this machine, e.g. a start-up probe taken under load");
   p["warnings"] = warnings;
   p["samples"] = {{"step_time_s", a.step_time_s}, {"skew_s", a.collectives.skew_s}};
   return p;

@@ -174,8 +174,11 @@ CASES = [
 ]
 
 
-def printable(cmd):
-    return " ".join(cmd).encode("utf-8", "backslashreplace").decode()
+def printable(text):
+    """ASCII-safe: cases pass non-UTF-8 bytes, and ctest's stdout may be ASCII."""
+    if isinstance(text, list):
+        text = " ".join(text)
+    return text.encode("ascii", "backslashreplace").decode()
 
 
 def run_case(ctx, case):
@@ -227,7 +230,8 @@ def main():
     # Four at a time: mpirun start-up is mostly waiting, so 2 cores keep up with four.
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         for name, problems, line in pool.map(lambda c: run_case(ctx, c), CASES):
-            ctx.check(not problems, f"{name}: {line}" + ("\n" + "\n".join(problems) if problems else ""))
+            detail = "\n" + "\n".join(problems) if problems else ""
+            ctx.check(not problems, printable(f"{name}: {line}{detail}"))
     ctx.finish()
 
 
