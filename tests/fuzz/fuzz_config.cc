@@ -8,6 +8,7 @@
 //                                    "tpbench run" (so --set, --inject and --config are reached).
 #include <cstddef>
 #include <cstdint>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -28,14 +29,15 @@ bool config_from_cli(const std::string& text, nlohmann::json& cfg) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  // --help prints the usage and returns; that is a correct answer, not a config.
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h" || a == "--help-all") return false;
+  // --help (or -h inside a group of short flags) prints the usage: drop it, it is not a finding.
+  std::streambuf* const cout_buf = std::cout.rdbuf(nullptr);
   try {
     tpb::CliResult r = tpb::parse_cli(static_cast<int>(args.size()), argv.data());
+    std::cout.rdbuf(cout_buf);
     cfg = std::move(r.config);
-    return true;
+    return !r.help;
   } catch (const tpb::BadInput&) {
+    std::cout.rdbuf(cout_buf);
     return false;
   }
 }
