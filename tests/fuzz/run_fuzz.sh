@@ -37,7 +37,7 @@ for i in 0 1; do
   if wait "${pids[$i]}"; then rc=0; else rc=$?; fi
   log=$BUILD/fuzz-out/$t/log.txt
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  corpus=$(ls "$BUILD/fuzz-out/$t/corpus" | wc -l)
+  corpus=$(find "$BUILD/fuzz-out/$t/corpus" -type f | wc -l)
   if [ "$rc" = 0 ]; then
     echo "$t: ok, $execs executions in ${SECONDS_PER_TARGET} s, corpus $corpus inputs"
   else
