@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# launch/deps.sh installs the missing Debian packages with apt-get (CI machines start bare).
+command -v apt-get >/dev/null || { echo "tests/run.sh: needs apt-get (Debian)" >&2; exit 1; }
 source launch/deps.sh
 tpb_install_deps
 
