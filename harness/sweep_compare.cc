@@ -32,6 +32,7 @@ const MetricDef kModelMetrics[] = {
     {"skew_p95_s", "skew95 us", 1e6, "{:.0f}"},
     {"wait_fraction", "wait%", 100, "{:.1f}"},
     {"collective_fraction", "coll%", 100, "{:.1f}"},
+    {"transfer_fraction", "xfer%", 100, "{:.1f}"},
 };
 const MetricDef kCollMetrics[] = {
     {"time_s", "time us", 1e6, "{:.1f}"},       {"time_p99_s", "p99 us", 1e6, "{:.1f}"},
@@ -55,9 +56,12 @@ oj point_metrics(const oj& p) {
     return {{"time_s", num(m["time_s"], "mean")},    {"time_p99_s", num(m["time_s"], "p99")},
             {"algbw_GBps", num(m, "algbw_GBps")},    {"busbw_GBps", num(m, "busbw_GBps")},
             {"skew_p95_s", num(c["skew_s"], "p95")}, {"wait_fraction", num(c, "wait_fraction")}};
-  double coll = 0, wall = 0;
+  // coll% = (wait + transfer) / wall; xfer% keeps only the transfer, the part the interconnect
+  // sets, since wait is the compute imbalance that arrives with any topology.
+  double coll = 0, xfer = 0, wall = 0;
   for (const auto& r : p["ranks"]) {
     coll += num(r, "wait_s") + num(r, "transfer_s");
+    xfer += num(r, "transfer_s");
     wall += num(r, "wall_s");
   }
   return {{"tokens_per_s", num(m, "tokens_per_s")},
@@ -67,7 +71,8 @@ oj point_metrics(const oj& p) {
           {"mfu", num(m, "mfu")},
           {"skew_p95_s", num(c["skew_s"], "p95")},
           {"wait_fraction", num(c, "wait_fraction")},
-          {"collective_fraction", wall > 0 ? coll / wall : 0.0}};
+          {"collective_fraction", wall > 0 ? coll / wall : 0.0},
+          {"transfer_fraction", wall > 0 ? xfer / wall : 0.0}};
 }
 
 std::string value_text(const oj& v) {
