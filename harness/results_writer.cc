@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <iostream>
 
 #include "harness/errors.h"
 
@@ -26,6 +28,13 @@ void write_all(int fd, const std::string& text, const std::string& path) {
   }
 }
 
+// Strings from outside (argv, env, host names, file contents) may hold bytes that are not
+// UTF-8; nlohmann throws on them by default, which would cost the run its results. U+FFFD in
+// their place keeps the record valid JSON.
+std::string dump_text(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 }  // namespace
 
 void ensure_writable_dir(const std::string& dir) {
@@ -40,6 +49,40 @@ void ensure_writable_dir(const std::string& dir) {
   ::unlink(probe.c_str());
 }
 
+std::string archive_previous_results(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const char* names[] = {"results.json", "points.jsonl"};
+  bool any = false;
+  for (const char* n : names) any = any || fs::exists(fs::path(dir) / n);
+  if (!any) return "";
+  char stamp[32];
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  // Two runs in the same second get distinct folders.
+  fs::path to = fs::path(dir) / (std::string("previous-") + stamp);
+  for (int k = 1; fs::exists(to); ++k)
+    to = fs::path(dir) / (std::string("previous-") + stamp + "-" + std::to_string(k));
+  std::error_code ec;
+  fs::create_directory(to, ec);
+  if (ec) throw Error(ExitCode::internal, "cannot create " + to.string() + ": " + ec.message());
+  for (const char* n : names) {
+    const fs::path from = fs::path(dir) / n;
+    if (!fs::exists(from)) continue;
+    fs::rename(from, to / n, ec);
+    if (ec)
+      throw Error(ExitCode::internal, "cannot move " + from.string() + ": " + ec.message());
+  }
+  return to.string();
+}
+
+void report_archive(const ResultsWriter& w) {
+  if (!w.archived_to().empty())
+    std::cout << "note: " << w.dir() << " held results from an earlier run; moved them to "
+              << w.archived_to() << "\n";
+}
+
 void write_file_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -52,9 +95,10 @@ void write_file_atomic(const std::string& path, const std::string& text) {
 }
 
 ResultsWriter::ResultsWriter(const std::string& dir, nlohmann::ordered_json context,
-                             nlohmann::ordered_json config)
+                             nlohmann::ordered_json config, Existing existing)
     : dir_(dir) {
   ensure_writable_dir(dir);
+  if (existing == Existing::archive) archived_to_ = archive_previous_results(dir);
   doc_["schema"] = kSchemaName;
   doc_["schema_version"] = kSchemaVersion;
   doc_["context"] = std::move(context);
@@ -67,7 +111,7 @@ void ResultsWriter::add_point(const nlohmann::ordered_json& point) {
   const std::string path = dir_ + "/points.jsonl";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd < 0) throw Error(ExitCode::internal, "cannot open " + path + ": " + std::strerror(errno));
-  write_all(fd, point.dump() + "\n", path);
+  write_all(fd, dump_text(point, -1) + "\n", path);
   ::fsync(fd);
   ::close(fd);
   doc_["points"].push_back(point);
@@ -80,7 +124,7 @@ void ResultsWriter::set_section(const std::string& key, const nlohmann::ordered_
 }
 
 void ResultsWriter::write_results() {
-  write_file_atomic(dir_ + "/results.json", doc_.dump(2) + "\n");
+  write_file_atomic(dir_ + "/results.json", dump_text(doc_, 2) + "\n");
 }
 
 }  // namespace tpb

@@ -65,7 +65,10 @@ int verb_collectives(const CliResult& cli, const World& w) {
   std::optional<ResultsWriter> writer;
   if (w.rank == 0) {
     context["topology"] = topology_context(s.topology, s.collective, s.config_dir);
-    if (!s.out.empty()) writer.emplace(s.out, context, coll_spec_to_json(s));
+    if (!s.out.empty()) {
+      writer.emplace(s.out, context, coll_spec_to_json(s));
+      report_archive(*writer);
+    }
     if (context["oversubscribed"].get<bool>())
       std::cerr << "warning: " << context["ranks_per_core"].get<double>()
                 << " ranks per core: timings are time-sliced\n";

@@ -49,6 +49,7 @@ int verb_run(const CliResult& cli, const World& w) {
   std::optional<ResultsWriter> writer;
   if (w.rank == 0) {
     writer.emplace(spec.out, context, run_spec_to_json(spec));
+    report_archive(*writer);
     if (context["oversubscribed"].get<bool>())
       std::cerr << "warning: " << context["ranks_per_core"].get<double>()
                 << " ranks per core: timings are time-sliced; use this run for function, not "

@@ -108,9 +108,12 @@ int verb_sweep(const CliResult& cli, const World& w) {
       std::cerr << "warning: " << context["ranks_per_core"].get<double>()
                 << " ranks per core: timings are time-sliced; use this sweep for function, not "
                    "performance\n";
-    // A fresh sweep starts a fresh ledger; a resumed one keeps exactly the finished lines.
-    rewrite_ledger(specs[0].out, ledger);
-    writer.emplace(specs[0].out, context, sweep_config_json(specs[0], plan));
+    // A resumed sweep keeps exactly the finished lines; a fresh one moves any earlier results
+    // in --out aside (previous-<time>/) and starts an empty ledger.
+    if (!resume_dir.empty()) rewrite_ledger(specs[0].out, ledger);
+    writer.emplace(specs[0].out, context, sweep_config_json(specs[0], plan),
+                   resume_dir.empty() ? Existing::archive : Existing::keep);
+    report_archive(*writer);
     nlohmann::ordered_json old = nlohmann::ordered_json::array();
     for (const auto& p : ledger.points) {
       if (!exhaustion && p.value("memory_exhaustion", false)) exhaustion = old.size();

@@ -8,7 +8,11 @@ What it shows:
   either absent (killed before setup finished) or valid JSON with the contract's top level;
 - points.jsonl only ever holds whole lines, at most one point ahead of results.json (it is
   appended and fsynced before results.json is rewritten);
-- after SIGKILL of mpirun's session, or of one rank, every rank is gone within seconds.
+- after SIGKILL of mpirun's session, or of one rank, every rank is gone within seconds;
+- a rank that crashes (SIGSEGV) in the middle of a sweep ends the job with a non-zero code, and
+  every point finished before the crash is still in points.jsonl and results.json;
+- a second run into the same --out moves the first run's files to previous-<time>/ instead of
+  appending to them.
 """
 import json
 import os
@@ -185,6 +189,62 @@ def kill_one_rank(ctx):
               "SIGKILL of rank 1: results.json parseable\n" + "\n".join(problems))
 
 
+def crash_one_rank_mid_sweep(ctx):
+    """SIGSEGV (the signal a real fault raises; the default action kills the process as a
+    segfault does) to rank 1 while point 3 of a 4-point sweep runs."""
+    out = ctx.out("rank-segv-sweep")
+    cmd = [ctx.mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none", ctx.tpbench, "sweep",
+           "--model", "tiny", "--layers", "2", "--context", "256", "--steps", "30", "--warmup", "1",
+           "--batch", "1,2,4,8", "--out", out]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=ctx.env, start_new_session=True)
+    ledger = os.path.join(out, "points.jsonl")
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and p.poll() is None:
+        if os.path.exists(ledger) and open(ledger).read().count("\n") >= 2:
+            break
+        time.sleep(0.05)
+    victims = [pid for pid, rank in rank_pids(ctx, out) if rank == 1]
+    ctx.check(p.poll() is None and len(victims) == 1,
+              f"sweep still running at point 3 with rank 1 alive ({victims})")
+    t0 = time.monotonic()
+    for pid in victims:
+        os.kill(pid, signal.SIGSEGV)
+    try:
+        _, err = p.communicate(timeout=30)
+        ended = time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        ended, err = None, ""
+        kill_session(p)
+    ctx.check(ended is not None and p.returncode != 0,
+              f"SIGSEGV of rank 1: mpirun ends with non-zero rc {p.returncode} (after {ended} s)")
+    ctx.check(wait_gone(ctx, out, GONE_WITHIN_S) is not None, "SIGSEGV of rank 1: every rank gone")
+    res, lines, problems = read_state(out)
+    ctx.check(not problems and res is not None,
+              "SIGSEGV of rank 1: results parseable\n" + "\n".join(problems))
+    batches = [ln["params"]["batch"] for ln in lines if ln.get("status") == "ok"]
+    ctx.check(batches[:2] == [1, 2] and res is not None and len(res["points"]) >= 2,
+              f"SIGSEGV of rank 1: the finished points are on disk (batches {batches}, "
+              f"results.json {len(res['points']) if res else None} point(s))")
+
+
+def rerun_into_same_out(ctx):
+    out = ctx.out("finished")  # finished_run's directory: one point
+    p = launch(ctx, out, SHORT)
+    stdout, err = p.communicate(timeout=120)
+    ctx.check(p.returncode == 0, f"second run into the same --out exits 0\n{err[-1000:]}")
+    prev = [d for d in os.listdir(out) if d.startswith("previous-")]
+    ctx.check(len(prev) == 1 and "moved them to" in stdout,
+              f"the first run's files moved to previous-<time>/ and said so ({prev})")
+    res, lines, problems = read_state(out)
+    ctx.check(not problems and len(lines) == 1 and res is not None and len(res["points"]) == 1,
+              f"second run: its own one point, not appended ({len(lines)} line(s))")
+    if prev:
+        old, old_lines, old_problems = read_state(os.path.join(out, prev[0]))
+        ctx.check(not old_problems and old is not None and len(old_lines) == 1,
+                  "the first run's results are intact in the archive")
+
+
 def kill_at_many_moments(ctx, wall):
     """Short runs killed at moments spread over start-up, the point and the final write, as
     fractions of the wall time of the same run left alone."""
@@ -211,6 +271,8 @@ def main():
     wall = finished_run(ctx)
     kill_mid_point(ctx)
     kill_one_rank(ctx)
+    crash_one_rank_mid_sweep(ctx)
+    rerun_into_same_out(ctx)
     kill_at_many_moments(ctx, wall)
     ctx.finish()
 
