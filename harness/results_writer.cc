@@ -71,8 +71,7 @@ std::string archive_previous_results(const std::string& dir) {
     const fs::path from = fs::path(dir) / n;
     if (!fs::exists(from)) continue;
     fs::rename(from, to / n, ec);
-    if (ec)
-      throw Error(ExitCode::internal, "cannot move " + from.string() + ": " + ec.message());
+    if (ec) throw Error(ExitCode::internal, "cannot move " + from.string() + ": " + ec.message());
   }
   return to.string();
 }

@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 using oj = nlohmann::ordered_json;
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() /
-               ("tpb-writer-" + name + "-" + std::to_string(::getpid()));
+  fs::path d =
+      fs::temp_directory_path() / ("tpb-writer-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d;
 }
