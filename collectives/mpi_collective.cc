@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 
 #include "collectives/mpi_check.h"
@@ -21,6 +22,7 @@ MPI_Datatype mpi_type(DType t) {
 void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool yield) {
   // Poll instead of MPI_Wait: a hung peer must not hang us. Polling is also what NCCL's
   // kernels do while they wait, so a waiting rank stays busy in both backends.
+  // timeout_s <= 0: no deadline.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   int done = 0;
   for (unsigned spins = 0;; ++spins) {
@@ -29,9 +31,11 @@ void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool 
     // Oversubscribed (more ranks than cores): a spinning waiter would steal the core the
     // late rank needs, inflating the very imbalance being measured. Yield instead.
     if (yield) sched_yield();
-    if ((spins & 255u) == 0 && std::chrono::steady_clock::now() > deadline)
-      throw CollectiveTimeout(std::string(what) + " did not complete within " +
-                              std::to_string(timeout_s) + " s");
+    if (timeout_s > 0 && (spins & 255u) == 0 && std::chrono::steady_clock::now() > deadline) {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", timeout_s);
+      throw CollectiveTimeout(std::string(what) + " did not complete within " + secs + " s");
+    }
   }
 }
 

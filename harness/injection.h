@@ -13,9 +13,7 @@
 // deadline ends late, so the next spin is shortened by the overshoot and the injected total
 // stays (F - 1) x the measured compute, whatever the machine's load.
 #pragma once
-#include <atomic>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "harness/inject.h"
@@ -56,28 +54,6 @@ class Injector final : public StepHooks {
   long applied_n_[2] = {0, 0};
   std::vector<int64_t> marks_;  // scratch for block_compute_s
   double owed_s_ = 0;           // live mode: injected wall time still owed (< 0: overshot)
-};
-
-// Size of each of the two buffers a mem_contend hog copies between: far larger than the
-// last-level cache, so the copies stream from memory.
-std::size_t mem_contend_buffer_bytes(double llc_bytes);
-
-// A thread that streams host memory (memcpy between two buffers) until destroyed: a real
-// bandwidth competitor on the CPU backend's memory system. Devices with their own memory start
-// their own hog instead (Device::start_bandwidth_hog).
-class MemContender final : public BandwidthHog {
- public:
-  explicit MemContender(std::size_t buffer_bytes);
-  ~MemContender() override;
-  MemContender(const MemContender&) = delete;
-  MemContender& operator=(const MemContender&) = delete;
-  double bytes_moved() const override { return bytes_.load(); }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::atomic<double> bytes_{0};
-  std::vector<char> a_, b_;
-  std::thread th_;
 };
 
 }  // namespace tpb

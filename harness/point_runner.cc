@@ -16,6 +16,7 @@
 #include "harness/collective_factory.h"
 #include "harness/graph_steps.h"
 #include "harness/injection.h"
+#include "harness/mem_contender.h"
 #include "harness/point_json.h"
 #include "harness/telemetry.h"
 #include "harness/timeline.h"

@@ -9,6 +9,7 @@
 #include "harness/errors.h"
 #include "harness/graph_steps.h"
 #include "harness/injection.h"
+#include "harness/mem_contender.h"
 #include "harness/run_spec.h"
 #include "harness/telemetry.h"
 #include "layers/cpu/cpu_device.h"

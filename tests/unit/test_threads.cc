@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "harness/injection.h"
+#include "harness/mem_contender.h"
 #include "harness/timeline.h"
 #include "layers/cpu/cpu_device.h"
 
