@@ -41,6 +41,7 @@ const OptionDef kPointOptions[] = {
     {"memory_budget", "per-rank memory budget, e.g. 8G (default: the device's)"},
     {"blas_threads", "BLAS threads per rank (cpu)"},
     {"sync_rounds", "ping-pong rounds per clock sync"},
+    {"trace_steps", "measured steps in the point's Chrome/Perfetto trace (0: no trace)"},
     {"config_dir", "directory holding models/ and hardware/"},
 };
 

@@ -18,8 +18,10 @@
 #include "harness/injection.h"
 #include "harness/mem_contender.h"
 #include "harness/point_json.h"
+#include "harness/results_writer.h"
 #include "harness/telemetry.h"
 #include "harness/timeline.h"
+#include "harness/trace_writer.h"
 #include "harness/verify.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/tp_model.h"
@@ -239,8 +241,16 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   double unc = 0;
   for (const auto& j : rank_info) unc = std::max(unc, j["clock"]["uncertainty_s"].get<double>());
   in.clock_uncertainty_s = unc;
+  if (!spec.trace_file.empty() && spec.trace_steps > 0) {
+    TraceOptions to;
+    to.max_steps = spec.trace_steps;
+    to.meta = {{"params", params_json(spec, layers_min)}, {"tool", "tpbench"}};
+    write_file_atomic(spec.out + "/" + spec.trace_file, chrome_trace(in.ranks, to).dump() + "\n");
+  }
   const PointAnalysis a = analyze(in);
-  return ok_point_json(spec, layers_min, cost, peaks, a, rank_info, dev.caps());
+  auto point = ok_point_json(spec, layers_min, cost, peaks, a, rank_info, dev.caps());
+  if (!spec.trace_file.empty() && spec.trace_steps > 0) point["trace"] = spec.trace_file;
+  return point;
 }
 
 }  // namespace tpb

@@ -51,7 +51,7 @@ void ensure_writable_dir(const std::string& dir) {
 
 std::string archive_previous_results(const std::string& dir) {
   namespace fs = std::filesystem;
-  const char* names[] = {"results.json", "points.jsonl"};
+  const char* names[] = {"results.json", "points.jsonl", "trace.json", "traces"};
   bool any = false;
   for (const char* n : names) any = any || fs::exists(fs::path(dir) / n);
   if (!any) return "";

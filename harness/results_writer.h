@@ -42,8 +42,9 @@ void ensure_writable_dir(const std::string& dir);
 // Tells the user (stdout) where earlier results in the writer's dir were moved, if anywhere.
 void report_archive(const ResultsWriter& w);
 
-// Moves results.json and points.jsonl of `dir`, when present, into a new dir/previous-<UTC
-// time>/ and returns its path ("" when there was nothing to move). A second run into the same
+// Moves results.json, points.jsonl and the traces of `dir`, when present, into a new
+// dir/previous-<UTC time>/ and returns its path ("" when there was nothing to move). A second run
+// into the same
 // --out would otherwise append to the first run's points.jsonl.
 std::string archive_previous_results(const std::string& dir);
 

@@ -61,6 +61,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.memory_budget_bytes = f.bytes("memory_budget", 0);
   s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
   s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
+  s.trace_steps = static_cast<int>(f.integer("trace_steps", 20, 0, 100000));
   f.reject_unknown();
 
   for (const InjectSpec& i : s.inject)
@@ -126,6 +127,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
   j["memory_budget"] = s.memory_budget_bytes;
   j["blas_threads"] = s.blas_threads;
   j["sync_rounds"] = s.sync_rounds;
+  j["trace_steps"] = s.trace_steps;
   j["config_dir"] = s.config_dir;
   j["model_shape"] = model_to_json(s.shape);
   j["hardware_profile"] = hardware_to_json(s.hw);

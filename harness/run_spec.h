@@ -40,6 +40,8 @@ struct RunSpec {
   double memory_budget_bytes = 0;  // 0 = the device's memory
   int blas_threads = 1;
   int sync_rounds = 32;
+  int trace_steps = 20;    // measured steps written to the point's Chrome trace; 0 = no trace
+  std::string trace_file;  // set by the verb, not by config: the trace's name inside `out`
   std::string config_dir;
 
   ModelShape shape;  // resolved from `model`

@@ -28,6 +28,7 @@ int verb_run(const CliResult& cli, const World& w) {
     const nlohmann::json config =
         cli.from.empty() ? cli.config : rerun_config(cli.from, cli.from_point, cli.config);
     spec = resolve_run_spec(config, w.size, default_config_dir());
+    spec.trace_file = "trace.json";
     if (w.rank == 0) ensure_writable_dir(spec.out);
     DeviceOptions o;
     o.backend = spec.backend;

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -73,8 +74,11 @@ int verb_sweep(const CliResult& cli, const World& w) {
       cfg["out"] = resume_dir;
     }
     plan = plan_sweep(cfg);
-    for (const auto& p : plan.points)
+    for (const auto& p : plan.points) {
       specs.push_back(resolve_run_spec(p, w.size, default_config_dir()));
+      // Numbered by plan order, which --resume keeps, so a resumed point's trace stays its own.
+      specs.back().trace_file = "traces/point-" + std::to_string(specs.size() - 1) + ".json";
+    }
     if (w.rank == 0) {
       ensure_writable_dir(specs[0].out);
       if (!resume_dir.empty()) ledger = read_ledger(resume_dir);
@@ -114,6 +118,7 @@ int verb_sweep(const CliResult& cli, const World& w) {
     writer.emplace(specs[0].out, context, sweep_config_json(specs[0], plan),
                    resume_dir.empty() ? Existing::archive : Existing::keep);
     report_archive(*writer);
+    std::filesystem::create_directories(specs[0].out + "/traces");
     nlohmann::ordered_json old = nlohmann::ordered_json::array();
     for (const auto& p : ledger.points) {
       if (!exhaustion && p.value("memory_exhaustion", false)) exhaustion = old.size();

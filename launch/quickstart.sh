@@ -14,11 +14,11 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
 if [ ! -x build/tpbench ]; then
   cmake --preset release >/dev/null
-  cmake --build build -j"$(nproc)"
+  cmake --build build -j"$(getconf _NPROCESSORS_ONLN)"
 fi
 
 MPIRUN=(mpirun -np "$NP")
-[ "$NP" -gt "$(nproc)" ] && MPIRUN+=(--oversubscribe)
+[ "$NP" -gt "$(getconf _NPROCESSORS_ONLN)" ] && MPIRUN+=(--oversubscribe)
 
 mkdir -p "$OUT"
 for b in 1 4 16; do

@@ -11,7 +11,8 @@ tpb_install_deps
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-JOBS=${JOBS:-$(nproc)}
+# getconf, not nproc: nproc obeys OMP_NUM_THREADS=1 (exported above) and would build serially.
+JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 
 stage() { printf '\n=== %s ===\n' "$*"; }
 

@@ -23,7 +23,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 STAGE=${1:-all}
-JOBS=${TPB_JOBS:-$(nproc)}
+JOBS=${TPB_JOBS:-$(getconf _NPROCESSORS_ONLN)}  # not nproc: it obeys OMP_NUM_THREADS
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -17,7 +17,7 @@ command -v clang++-14 >/dev/null || { echo "run_fuzz.sh: clang++-14 not found (a
 mkdir -p "$BUILD"
 (cd "$ROOT" && cmake --preset asan >"$BUILD/cmake-preset.log" 2>&1) ||
   { cat "$BUILD/cmake-preset.log" >&2; exit 1; }
-cmake --build "$BUILD" -j"$(nproc)" --target fuzz_config fuzz_inject
+cmake --build "$BUILD" -j"$(getconf _NPROCESSORS_ONLN)" --target fuzz_config fuzz_inject
 
 declare -A DICT=([fuzz_config]=config.dict [fuzz_inject]=inject.dict)
 declare -A SEEDS=([fuzz_config]=config [fuzz_inject]=inject)

@@ -1,6 +1,8 @@
 """Foundation acceptance on real ranks: TP-sharded output equals the unsharded reference for
 tp = 1, 2, 4; every contract field is present and self-consistent; B=1 decode shows the
 article's picture; np 4 with --tp 2 gives two reported TP groups."""
+import json
+
 from tpbtest import Ctx
 
 c = Ctx()
@@ -48,6 +50,25 @@ c.check(len(p["samples"]["step_time_s"]) == 15, "raw per-step samples kept, warm
 c.check(r["context"]["llc_bytes"] > 0 and "ranks_per_core" in r["context"], "context records LLC and ranks_per_core")
 with open(out + "/points.jsonl") as f:
     c.check(len(f.read().strip().splitlines()) == 1, "points.jsonl streamed one line")
+
+# trace.json (Chrome/Perfetto): all 15 steps fit the default 20, so each rank's collective
+# events must add up to the wait and transfer the analysis reported for that rank.
+c.check(p.get("trace") == "trace.json", "the point names its trace")
+with open(out + "/trace.json") as f:
+    tr = json.load(f)
+ev = [e for e in tr["traceEvents"] if e["ph"] == "X"]
+c.check(tr["metadata"]["steps_written"] == 15, f"trace holds the 15 measured steps ({tr['metadata']['steps_written']})")
+for rk in p["ranks"]:
+    coll = [e for e in ev if e["pid"] == rk["rank"] and e["tid"] == 2]
+    comp = [e for e in ev if e["pid"] == rk["rank"] and e["tid"] == 1]
+    w = sum(e["args"]["wait_us"] for e in coll) * 1e-6
+    t = sum(e["args"]["transfer_us"] for e in coll) * 1e-6
+    cs = sum(e["dur"] for e in comp) * 1e-6
+    c.check(len(coll) == 15 * 8 * 2 and abs(w - rk["wait_s"]) <= 1e-6 + 1e-6 * rk["wait_s"]
+            and abs(t - rk["transfer_s"]) <= 1e-6 + 1e-6 * rk["transfer_s"]
+            and abs(cs - rk["compute_s"]) <= 1e-6 + 1e-6 * rk["compute_s"],
+            f"rank {rk['rank']}: trace sums = results (wait {w:.6f}/{rk['wait_s']:.6f}, "
+            f"transfer {t:.6f}/{rk['transfer_s']:.6f}, compute {cs:.6f}/{rk['compute_s']:.6f})")
 
 # np 4 with --tp 2: two TP groups, both reported.
 out = c.out("two_groups")
