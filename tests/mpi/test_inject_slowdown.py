@@ -19,7 +19,17 @@ rank 0 whatever the injection. The test measures the analysis, not that MPI arte
 
 These are timing figures on a shared machine: each rank count gets up to 3 attempts, every
 attempt's figures are printed, and the check passes when one attempt meets all three
-conditions (the load average is printed too, to explain a failure)."""
+conditions (the load average is printed too, to explain a failure).
+
+np 2 runs one rank per core (--bind-to core) and all three conditions are asserted (quiet
+machine: wait / extra = 1.01). np 4 on 2 cores is time-sliced: straggler and excess are
+asserted, the wait criterion is printed with the decomposition of the surplus, read from
+trace.json: others' wait - extra compute = (the straggler's late exits from the previous
+collective) + (host-gap differences). There the surplus is the scheduler: a rank that shares a
+core with one that is computing leaves its collective up to a time slice late (median exit
+lag ~1.3 ms vs ~5 us at np 2), which no analysis of compute can attribute. ARCHITECTURE:
+oversubscribed runs are for function, not performance."""
+import json
 import os
 
 from tpbtest import Ctx
@@ -40,16 +50,32 @@ def attribution(res):
     return s, p["straggler"]["excess_compute_fraction"], wait, extra, net, p
 
 
+def exit_lag_s(out, s, others):
+    """Sum over the waiting ranks of (straggler's exit - their exit) at the collective before
+    each one they wait in: the part of their wait that the straggler's compute does not explain."""
+    with open(os.path.join(out, "trace.json")) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X" and e["tid"] == 2]
+    ends = {}
+    for e in sorted(ev, key=lambda e: e["ts"]):
+        ends.setdefault(e["pid"], []).append(e["ts"] + e["dur"])
+    lag = 0.0
+    for r in others:
+        n = min(len(ends[s]), len(ends[r]))
+        lag += sum(ends[s][i] - ends[r][i] for i in range(n - 1)) * 1e-6
+    return lag
+
+
 def main():
     c = Ctx()
     c.env["OMPI_MCA_coll_libnbc_iallreduce_algorithm"] = "4"  # recursive doubling
-    for np_, layers, steps in ((2, 4, 20), (4, 2, 20)):
+    for np_, layers, steps in ((2, 4, 40), (4, 2, 40)):
         verdicts = []
         for attempt in range(3):
             out = c.out(f"np{np_}-{attempt}")
             c.mpi(np_, ["run", "--model", "tiny", "--phase", "decode", "--batch", "4", "--context", "4096", "--layers",
                         str(layers), "--steps", str(steps), "--warmup", "3", "--inject",
-                        f"rank=1:slowdown={SLOWDOWN}", "--out", out], timeout=300)
+                        f"rank=1:slowdown={SLOWDOWN}", "--out", out], timeout=300,
+                  bind="core" if np_ == 2 else "none")
             s, excess, wait, extra, net, p = attribution(c.results(out))
             ok_rank = s == 1
             ok_excess = abs(excess - (SLOWDOWN - 1)) <= 0.08
@@ -59,6 +85,8 @@ def main():
                     f"{excess:+.3f}, others' wait {wait:.4f} s vs extra compute {extra:.4f} s "
                     f"({wait / extra if extra else float('nan'):.2f}x; net of the straggler's own wait "
                     f"{net:.4f} s), load {os.getloadavg()[0]:.1f}")
+            lag = exit_lag_s(out, s, [r["rank"] for r in p["ranks"] if r["rank"] != s])
+            line += f"; the straggler's late exits {lag:.4f} s of the surplus {wait - extra:.4f} s"
             print(line, flush=True)
             for r in p["ranks"]:
                 print(f"    rank {r['rank']}: compute {r['compute_s']:.4f} wait {r['wait_s']:.4f} "
@@ -72,12 +100,12 @@ def main():
         best = max(verdicts, key=lambda v: sum(v[:3]))
         c.check(best[0], f"np {np_}: rank 1 is named the straggler ({best[3]})")
         c.check(best[1], f"np {np_}: excess_compute_fraction within 0.08 of 0.3 ({best[3]})")
-        # The wait-accounting criterion (issue 4: within 15%) is reported, not asserted: on this
-        # 2-core CI machine the waiters' scheduling noise inflates wait 1.1-3x at np 2 and 3-18x
-        # at np 4 (oversubscribed), so the check cannot hold here yet. Tracked as open in issue 4.
         met = any(all(v[:3]) for v in verdicts)
-        print(f"{'MET' if met else 'NOT MET (reported only)'} np {np_}: others' wait within 15% of "
-              f"the straggler's extra compute ({best[3]})", flush=True)
+        if np_ == 2:
+            c.check(met, f"np 2: others' wait within 15% of the straggler's extra compute ({best[3]})")
+        else:
+            print(f"{'MET' if met else 'NOT MET (reported only: time-sliced)'} np {np_}: others' "
+                  f"wait within 15% of the straggler's extra compute ({best[3]})", flush=True)
     c.finish()
 
 

@@ -28,9 +28,9 @@ class Ctx:
     def out(self, name):
         return os.path.join(self.work, name)
 
-    def mpi(self, np, args, timeout=300, expect_rc=0):
-        """Runs tpbench under mpirun; returns (rc, stdout, stderr)."""
-        cmd = [self.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", self.tpbench] + args
+    def mpi(self, np, args, timeout=300, expect_rc=0, bind="none"):
+        """Runs tpbench under mpirun; returns (rc, stdout, stderr). bind: mpirun --bind-to."""
+        cmd = [self.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", bind, self.tpbench] + args
         p = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=timeout)
         if expect_rc is not None and p.returncode != expect_rc:
             self.fail(f"{' '.join(cmd)} -> rc {p.returncode}, expected {expect_rc}\n"
