@@ -163,6 +163,13 @@ CliResult parse_cli(int argc, char** argv) {
     r.help = true;
     return r;
   } catch (const CLI::ParseError& e) {
+    // CLI11 says "A subcommand is required" for `tpbench fly`; name the word and the verbs.
+    std::string verbs;
+    for (const CLI::App* sub : app.get_subcommands({}))
+      verbs += (verbs.empty() ? "" : ", ") + sub->get_name();
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty())
+      throw BadInput(std::string("verb: unknown verb '") + argv[1] + "' (verbs: " + verbs + ")");
+    if (argc < 2) throw BadInput("verb: missing (verbs: " + verbs + ")");
     throw BadInput(std::string("command line: ") + e.what());
   }
   for (CLI::App* sub : app.get_subcommands()) {

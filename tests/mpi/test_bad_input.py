@@ -64,9 +64,9 @@ FIXTURES = {
 # --out get one from the runner so that only the field under test is wrong.
 CASES = [
     # --- CLI structure -------------------------------------------------------------------
-    ("no verb", 2, [], ["command line"]),
-    # CLI11 says "A subcommand is required" without naming the word it did not know.
-    ("unknown verb", 2, ["fly"], ["command line", "subcommand"]),
+    ("no verb", 2, [], ["verb", "run, sweep"]),
+    ("unknown verb", 2, ["fly"], ["unknown verb 'fly'", "run, sweep"]),
+    ("trace steps negative", 2, ["run", "--trace-steps", "-1"], ["--trace-steps"]),
     ("unknown option", 2, ["run", "--frobnicate", "3"], ["--frobnicate"]),
     ("option of another verb", 2, ["info", "--batch", "1"], ["--batch"]),
     ("option given twice", 2, ["run", "--batch", "1", "--batch", "2"], ["--batch"]),
