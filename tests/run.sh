@@ -40,6 +40,6 @@ if [ -x tests/sanitize.sh ]; then
 fi
 if [ -x tests/fuzz/run_fuzz.sh ]; then
   stage "fuzz (bounded)"
-  tests/fuzz/run_fuzz.sh "${TPB_FUZZ_SECONDS:-30}"
+  tests/fuzz/run_fuzz.sh "${TPB_FUZZ_SECONDS:-60}"
 fi
 stage "all tests passed"
