@@ -188,6 +188,7 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
     j["collectives"] = r.collectives;
     j["clock_condition_violations"] = r.clock_condition_violations;
     j["inject"] = info["inject"];
+    if (info.contains("mem_contend")) j["mem_contend"] = info["mem_contend"];
     j["memory"] = info["memory"];
     j["clock"] = info["clock"];
     j["telemetry"] =

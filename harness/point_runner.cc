@@ -162,14 +162,20 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   ProgressBoard board(w.comm);
   tl.set_progress_sink(&board);
   nlohmann::ordered_json telemetry_json;
+  // What the mem_contend hog moved during the measured steps, so results show it competed.
+  double hog_bytes_start = 0, hog_bytes_end = 0, hog_t0 = 0, hog_t1 = 0;
   try {
     for (int s = -spec.warmup; s < 0; ++s) one_step(s);
     injector.calibrate(tl.resolve(0.0));
     if (spec.cuda_graph) capture();
     coll->barrier();
     telemetry->start();
+    hog_bytes_start = contender ? contender->bytes_moved() : 0.0;
+    hog_t0 = now_s();
     for (int s = 0; s < spec.steps; ++s) measured_step(s);
     dev.synchronize();
+    hog_t1 = now_s();
+    hog_bytes_end = contender ? contender->bytes_moved() : 0.0;
     telemetry_json = telemetry->stop();
   } catch (const CollectiveTimeout& e) {
     report_hang(e, board, group.members, w.rank);
@@ -211,6 +217,15 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   info["verification"] = verification_to_json(ver);
   info["is_verifier"] = spec.check && group.group_rank == 0;
   info["telemetry"] = std::move(telemetry_json);
+  if (inj.mem_contend) {
+    const double moved = hog_bytes_end - hog_bytes_start, secs = hog_t1 - hog_t0;
+    info["mem_contend"] = {
+        {"where", dev.caps().backend == "cuda" ? "copy kernel on a side stream of the rank's GPU"
+                                               : "host thread (memcpy)"},
+        {"buffer_bytes", hog_bytes},
+        {"bytes_moved", moved},
+        {"GBps", secs > 0 ? moved / secs / 1e9 : 0.0}};
+  }
   auto infos = gather_strings(w.comm, info.dump(), 0);
   if (w.rank != 0) return nlohmann::ordered_json();
 

@@ -35,6 +35,9 @@ def main():
     c.check(res["points"][0]["status"] == "ok", "the point with a bandwidth hog completes")
     c.check(r[0]["inject"].get("mem_contend") is True and "mem_contend" not in r[1]["inject"],
             "mem_contend is recorded on rank 0 only")
+    hog = r[0].get("mem_contend", {})
+    c.check(hog.get("bytes_moved", 0) > 0 and hog.get("GBps", 0) > 0.1 and "mem_contend" not in r[1],
+            f"rank 0's hog moved memory during the measured steps ({hog})")
     c.check(r[1]["inject"].get("jitter", {}).get("us") == 2000 and "jitter" not in r[0]["inject"],
             "the second entry (jitter) applies to rank 1 only")
     c.check(res["points"][0]["params"]["inject"] == ["rank=0:mem_contend=1,rank=1:jitter=0.5@2000"],
