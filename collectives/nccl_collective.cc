@@ -56,7 +56,7 @@ class NcclCollective final : public Collective {
     wait_ready("nccl init");
     for (auto& e : events_) TPB_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     // synchronize() polls this, so a collective stuck behind other work still times out.
-    dev_.set_sync_poll([this] { poll_outstanding(); });
+    dev_.set_sync_poll([this](double waited_s) { poll_outstanding(waited_s); });
   }
 
   ~NcclCollective() override {
@@ -171,9 +171,15 @@ class NcclCollective final : public Collective {
     while (!oldest_done()) std::this_thread::yield();
   }
 
-  void poll_outstanding() {
+  // From CudaDevice::synchronize. Eager collectives are bounded one by one (oldest_done);
+  // those captured in a CUDA graph are not issued through all_reduce on replay, so a replay
+  // is bounded as a whole: async errors at once, and the sync's own wait against the timeout.
+  void poll_outstanding(double waited_s) {
     while (completed_ < issued_ && oldest_done()) {
     }
+    check_async("nccl all_reduce");
+    if (completed_ == issued_ && waited_s > timeout_s_)
+      timeout("nccl all_reduce (in a CUDA graph replay, or behind other device work)");
   }
 
   CudaDevice& dev_;

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <thread>
 #include <unordered_map>
@@ -59,7 +60,7 @@ struct CudaDevice::Impl {
   std::unique_ptr<LtGemm> gemm;
   std::unique_ptr<GpuClock> clock;
   DeviceBuffer decode_ws;  // split-K partials, grown on first use (a warm-up step)
-  std::function<void()> sync_poll;
+  std::function<void(double)> sync_poll;
   bool capturing = false;
   cudaGraphExec_t graph = nullptr;
 };
@@ -300,11 +301,14 @@ void CudaDevice::synchronize() {
     TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
     return;
   }
+  const auto start = std::chrono::steady_clock::now();
   for (;;) {
     const cudaError_t e = cudaStreamQuery(d.stream);
     if (e == cudaSuccess) return;
     if (e != cudaErrorNotReady) TPB_CUDA_CHECK(e);
-    d.sync_poll();  // throws CollectiveTimeout when a collective is stuck
+    // Throws CollectiveTimeout when a collective is stuck; the time this sync has waited lets
+    // it bound collectives it cannot see one by one (those inside a CUDA graph replay).
+    d.sync_poll(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     std::this_thread::yield();
   }
 }
@@ -327,7 +331,7 @@ std::string CudaDevice::gemm_algos() const {
 double CudaDevice::mark_uncertainty_s() const {
   return impl_->clock->uncertainty_s();
 }
-void CudaDevice::set_sync_poll(std::function<void()> poll) {
+void CudaDevice::set_sync_poll(std::function<void(double)> poll) {
   impl_->sync_poll = std::move(poll);
 }
 

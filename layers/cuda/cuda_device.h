@@ -65,7 +65,7 @@ class CudaDevice final : public Device {
   std::string pci_bus_id() const;     // "0000:1B:00.0", for NVML
   std::string gemm_algos() const;     // the cuBLASLt heuristic's choice per GEMM shape, one a line
   double mark_uncertainty_s() const;  // half the narrowest calibration bracket
-  void set_sync_poll(std::function<void()> poll);
+  void set_sync_poll(std::function<void(double waited_s)> poll);
 
  private:
   struct Impl;
