@@ -12,10 +12,11 @@ command -v clang++-14 >/dev/null || { echo "run_fuzz.sh: clang++-14 not found (a
 
 # The asan preset is the fuzz tree too (clang-14, address,undefined,fuzzer-no-link, -O0):
 # tests/sanitize.sh has usually built most of it already. -O0 keeps CI's build short but runs
-# fuzz_config ~6x slower than -O1; for a long run by hand, configure the tree at -O1 first:
-#   cmake --preset asan -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
+# fuzz_config several times slower; for a long run by hand: TPB_FUZZ_OPT=-O1 run_fuzz.sh 600
+# (the next sanitize.sh puts the tree back to the preset's -O0).
+OPT=${TPB_FUZZ_OPT:+-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$TPB_FUZZ_OPT -gline-tables-only}
 mkdir -p "$BUILD"
-(cd "$ROOT" && cmake --preset asan >"$BUILD/cmake-preset.log" 2>&1) ||
+(cd "$ROOT" && cmake --preset asan ${OPT:+"$OPT"} >"$BUILD/cmake-preset.log" 2>&1) ||
   { cat "$BUILD/cmake-preset.log" >&2; exit 1; }
 cmake --build "$BUILD" -j"$(getconf _NPROCESSORS_ONLN)" --target fuzz_config fuzz_inject
 
