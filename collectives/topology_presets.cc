@@ -10,6 +10,7 @@
 
 #include "collectives/topology.h"
 #include "harness/errors.h"
+#include "harness/read_text.h"
 
 namespace tpb {
 
@@ -45,11 +46,12 @@ Env env_object(const nlohmann::json& j, const std::string& where) {
 void load_preset(TopologyChoice& c, const std::string& config_dir) {
   const bool is_path = c.preset.size() > 5 && c.preset.substr(c.preset.size() - 5) == ".json";
   const std::string path = is_path ? c.preset : config_dir + "/topologies/" + c.preset + ".json";
-  std::ifstream f(path);
-  if (!f) bad("unknown preset '" + c.preset + "' (known: " + known_presets(config_dir) + ")");
+  if (!std::filesystem::is_regular_file(path))
+    bad("unknown preset '" + c.preset + "' (known: " + known_presets(config_dir) + ")");
+  const std::string text = read_text_file(path, "--topology");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(f);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     bad("'" + path + "' is malformed JSON: " + e.what());
   }

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "harness/errors.h"
+#include "harness/read_text.h"
 
 namespace tpb {
 
@@ -82,11 +83,10 @@ std::string flag_of(const std::string& key) {
 }  // namespace
 
 void merge_config_file(const std::string& path, nlohmann::json& config) {
-  std::ifstream f(path);
-  if (!f) throw BadInput("--config: cannot open '" + path + "'");
+  const std::string text = read_text_file(path, "--config");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(f);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw BadInput("--config: '" + path + "' is malformed JSON: " + e.what());
   }

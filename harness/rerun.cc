@@ -1,21 +1,22 @@
 // Rerun config: recorded config < the point's params < explicit command-line options.
 #include "harness/rerun.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "harness/errors.h"
+#include "harness/read_text.h"
 
 namespace tpb {
 
 nlohmann::json rerun_config(const std::string& results, long long point,
                             const nlohmann::json& cli_config) {
   std::string file = results;
-  if (std::ifstream(results + "/results.json")) file = results + "/results.json";
-  std::ifstream f(file);
-  if (!f) throw BadInput("--from: cannot open '" + results + "'");
+  if (std::filesystem::is_directory(results)) file = results + "/results.json";
+  const std::string text = read_text_file(file, "--from");
   nlohmann::json r;
   try {
-    r = nlohmann::json::parse(f);
+    r = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw BadInput("--from: '" + file + "' is malformed JSON: " + e.what());
   }

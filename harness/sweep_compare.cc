@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/errors.h"
+#include "harness/read_text.h"
 
 namespace tpb {
 
@@ -84,11 +85,10 @@ std::string value_text(const oj& v) {
 CompareInput load_compare_input(const std::string& path) {
   std::string file = path;
   if (file.size() < 5 || file.substr(file.size() - 5) != ".json") file += "/results.json";
-  std::ifstream f(file);
-  if (!f) throw BadInput("compare: cannot read '" + file + "'");
+  const std::string text = read_text_file(file, "compare");
   CompareInput in{path, {}};
   try {
-    in.results = oj::parse(f);
+    in.results = oj::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw BadInput("compare: '" + file + "' is not JSON: " + e.what());
   }

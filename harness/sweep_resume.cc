@@ -1,6 +1,7 @@
 // Ledger reading for --resume.
 #include "harness/sweep_resume.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "harness/errors.h"
@@ -12,7 +13,8 @@ namespace tpb {
 ResumeLedger read_ledger(const std::string& dir) {
   const std::string path = dir + "/points.jsonl";
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw BadInput("--resume: cannot read '" + path + "' (is it a sweep's --out?)");
+  if (!f || !std::filesystem::is_regular_file(path))
+    throw BadInput("--resume: cannot read '" + path + "' (is it a sweep's --out?)");
   std::vector<std::string> raw;
   for (std::string line; std::getline(f, line);) raw.push_back(line);
   ResumeLedger led;

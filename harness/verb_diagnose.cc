@@ -1,9 +1,11 @@
 // `tpbench diagnose RESULTS...`: verdicts in the article's order for every point of each file.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "harness/diagnose.h"
 #include "harness/errors.h"
+#include "harness/read_text.h"
 #include "harness/verbs.h"
 
 namespace tpb {
@@ -14,12 +16,11 @@ int verb_diagnose(const CliResult& cli, const World& w) {
     throw BadInput("diagnose: give one or more RESULTS directories or files");
   for (const auto& path : cli.positional) {
     std::string file = path;
-    if (std::ifstream(path + "/results.json")) file = path + "/results.json";
-    std::ifstream f(file);
-    if (!f) throw BadInput("diagnose: cannot open '" + path + "'");
+    if (std::filesystem::is_directory(path)) file = path + "/results.json";
+    const std::string text = read_text_file(file, "diagnose");
     nlohmann::ordered_json r;
     try {
-      r = nlohmann::ordered_json::parse(f);
+      r = nlohmann::ordered_json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       throw BadInput("diagnose: '" + file + "' is malformed JSON: " + e.what());
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/errors.h"
+#include "harness/read_text.h"
 
 namespace tpb {
 namespace {
@@ -143,13 +144,10 @@ Hardware load_hardware(const std::string& name_or_path, const std::string& confi
       throw BadInput("--hardware: unknown hardware '" + name_or_path +
                      "' (known: " + join(known_names(dir)) + ")");
   }
-  std::ifstream in(path);
-  if (!in) throw BadInput("--hardware: cannot read '" + path.string() + "'");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(path.string(), "--hardware");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw BadInput(path.string() + ": malformed JSON: " + e.what());
   }

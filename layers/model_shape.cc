@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/errors.h"
+#include "harness/read_text.h"
 
 namespace tpb {
 namespace {
@@ -182,13 +183,10 @@ ModelShape load_model(const std::string& name_or_path, const std::string& config
       throw BadInput("--model: unknown model '" + name_or_path +
                      "' (known: " + join(known_names(dir)) + ")");
   }
-  std::ifstream in(path);
-  if (!in) throw BadInput("--model: cannot read '" + path.string() + "'");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(path.string(), "--model");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw BadInput(path.string() + ": malformed JSON: " + e.what());
   }

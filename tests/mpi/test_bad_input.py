@@ -83,6 +83,10 @@ CASES = [
     ("inject not UTF-8", 2, ["run", "--inject", "rank=0:slowdown=2\udcff"], ["--inject", "UTF-8"]),
     ("out not a string via --set", 2, ["run", "--set", "out=5"], ["--out"]),
     ("inject not strings via --set", 2, ["run", "--set", "inject=5"], ["--inject"]),
+    # A directory opens as an ifstream and throws on read (found by fuzz_config).
+    ("config is a directory", 2, ["run", "--config", "{work}"], ["--config", "not a regular file"]),
+    ("from is a directory without results", 2, ["run", "--from", "{work}", "--point", "0"], ["--from"]),
+    ("compare of a directory without results", 2, ["compare", "{work}", "{work}"], ["compare"]),
     ("config batch string", 2, ["run", "--config", "{work}/batch_string.json"], ["--batch"]),
     ("config batch bool", 2, ["run", "--config", "{work}/batch_bool.json"], ["--batch"]),
     ("config batch list", 2, ["run", "--config", "{work}/batch_list.json"], ["--batch"]),
