@@ -19,6 +19,12 @@ MPI_Datatype mpi_type(DType t) {
   return MPI_FLOAT;
 }
 
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
+}
+
 void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool yield) {
   // Poll instead of MPI_Wait: a hung peer must not hang us. Polling is also what NCCL's
   // kernels do while they wait, so a waiting rank stays busy in both backends.
@@ -31,11 +37,9 @@ void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool 
     // Oversubscribed (more ranks than cores): a spinning waiter would steal the core the
     // late rank needs, inflating the very imbalance being measured. Yield instead.
     if (yield) sched_yield();
-    if (timeout_s > 0 && (spins & 255u) == 0 && std::chrono::steady_clock::now() > deadline) {
-      char secs[32];
-      std::snprintf(secs, sizeof secs, "%g", timeout_s);
-      throw CollectiveTimeout(std::string(what) + " did not complete within " + secs + " s");
-    }
+    if (timeout_s > 0 && (spins & 255u) == 0 && std::chrono::steady_clock::now() > deadline)
+      throw CollectiveTimeout(std::string(what) + " did not complete within " +
+                              seconds_text(timeout_s) + " s");
   }
 }
 

@@ -5,10 +5,14 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 
 #include "collectives/collective.h"
 
 namespace tpb {
+
+// "%g" seconds for messages ("30", "0.5").
+std::string seconds_text(double s);
 
 // Blocks until `req` completes or `timeout_s` passes (then throws CollectiveTimeout with
 // `what`). Shared by every MPI-based collective.

@@ -5,19 +5,12 @@
 #pragma once
 #include <mpi.h>
 
-#include <cstdio>
 #include <string>
 
 #include "collectives/mpi_collective.h"
 #include "harness/errors.h"
 
 namespace tpb {
-
-inline std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", s);
-  return buf;
-}
 
 // Device backends wait on a host thread that has nothing else to run, so they yield between
 // polls (the GPU does the work; a spinning host thread only takes a core from a peer rank).

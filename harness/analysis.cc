@@ -173,8 +173,8 @@ void match_group(const std::vector<int>& members, std::vector<RankScan>& scans,
       if (!in[j]) continue;
       const CollEntry& c = scans[members[j]].coll[cur[j]++];
       RankMetrics& m = ms[members[j]];
-      m.wait_s += std::max(0.0, std::min(latest, c.exit) - c.enter);
-      m.transfer_s += std::max(0.0, c.exit - std::max(c.enter, latest));
+      m.wait_s += wait_at_collective(c.enter, c.exit, latest);
+      m.transfer_s += transfer_at_collective(c.enter, c.exit, latest);
       m.collectives += 1;
       if (c.exit < latest - uncertainty) m.clock_condition_violations += 1;
     }

@@ -1,6 +1,7 @@
 // Analysis: pure functions from per-rank timelines (already on the common clock) and the
 // cost model to the metrics of ARCHITECTURE.md "Metric definitions". No MPI, no I/O.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -18,6 +19,15 @@ struct RankTrace {
   // records are collectives; every other op is compute.
   std::vector<SegmentRecord> segs;
 };
+
+// Scalasca's split of one rank's time in one collective instance (ARCHITECTURE's metric
+// definitions): `enter`/`exit` are the rank's, `latest` the last enter of any participant.
+inline double wait_at_collective(double enter, double exit, double latest) {
+  return std::max(0.0, std::min(latest, exit) - enter);
+}
+inline double transfer_at_collective(double enter, double exit, double latest) {
+  return std::max(0.0, exit - std::max(enter, latest));
+}
 
 struct AnalysisInput {
   std::vector<RankTrace> ranks;

@@ -256,7 +256,8 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   double unc = 0;
   for (const auto& j : rank_info) unc = std::max(unc, j["clock"]["uncertainty_s"].get<double>());
   in.clock_uncertainty_s = unc;
-  if (!spec.trace_file.empty() && spec.trace_steps > 0) {
+  const bool want_trace = !spec.trace_file.empty() && spec.trace_steps > 0;
+  if (want_trace) {
     TraceOptions to;
     to.max_steps = spec.trace_steps;
     to.meta = {{"params", params_json(spec, layers_min)}, {"tool", "tpbench"}};
@@ -264,7 +265,7 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   }
   const PointAnalysis a = analyze(in);
   auto point = ok_point_json(spec, layers_min, cost, peaks, a, rank_info, dev.caps());
-  if (!spec.trace_file.empty() && spec.trace_steps > 0) point["trace"] = spec.trace_file;
+  if (want_trace) point["trace"] = spec.trace_file;
   return point;
 }
 

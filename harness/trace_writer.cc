@@ -29,8 +29,8 @@ oj name_event(int pid, int tid, const char* what, const std::string& name) {
 }  // namespace
 
 oj chrome_trace(const std::vector<RankTrace>& ranks, const TraceOptions& o) {
-  // Latest entry per instance, as analysis.cc matches them: a collective's wait is
-  // min(latest, exit) - enter and its transfer exit - max(enter, latest).
+  // Latest entry per instance, matched as analysis.cc matches them; the split itself is
+  // analysis.h's wait_at_collective / transfer_at_collective.
   std::map<InstanceKey, double> latest;
   double origin = std::numeric_limits<double>::infinity();
   int steps_written = 0;
@@ -80,8 +80,8 @@ oj chrome_trace(const std::vector<RankTrace>& ranks, const TraceOptions& o) {
         e["tid"] = 2;
         e["args"] = {{"step", s.step},
                      {"layer", s.layer},
-                     {"wait_us", std::max(0.0, std::min(last, s.t1) - s.t0) * 1e6},
-                     {"transfer_us", std::max(0.0, s.t1 - std::max(s.t0, last)) * 1e6},
+                     {"wait_us", wait_at_collective(s.t0, s.t1, last) * 1e6},
+                     {"transfer_us", transfer_at_collective(s.t0, s.t1, last) * 1e6},
                      {"arrived_last", s.t0 >= last}};
       } else {
         e["name"] = op_name(s.op);

@@ -39,6 +39,11 @@ struct FillSpec {
   int64_t dst_offset = 0;  // elements from the buffer start to dst[0]
 };
 
+// The whole of a rows x cols tensor, densely stored: no shard offsets.
+inline FillSpec whole_tensor_fill(uint64_t seed, float scale, int64_t rows, int64_t cols) {
+  return FillSpec{seed, scale, cols, 0, rows, 0, cols, cols, 0};
+}
+
 TPB_HD inline float fill_value(const FillSpec& f, int64_t i, int64_t j) {
   return hashed_value(f.seed, static_cast<uint64_t>((f.row0 + i) * f.full_cols + f.col0 + j),
                       f.scale);

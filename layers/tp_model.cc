@@ -115,7 +115,7 @@ void TpModel::fill_cache(int64_t l) {
 
 void TpModel::reset_state() {
   const int64_t h = cfg_.shape.hidden;
-  dev_.fill(x_.get(), cfg_.dtype, FillSpec{seed_of(0, kInput), 1.0f, h, 0, tokens_, 0, h, h, 0});
+  dev_.fill(x_.get(), cfg_.dtype, whole_tensor_fill(seed_of(0, kInput), 1.0f, tokens_, h));
   for (int64_t l = 0; l < cfg_.layers; ++l) fill_cache(l);
   dev_.synchronize();
 }

@@ -1,6 +1,7 @@
 // CPU backend: fp32 layer ops on one core per rank (OpenBLAS for GEMMs), stamps from the
 // host steady clock. It is the reference every other backend is checked against.
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "layers/device.h"
@@ -68,5 +69,18 @@ struct ProbeResult {
   double bw() const { return read_bw > axpy_bw ? read_bw : axpy_bw; }
 };
 ProbeResult run_cpu_probe(double llc_bytes);
+
+// The fastest of `reps` runs of f(), in seconds: how the probe times its loops, and how
+// tests/bench/bench_probe.cc times the reference loops it compares the probe with.
+template <class F>
+double best_seconds(int reps, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const int64_t t0 = steady_now_ns();
+    f();
+    best = std::min(best, static_cast<double>(steady_now_ns() - t0) * 1e-9);
+  }
+  return best;
+}
 
 }  // namespace tpb

@@ -10,20 +10,7 @@
 
 namespace tpb {
 
-namespace {
-
-template <class F>
-double best_seconds(int reps, F&& f) {
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const int64_t t0 = steady_now_ns();
-    f();
-    best = std::min(best, static_cast<double>(steady_now_ns() - t0) * 1e-9);
-  }
-  return best;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 ProbeResult run_cpu_probe(double llc_bytes) {
   ProbeResult r;

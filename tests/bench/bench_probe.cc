@@ -14,17 +14,6 @@
 namespace tpb {
 namespace {
 
-template <class F>
-double best_seconds(int reps, F&& f) {
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const int64_t t0 = steady_now_ns();
-    f();
-    best = std::min(best, static_cast<double>(steady_now_ns() - t0) * 1e-9);
-  }
-  return best;
-}
-
 // Eight accumulators break the add dependency chain, so the loop is limited by memory, not
 // by FP-add latency; the compiler vectorises each lane group without -ffast-math.
 float ref_dot(const float* x, const float* y, std::size_t n) {

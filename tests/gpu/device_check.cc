@@ -109,15 +109,7 @@ class Stack {
   void* make(int64_t rows, int64_t cols, float scale, std::vector<DeviceBuffer>* into = nullptr) {
     if (!into) into = &bufs_;
     into->push_back(dev_.alloc(static_cast<std::size_t>(rows * cols) * dtype_bytes(t_)));
-    FillSpec f{.seed = seed_++,
-               .scale = scale,
-               .full_cols = cols,
-               .row0 = 0,
-               .rows = rows,
-               .col0 = 0,
-               .cols = cols,
-               .dst_ld = cols,
-               .dst_offset = 0};
+    const FillSpec f = whole_tensor_fill(seed_++, scale, rows, cols);
     dev_.fill(into->back().get(), t_, f);
     return into->back().get();
   }

@@ -89,15 +89,7 @@ int check_layer(CudaDevice& dev, const CheckShape& s, bool prefill, int64_t batc
   uint64_t seed = 1000;
   auto make = [&](int64_t rows, int64_t cols, float scale) {
     Tensor x{dev.alloc(static_cast<std::size_t>(rows * cols) * dtype_bytes(t)), rows, cols};
-    FillSpec f{.seed = seed++,
-               .scale = scale,
-               .full_cols = cols,
-               .row0 = 0,
-               .rows = rows,
-               .col0 = 0,
-               .cols = cols,
-               .dst_ld = cols,
-               .dst_offset = 0};
+    const FillSpec f = whole_tensor_fill(seed++, scale, rows, cols);
     dev.fill(x.buf.get(), t, f);
     return x;
   };
