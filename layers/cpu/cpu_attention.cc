@@ -27,8 +27,29 @@ void softmax_inplace(float* row, int64_t n) {
   for (int64_t i = 0; i < n; ++i) row[i] *= inv;
 }
 
+// Eight floats as one value: one AVX register in the x86-64-v3 clone, two SSE halves in the
+// baseline one. Loads and stores go through memcpy, so no alignment is assumed. The helpers
+// take and give F8 by reference: a 32-byte vector by value has a different ABI with and
+// without AVX, and these are inlined into both clones.
+typedef float F8 __attribute__((vector_size(32)));
+[[gnu::always_inline]] inline void load8(F8& v, const float* p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+[[gnu::always_inline]] inline void store8(float* p, const F8& v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+[[gnu::always_inline]] inline float sum8(const F8& v) {
+  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+
 }  // namespace
 
+// Decode reads the cache as four sequential streams, positions p, c + p, 2c + p, 3c + p at once
+// (c = ctx_len / 4): a single stream front to back tops out near 9 GB/s on this class of core,
+// latency-bound, while four reach ~20 (side by side, 1024 positions, 16 q / 8 kv heads of 64,
+// 32 layers' worth of cache, medians: scores 205 -> 105 us, weighted sum 194 -> 104 us per
+// layer). Each score also gets four independent FMA chains instead of one. Head dims that
+// are not a multiple of 8, and the ctx_len % 4 positions left over, take the one-position loop.
 TPB_CLONES void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache,
                                      float* out, int64_t ctx_len, const AttnShape& s,
                                      std::vector<float>& scratch) {
@@ -37,15 +58,42 @@ TPB_CLONES void cpu_attention_decode(const float* qkv, const float* k_cache, con
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const std::size_t need = static_cast<std::size_t>(s.q_heads * ctx_len);
   if (scratch.size() < need) scratch.resize(need);
-  float* sc = scratch.data();  // [q_heads, ctx_len]
+  float* sc = scratch.data();                      // [q_heads, ctx_len]
+  const int64_t c = d % 8 == 0 ? ctx_len / 4 : 0;  // positions per stream
+  const int64_t cs = c * kvw;                      // stream stride in the cache
   for (int64_t b = 0; b < s.batch; ++b) {
     const float* q = qkv + b * row;
     const float* kb = k_cache + b * s.max_ctx * kvw;
     const float* vb = v_cache + b * s.max_ctx * kvw;
     float* ob = out + b * s.q_heads * d;
+    for (int64_t p = 0; p < c; ++p) {
+      const float* kp = kb + p * kvw;
+      for (int64_t h = 0; h < s.q_heads; ++h) {
+        const float* k = kp + (h / group) * d;
+        const float* qh = q + h * d;
+        F8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        for (int64_t i = 0; i < d; i += 8) {
+          F8 qv, k0, k1, k2, k3;
+          load8(qv, qh + i);
+          load8(k0, k + i);
+          load8(k1, k + cs + i);
+          load8(k2, k + 2 * cs + i);
+          load8(k3, k + 3 * cs + i);
+          a0 += qv * k0;
+          a1 += qv * k1;
+          a2 += qv * k2;
+          a3 += qv * k3;
+        }
+        float* sh = sc + h * ctx_len + p;
+        sh[0] = sum8(a0) * scale;
+        sh[c] = sum8(a1) * scale;
+        sh[2 * c] = sum8(a2) * scale;
+        sh[3 * c] = sum8(a3) * scale;
+      }
+    }
     // Positions outer, heads inner: K and V are read once, front to back, as the cache is
     // laid out ([pos][kv_head][d]), which is what the cost model's KV bytes assume.
-    for (int64_t p = 0; p < ctx_len; ++p) {
+    for (int64_t p = 4 * c; p < ctx_len; ++p) {
       const float* kp = kb + p * kvw;
       for (int64_t h = 0; h < s.q_heads; ++h) {
         const float* k = kp + (h / group) * d;
@@ -58,7 +106,26 @@ TPB_CLONES void cpu_attention_decode(const float* qkv, const float* k_cache, con
     }
     for (int64_t h = 0; h < s.q_heads; ++h) softmax_inplace(sc + h * ctx_len, ctx_len);
     std::fill_n(ob, s.q_heads * d, 0.0f);
-    for (int64_t p = 0; p < ctx_len; ++p) {
+    for (int64_t p = 0; p < c; ++p) {
+      const float* vp = vb + p * kvw;
+      for (int64_t h = 0; h < s.q_heads; ++h) {
+        const float* v = vp + (h / group) * d;
+        const float* w = sc + h * ctx_len + p;
+        const float w0 = w[0], w1 = w[c], w2 = w[2 * c], w3 = w[3 * c];
+        float* o = ob + h * d;
+        for (int64_t i = 0; i < d; i += 8) {
+          F8 acc, v0, v1, v2, v3;
+          load8(acc, o + i);
+          load8(v0, v + i);
+          load8(v1, v + cs + i);
+          load8(v2, v + 2 * cs + i);
+          load8(v3, v + 3 * cs + i);
+          acc += w0 * v0 + w1 * v1 + w2 * v2 + w3 * v3;
+          store8(o + i, acc);
+        }
+      }
+    }
+    for (int64_t p = 4 * c; p < ctx_len; ++p) {
       const float* vp = vb + p * kvw;
       for (int64_t h = 0; h < s.q_heads; ++h) {
         const float* v = vp + (h / group) * d;

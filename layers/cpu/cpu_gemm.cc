@@ -3,6 +3,12 @@
 // direct kernel that reads each weight row once and reuses x from L1 streams ~13-17 GB/s
 // (measured side by side, 8192x1024 fp32, 1 thread). So small m goes to that kernel, and
 // everything else to BLAS.
+//
+// The kernel walks four rows at once, one from each quarter of W, so that it reads four long
+// sequential streams. Four adjacent rows instead make four streams only k floats long that
+// all restart together; with k = 1024 each is one 4 KiB page and the hardware prefetchers
+// retrain on every pass. Side by side (fp32, 1 thread, 8 layers' worth of W, medians):
+// 8192x1024 13.8 -> 19.7 GB/s, 2048x1024 14.4 -> 19.7, 1024x4096 18.9 -> 19.4.
 #include <cblas.h>
 
 #include <cstdint>
@@ -14,12 +20,13 @@ namespace tpb {
 
 namespace {
 
-// Four weight rows per pass: four independent FMA chains, and x read once per four rows.
+// Rows r, q + r, 2q + r, 3q + r per pass (q = n / 4): four independent FMA chains, x read
+// once per four rows, and four sequential streams through W (see the top of the file).
 TPB_CLONES void skinny_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n,
                             int64_t k) {
-  int64_t r = 0;
-  for (; r + 4 <= n; r += 4) {
-    const float *w0 = w + r * k, *w1 = w0 + k, *w2 = w1 + k, *w3 = w2 + k;
+  const int64_t q = n / 4;
+  for (int64_t r = 0; r < q; ++r) {
+    const float *w0 = w + r * k, *w1 = w0 + q * k, *w2 = w1 + q * k, *w3 = w2 + q * k;
     for (int64_t i = 0; i < m; ++i) {
       const float* xi = x + i * k;
       float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
@@ -33,12 +40,12 @@ TPB_CLONES void skinny_gemm(const float* x, const float* w, float* y, int64_t m,
       }
       float* yi = y + i * n + r;
       yi[0] = a0;
-      yi[1] = a1;
-      yi[2] = a2;
-      yi[3] = a3;
+      yi[q] = a1;
+      yi[2 * q] = a2;
+      yi[3 * q] = a3;
     }
   }
-  for (; r < n; ++r) {
+  for (int64_t r = 4 * q; r < n; ++r) {  // the n % 4 rows left over
     const float* wr = w + r * k;
     for (int64_t i = 0; i < m; ++i) {
       float acc = 0;
