@@ -41,6 +41,7 @@ class ProgressBoard final : public ProgressSink {
   int world_rank_ = 0;
   std::vector<int> local_of_world_;  // world rank -> node-local index, -1 if elsewhere
   char* base_ = nullptr;
+  Slot* mine_ = nullptr;  // this rank's slot: never null once constructed
 };
 
 }  // namespace tpb
