@@ -55,6 +55,32 @@ oj ops_json(const PointAnalysis& a, const StepCost& cost, const Peaks& peaks, do
   return ops;
 }
 
+// A CPU rank computes and waits (yielding) on its own thread the whole time, so time that
+// thread was off a core is the scheduler's. Above 5% the timings mix the benchmark with the
+// other runnable threads; ARCHITECTURE: oversubscribed runs are for function, not
+// performance. Not applied to GPU backends, whose host thread may block in a synchronize.
+std::string time_sliced_warning(const std::vector<oj>& rank_info, const DeviceCaps& caps) {
+  if (caps.backend != "cpu") return "";
+  constexpr double kLimit = 0.05;
+  double worst = 0;
+  int worst_rank = -1, over = 0;
+  int64_t switches = 0;
+  for (const auto& info : rank_info) {
+    if (!info.contains("host_thread")) continue;
+    const double f = info["host_thread"]["descheduled_fraction"].get<double>();
+    switches += info["host_thread"]["involuntary_switches"].get<int64_t>();
+    if (f > kLimit) ++over;
+    if (f > worst) worst = f, worst_rank = info["rank"].get<int>();
+  }
+  if (over == 0) return "";
+  return "time_sliced: " + std::to_string(over) + " rank(s) were off a core for more than 5% of " +
+         "the measured steps (worst rank " + std::to_string(worst_rank) + ": " +
+         std::to_string(static_cast<int>(std::lround(worst * 100))) + "%; " +
+         std::to_string(switches) +
+         " involuntary context switches in all): more runnable threads than cores, so compute, "
+         "wait and skew include the scheduler's time";
+}
+
 }  // namespace
 
 oj params_json(const RunSpec& spec, int64_t layers) {
@@ -189,6 +215,7 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
     j["clock_condition_violations"] = r.clock_condition_violations;
     j["inject"] = info["inject"];
     if (info.contains("mem_contend")) j["mem_contend"] = info["mem_contend"];
+    if (info.contains("host_thread")) j["host_thread"] = info["host_thread"];
     j["memory"] = info["memory"];
     j["clock"] = info["clock"];
     j["telemetry"] =
@@ -249,6 +276,7 @@ oj ok_point_json(const RunSpec& spec, int64_t layers, const StepCost& cost, cons
     warnings.push_back("peak_exceeded: the run beat its peaks (MBU " + std::to_string(a.mbu) +
                        ", MFU " + std::to_string(a.mfu) + "); the peaks (" + peaks.source +
                        ") understate this machine, e.g. a start-up probe taken under load");
+  if (auto w = time_sliced_warning(rank_info, caps); !w.empty()) warnings.push_back(w);
   p["warnings"] = warnings;
   p["samples"] = {{"step_time_s", a.step_time_s}, {"skew_s", a.collectives.skew_s}};
   return p;

@@ -20,6 +20,7 @@
 #include "harness/point_json.h"
 #include "harness/results_writer.h"
 #include "harness/telemetry.h"
+#include "harness/thread_cpu.h"
 #include "harness/timeline.h"
 #include "harness/trace_writer.h"
 #include "harness/verify.h"
@@ -164,6 +165,7 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   nlohmann::ordered_json telemetry_json;
   // What the mem_contend hog moved during the measured steps, so results show it competed.
   double hog_bytes_start = 0, hog_bytes_end = 0, hog_t0 = 0, hog_t1 = 0;
+  ThreadCpu cpu0, cpu1;  // the rank's thread over the same measured interval
   try {
     for (int s = -spec.warmup; s < 0; ++s) one_step(s);
     injector.calibrate(tl.resolve(0.0));
@@ -171,10 +173,12 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
     coll->barrier();
     telemetry->start();
     hog_bytes_start = contender ? contender->bytes_moved() : 0.0;
+    cpu0 = thread_cpu_now();
     hog_t0 = now_s();
     for (int s = 0; s < spec.steps; ++s) measured_step(s);
     dev.synchronize();
     hog_t1 = now_s();
+    cpu1 = thread_cpu_now();
     hog_bytes_end = contender ? contender->bytes_moved() : 0.0;
     telemetry_json = telemetry->stop();
   } catch (const CollectiveTimeout& e) {
@@ -225,6 +229,14 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
         {"buffer_bytes", hog_bytes},
         {"bytes_moved", moved},
         {"GBps", secs > 0 ? moved / secs / 1e9 : 0.0}};
+  }
+  {
+    const double wall = hog_t1 - hog_t0, cpu = cpu1.cpu_s - cpu0.cpu_s;
+    info["host_thread"] = {
+        {"wall_s", wall},
+        {"cpu_s", cpu},
+        {"descheduled_fraction", descheduled_fraction(wall, cpu)},
+        {"involuntary_switches", cpu1.involuntary_switches - cpu0.involuntary_switches}};
   }
   auto infos = gather_strings(w.comm, info.dump(), 0);
   if (w.rank != 0) return nlohmann::ordered_json();

@@ -2,6 +2,7 @@
 tp = 1, 2, 4; every contract field is present and self-consistent; B=1 decode shows the
 article's picture; np 4 with --tp 2 gives two reported TP groups."""
 import json
+import os
 
 from tpbtest import Ctx
 
@@ -50,6 +51,11 @@ c.check(len(p["samples"]["step_time_s"]) == 15, "raw per-step samples kept, warm
 c.check(r["context"]["llc_bytes"] > 0 and "ranks_per_core" in r["context"], "context records LLC and ranks_per_core")
 with open(out + "/points.jsonl") as f:
     c.check(len(f.read().strip().splitlines()) == 1, "points.jsonl streamed one line")
+for rk in p["ranks"]:
+    ht = rk["host_thread"]
+    c.check(0 < ht["cpu_s"] <= ht["wall_s"] * 1.01 and 0 <= ht["descheduled_fraction"] <= 1
+            and ht["involuntary_switches"] >= 0,
+            f"rank {rk['rank']}: host_thread is a CPU share of the measured wall ({ht})")
 
 # trace.json (Chrome/Perfetto): all 15 steps fit the default 20, so each rank's collective
 # events must add up to the wait and transfer the analysis reported for that rank.
@@ -80,4 +86,10 @@ groups = sorted({rk["group"] for rk in p["ranks"]})
 c.check(groups == [0, 1], f"two TP groups reported: {groups}")
 c.check(sorted(rk["group_rank"] for rk in p["ranks"]) == [0, 0, 1, 1], "group ranks 0,1 in each group")
 c.check(p["verification"]["passed"], "both groups verified")
+# Four busy ranks on fewer than four cores: each thread is off its core about half the time,
+# and the results must say so (measured, beside the configured ranks_per_core).
+if len(os.sched_getaffinity(0)) < 4:
+    off = [rk["host_thread"]["descheduled_fraction"] for rk in p["ranks"]]
+    c.check(min(off) > 0.2, f"np 4 on {len(os.sched_getaffinity(0))} cores: every rank off its core > 20% ({off})")
+    c.check(any(w.startswith("time_sliced:") for w in p["warnings"]), f"time_sliced warning: {p['warnings']}")
 c.finish()

@@ -21,12 +21,15 @@ These are timing figures on a shared machine: each rank count gets up to 5 attem
 attempt's figures are printed, and the check passes when one attempt meets all three
 conditions (the load average is printed too, to explain a failure).
 
-np 2 runs one rank per core (--bind-to core) and all three conditions are asserted (quiet
-machine: wait / extra = 1.01). So is np 4 on a host with at least 4 cores. On fewer cores np 4
-is time-sliced and only the direction of the attribution is asserted: some attempt names rank 1
-the straggler with a positive excess. Its excess and wait are printed against their criteria,
-not asserted: CI on 2 cores measured excess +0.09, +0.10, +0.21, +0.41 (and once rank 2 named
-with +0.03) in five attempts of one run, the scheduler's noise, not the analysis's. The wait
+All three conditions are asserted on the attempts in which no rank's thread was off its core
+for more than 5% of the measured steps, as the results themselves measure it
+(ranks[].host_thread.descheduled_fraction): np 2 with one rank per core (--bind-to core) on a
+quiet machine (wait / extra = 1.01), and np 4 on a host with 4 free cores. When every attempt
+was time-sliced (np 4 on 2 cores: each rank ~50% off its core; or np 2 beside a busy process)
+only the direction of the attribution is asserted: some attempt names rank 1 the straggler
+with a positive excess. Excess and wait are then printed against their criteria, not asserted:
+CI on 2 cores measured np-4 excess +0.09, +0.10, +0.21, +0.41 (and once rank 2 named with
++0.03) in five attempts of one run, the scheduler's noise, not the analysis's. The wait
 criterion is printed with the decomposition of the surplus, read from
 trace.json: others' wait - extra compute = (the straggler's late exits from the previous
 collective) + (host-gap differences). There the surplus is the scheduler: a rank that shares a
@@ -39,6 +42,7 @@ import os
 from tpbtest import Ctx
 
 SLOWDOWN = 1.3
+QUIET = 0.05  # an attempt is judged only if no rank was off its core for more than this share
 
 
 def attribution(res):
@@ -74,7 +78,6 @@ def main():
     c.env["OMPI_MCA_coll_libnbc_iallreduce_algorithm"] = "4"  # recursive doubling
     cores = len(os.sched_getaffinity(0))
     for np_, layers, steps in ((2, 4, 40), (4, 2, 40)):
-        sliced = np_ > cores
         verdicts = []
         for attempt in range(5):
             out = c.out(f"np{np_}-{attempt}")
@@ -83,43 +86,51 @@ def main():
                         f"rank=1:slowdown={SLOWDOWN}", "--out", out], timeout=300,
                   bind="core" if np_ == 2 else "none")
             s, excess, wait, extra, net, p = attribution(c.results(out))
-            ok_rank = s == 1
-            ok_excess = abs(excess - (SLOWDOWN - 1)) <= 0.08
-            ok_wait = extra > 0 and abs(wait - extra) <= 0.15 * extra
-            line = (f"np {np_} attempt {attempt + 1}: straggler {s} "
-                    f"(last in {p['straggler']['arrived_last_share']:.0%}), excess "
-                    f"{excess:+.3f}, others' wait {wait:.4f} s vs extra compute {extra:.4f} s "
-                    f"({wait / extra if extra else float('nan'):.2f}x; net of the straggler's own wait "
-                    f"{net:.4f} s), load {os.getloadavg()[0]:.1f}")
+            # The results' own measure of the scheduler: the share of the measured steps each
+            # rank's thread spent off a core (ranks[].host_thread).
+            desched = max(r["host_thread"]["descheduled_fraction"] for r in p["ranks"])
+            v = {"rank": s == 1, "excess": abs(excess - (SLOWDOWN - 1)) <= 0.08,
+                 "wait": extra > 0 and abs(wait - extra) <= 0.15 * extra,
+                 "direction": s == 1 and excess > 0, "quiet": desched <= QUIET}
+            v["line"] = (f"np {np_} attempt {attempt + 1}: straggler {s} "
+                         f"(last in {p['straggler']['arrived_last_share']:.0%}), excess "
+                         f"{excess:+.3f}, others' wait {wait:.4f} s vs extra compute {extra:.4f} s "
+                         f"({wait / extra if extra else float('nan'):.2f}x; net of the straggler's own wait "
+                         f"{net:.4f} s), load {os.getloadavg()[0]:.1f}, worst rank off its core "
+                         f"{desched:.1%} of the steps")
             lag = exit_lag_s(out, s, [r["rank"] for r in p["ranks"] if r["rank"] != s])
-            line += f"; the straggler's late exits {lag:.4f} s of the surplus {wait - extra:.4f} s"
-            print(line, flush=True)
+            v["line"] += f"; the straggler's late exits {lag:.4f} s of the surplus {wait - extra:.4f} s"
+            print(v["line"], flush=True)
             for r in p["ranks"]:
                 print(f"    rank {r['rank']}: compute {r['compute_s']:.4f} wait {r['wait_s']:.4f} "
-                      f"transfer {r['transfer_s']:.4f} last {r['arrived_last']}")
+                      f"transfer {r['transfer_s']:.4f} last {r['arrived_last']} off-core "
+                      f"{r['host_thread']['descheduled_fraction']:.1%}")
             inj = {r["rank"]: r["inject"] for r in p["ranks"]}
             c.check(inj[1].get("slowdown") == SLOWDOWN and "slowdown" not in inj[0],
                     "the slowdown is recorded on rank 1 only")
-            verdicts.append((ok_rank, ok_excess, ok_wait, line, ok_rank and excess > 0))
-            if ok_rank and ok_excess and ok_wait:
+            verdicts.append(v)
+            if v["quiet"] and v["rank"] and v["excess"] and v["wait"]:
                 break
-            if sliced and attempt >= 2 and any(v[4] for v in verdicts):
+            if attempt >= 2 and not any(x["quiet"] for x in verdicts) and any(x["direction"] for x in verdicts):
                 break  # the direction is shown; more time-sliced attempts only add noise
-        best = max(verdicts, key=lambda v: sum(v[:3]))
-        met = any(all(v[:3]) for v in verdicts)
-        criteria = (f"np {np_}: excess_compute_fraction within 0.08 of 0.3 ({best[3]})",
-                    f"np {np_}: others' wait within 15% of the straggler's extra compute ({best[3]})")
-        if not sliced:
-            c.check(best[0], f"np {np_}: rank 1 is named the straggler ({best[3]})")
-            c.check(best[1], criteria[0])
-            c.check(met, criteria[1])
+        quiet = [v for v in verdicts if v["quiet"]]
+        if quiet:
+            best = max(quiet, key=lambda v: v["rank"] + v["excess"] + v["wait"])
+            c.check(best["rank"], f"np {np_}: rank 1 is named the straggler ({best['line']})")
+            c.check(best["excess"], f"np {np_}: excess_compute_fraction within 0.08 of 0.3 ({best['line']})")
+            c.check(any(v["rank"] and v["excess"] and v["wait"] for v in quiet),
+                    f"np {np_}: others' wait within 15% of the straggler's extra compute ({best['line']})")
             continue
-        named = next((v for v in verdicts if v[4]), best)
-        c.check(named[4], f"np {np_} on {cores} cores: rank 1 is named the straggler with a positive "
-                          f"excess in some attempt ({named[3]})")
-        for ok, text in ((best[1], criteria[0]), (met, criteria[1])):
-            print(f"{'MET' if ok else 'NOT MET'} (reported only: {np_} ranks time-sliced on {cores} "
-                  f"cores) {text}", flush=True)
+        # Every attempt was time-sliced (np > cores, or a busy host): only the direction holds.
+        named = next((v for v in verdicts if v["direction"]), verdicts[0])
+        c.check(named["direction"], f"np {np_} on {cores} cores: rank 1 is named the straggler with a "
+                                    f"positive excess in some attempt ({named['line']})")
+        best = max(verdicts, key=lambda v: v["rank"] + v["excess"] + v["wait"])
+        for key, text in (("excess", "excess_compute_fraction within 0.08 of 0.3"),
+                          ("wait", "others' wait within 15% of the straggler's extra compute")):
+            print(f"{'MET' if best[key] else 'NOT MET'} (reported only: every attempt had a rank off its "
+                  f"core > {QUIET:.0%} of the steps; {np_} ranks on {cores} cores) np {np_}: {text} "
+                  f"({best['line']})", flush=True)
     c.finish()
 
 
