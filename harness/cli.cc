@@ -102,7 +102,8 @@ CliResult parse_cli(int argc, char** argv) {
   app.require_subcommand(1);
   std::map<std::string, std::string> values;
   std::vector<std::string> injects, sets;
-  std::string config_file, resume, compare_out;
+  std::string config_file, resume, compare_out;  // compare_out: --out of compare and report
+  bool no_plots = false;
   bool check = false, inplace = false, baseline = false;
   bool cuda_graph = false;
   std::vector<std::string> positional;
@@ -149,6 +150,15 @@ CliResult parse_cli(int argc, char** argv) {
       ->required()
       ->expected(1, -1);
 
+  CLI::App* report = app.add_subcommand("report", "report.md and plots from results");
+  report->add_option("results", positional, "results directories or results.json files")
+      ->required()
+      ->expected(1, -1);
+  report->add_option("--out", compare_out,
+                     "write DIR/report.md and DIR/plots (default: the "
+                     "first results directory)");
+  report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
+
   CLI::App* info = app.add_subcommand("info", "print backends, collectives and versions as JSON");
   (void)info;
 
@@ -188,6 +198,7 @@ CliResult parse_cli(int argc, char** argv) {
     if (inplace) r.config["inplace"] = true;
     if (baseline) r.config["baseline"] = true;
     if (!compare_out.empty()) r.config["out"] = compare_out;
+    if (no_plots) r.config["no_plots"] = true;
     r.positional = positional;
     if (!from.empty()) {
       r.from = from;

@@ -52,6 +52,7 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
   if (cli.verb == "compare") return tpb::verb_compare(cli, w);
   if (cli.verb == "diagnose") return tpb::verb_diagnose(cli, w);
   if (cli.verb == "info") return tpb::verb_info(cli, w);
+  if (cli.verb == "report") return tpb::verb_report(cli, w);
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }
 

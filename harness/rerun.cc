@@ -1,27 +1,19 @@
 // Rerun config: recorded config < the point's params < explicit command-line options.
 #include "harness/rerun.h"
 
-#include <filesystem>
 #include <fstream>
 
 #include "harness/errors.h"
-#include "harness/read_text.h"
+#include "harness/results_file.h"
 
 namespace tpb {
 
 nlohmann::json rerun_config(const std::string& results, long long point,
                             const nlohmann::json& cli_config) {
-  std::string file = results;
-  if (std::filesystem::is_directory(results)) file = results + "/results.json";
-  const std::string text = read_text_file(file, "--from");
-  nlohmann::json r;
-  try {
-    r = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput("--from: '" + file + "' is malformed JSON: " + e.what());
-  }
-  if (!r.contains("points") || !r["points"].is_array() || !r.contains("config"))
-    throw BadInput("--from: '" + file + "' is not a tpbench results file");
+  const std::string file = results_file_of(results);
+  const nlohmann::json r = load_results(results, "--from");
+  if (!r.contains("config"))
+    throw BadInput("--from: '" + file + "' is not a tpbench results file (no config)");
   if (point < 0 || point >= static_cast<long long>(r["points"].size()))
     throw BadInput("--point: " + std::to_string(point) + " is out of range (the file has " +
                    std::to_string(r["points"].size()) + " points)");

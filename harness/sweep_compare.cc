@@ -9,7 +9,7 @@
 #include <set>
 
 #include "harness/errors.h"
-#include "harness/read_text.h"
+#include "harness/results_file.h"
 
 namespace tpb {
 
@@ -83,18 +83,7 @@ std::string value_text(const oj& v) {
 }  // namespace
 
 CompareInput load_compare_input(const std::string& path) {
-  std::string file = path;
-  if (file.size() < 5 || file.substr(file.size() - 5) != ".json") file += "/results.json";
-  const std::string text = read_text_file(file, "compare");
-  CompareInput in{path, {}};
-  try {
-    in.results = oj::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput("compare: '" + file + "' is not JSON: " + e.what());
-  }
-  if (!in.results.is_object() || !in.results.contains("points") || !in.results["points"].is_array())
-    throw BadInput("compare: '" + file + "' is not a tpbench results document");
-  return in;
+  return CompareInput{path, load_results(path, "compare")};
 }
 
 oj compare_runs(const std::vector<CompareInput>& runs) {

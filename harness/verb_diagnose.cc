@@ -1,30 +1,26 @@
 // `tpbench diagnose RESULTS...`: verdicts in the article's order for every point of each file.
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
+#include "harness/agreement.h"
 #include "harness/diagnose.h"
 #include "harness/errors.h"
-#include "harness/read_text.h"
+#include "harness/results_file.h"
 #include "harness/verbs.h"
 
 namespace tpb {
 
 int verb_diagnose(const CliResult& cli, const World& w) {
+  std::vector<nlohmann::ordered_json> docs;
+  // Every rank loads, so a bad path is one agreed error however it was launched.
+  agree(w.comm, [&] {
+    if (cli.positional.empty())
+      throw BadInput("diagnose: give one or more RESULTS directories or files");
+    for (const auto& path : cli.positional) docs.push_back(load_results(path, "diagnose"));
+  });
   if (w.rank != 0) return 0;
-  if (cli.positional.empty())
-    throw BadInput("diagnose: give one or more RESULTS directories or files");
-  for (const auto& path : cli.positional) {
-    std::string file = path;
-    if (std::filesystem::is_directory(path)) file = path + "/results.json";
-    const std::string text = read_text_file(file, "diagnose");
-    nlohmann::ordered_json r;
-    try {
-      r = nlohmann::ordered_json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw BadInput("diagnose: '" + file + "' is malformed JSON: " + e.what());
-    }
-    if (!r.contains("points")) throw BadInput("diagnose: '" + file + "' has no points");
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const std::string file = results_file_of(cli.positional[i]);
+    const nlohmann::ordered_json& r = docs[i];
     std::cout << "== " << file << "\n";
     for (const auto& p : r["points"]) {
       const auto& par = p["params"];

@@ -28,12 +28,6 @@ done
 "${MPIRUN[@]}" build/tpbench run --backend cpu --model tiny --phase prefill --batch 1 \
   --prompt 512 --steps 5 --out "$OUT/prefill_s512"
 
-# Plots need matplotlib: Debian's python3-matplotlib serves /usr/bin/python3, which may not be
-# the python3 first on PATH (pyenv), so use whichever interpreter has it.
-for py in python3 /usr/bin/python3; do
-  if "$py" -c "import matplotlib" 2>/dev/null; then
-    "$py" results/plot.py "$OUT"/decode_b* "$OUT"/prefill_s512 --out "$OUT/plots"
-    break
-  fi
-done
+# report.md and plots over every point (plots need matplotlib; report says if it has none).
+build/tpbench report "$OUT"/decode_b* "$OUT"/prefill_s512 --out "$OUT"
 echo "results under $OUT"

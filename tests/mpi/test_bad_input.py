@@ -19,6 +19,7 @@ TIMEOUT_S = 60  # a case that takes longer has hung: setup errors must not wait 
 # Files the cases point at; {work} in a case's args is replaced by the work directory.
 FIXTURES = {
     "malformed.json": '{"batch": 1,,}',
+    "results_min.json": json.dumps({"schema": "tpbench.results", "points": []}),
     "not_object.json": "[1, 2, 3]",
     "unknown_key.json": json.dumps({"model": "tiny", "bacth": 4}),
     "batch_string.json": json.dumps({"batch": "four"}),
@@ -87,6 +88,10 @@ CASES = [
     ("config is a directory", 2, ["run", "--config", "{work}"], ["--config", "not a regular file"]),
     ("from is a directory without results", 2, ["run", "--from", "{work}", "--point", "0"], ["--from"]),
     ("compare of a directory without results", 2, ["compare", "{work}", "{work}"], ["compare"]),
+    ("report of a directory without results", 2, ["report", "{work}"], ["report"]),
+    ("diagnose of a directory without results", 2, ["diagnose", "{work}"], ["diagnose"]),
+    ("diagnose of a file that is not results", 2, ["diagnose", "{work}/not_object.json"], ["diagnose", "results"]),
+    ("report into an unwritable --out", 2, ["report", "{work}/results_min.json", "--out", "/proc/tpbench-report"], ["--out"]),
     ("config batch string", 2, ["run", "--config", "{work}/batch_string.json"], ["--batch"]),
     ("config batch bool", 2, ["run", "--config", "{work}/batch_bool.json"], ["--batch"]),
     ("config batch list", 2, ["run", "--config", "{work}/batch_list.json"], ["--batch"]),

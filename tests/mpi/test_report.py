@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""`tpbench report`: report.md from results, every number read from them. A 3-point sweep with
+a memory budget that batch 16 exceeds (two ok points and an oom one) and a one-point run are
+reported together; the summary rows must carry the results' own step p50, MBU, MFU, ceiling
+and straggler, each point its per-rank rows and its diagnosis, the oom point its status. Plots
+are embedded only if they were written (matplotlib present), and --no-plots says so."""
+import json
+import os
+import re
+
+from tpbtest import Ctx
+
+
+def main():
+    c = Ctx()
+    sweep = c.out("sweep")
+    c.mpi(2, ["sweep", "--model", "tiny", "--layers", "2", "--steps", "3", "--warmup", "1", "--context", "1024",
+              "--memory-budget", "115M", "--batch", "1,4,16", "--out", sweep])
+    run = c.out("run")
+    c.mpi(2, ["run", "--model", "tiny", "--layers", "2", "--steps", "4", "--warmup", "1", "--batch", "2",
+              "--context", "512", "--check", "--out", run])
+    rep = c.out("report")
+    rc, stdout, _ = c.mpi(1, ["report", sweep, os.path.join(run, "results.json"), "--out", rep])
+    c.check(rc == 0 and "report.md" in stdout, f"report ran: {stdout}")
+    with open(os.path.join(rep, "report.md")) as f:
+        md = f.read()
+
+    for path in (sweep, run):
+        res = c.results(path)
+        for i, p in enumerate(res["points"]):
+            if p["status"] != "ok":
+                c.check(re.search(rf"\| {i} \| [^|]+ \| {p['status']}: ", md) is not None,
+                        f"{path} point {i}: the {p['status']} status is in the summary")
+                continue
+            m = p["metrics"]
+            cells = [f"{m['step_time_s']['p50'] * 1e3:.3f}", f"{m['step_time_s']['p95'] * 1e3:.3f}",
+                     f"{m['tokens_per_s']:.1f}", f"{m['mbu']:.3f}", f"{m['mfu']:.4f}", f"{m['mfu_ceiling']:.4f}",
+                     f"rank {p['straggler']['rank']} ({p['straggler']['excess_compute_fraction']:+.3f})"]
+            rows = [l for l in md.splitlines() if l.startswith(f"| {i} | ") and "| ok |" in l]
+            c.check(any(all(f" {x} |" in l for x in cells) for l in rows),
+                    f"{path} point {i}: a summary row carries {cells}")
+            for r in p["ranks"]:
+                c.check(f"| {r['compute_s']:.4f} | {r['wait_s']:.4f} | {r['transfer_s']:.4f} |" in md,
+                        f"{path} point {i} rank {r['rank']}: compute/wait/transfer row")
+        for v in res.get("diagnosis", []):
+            if isinstance(v, dict) and "text" in v:
+                c.check(v["text"] in md, f"{path}: diagnosis line in the report: {v['text'][:60]}")
+    c.check(md.count("### Point ") == 4, f"four point sections ({md.count('### Point ')})")
+    c.check("Verification against the unsharded reference: passed" in md, "the --check verdict is reported")
+
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    made = "Made by" in md
+    c.check((len(images) == 3) == made and all(os.path.exists(os.path.join(rep, i)) for i in images),
+            f"plots embedded iff written, each file present: {images} ({'made' if made else 'not made'})")
+
+    rep2 = c.out("report-noplots")
+    c.mpi(1, ["report", run, "--out", rep2, "--no-plots"])
+    with open(os.path.join(rep2, "report.md")) as f:
+        md2 = f.read()
+    c.check("--no-plots" in md2 and "![" not in md2 and not os.path.exists(os.path.join(rep2, "plots")),
+            "--no-plots: no images, and the report says why")
+
+    # Default --out: the first results directory.
+    c.mpi(1, ["report", run, "--no-plots"])
+    c.check(os.path.exists(os.path.join(run, "report.md")), "without --out, report.md lands beside results.json")
+
+    rc, _, err = c.mpi(1, ["report", c.out("missing")], expect_rc=2)
+    c.check("report:" in err and len([l for l in err.splitlines() if l.strip()]) >= 1,
+            f"a missing results directory: exit 2 naming report ({err.strip()[:200]})")
+    c.finish()
+
+
+if __name__ == "__main__":
+    main()
