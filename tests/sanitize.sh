@@ -63,12 +63,13 @@ asan_stage() {
       return 1
     fi
   done
-  echo "== asan: sweep, collectives, diagnose and compare"
+  echo "== asan: sweep, collectives, diagnose, compare and report"
   local verbs=(
     "sweep:mpirun -np 2 --bind-to none build-asan/tpbench sweep ${small[*]} --batch 1,2 --out $out/sweep"
     "collectives:mpirun -np 2 --bind-to none build-asan/tpbench collectives -b 8 -e 64K -f 8 -n 5 -w 1 --baseline --out $out/coll"
     "diagnose:build-asan/tpbench diagnose $out/sweep"
     "compare:build-asan/tpbench compare $out/decode-check $out/inject"
+    "report:build-asan/tpbench report $out/sweep $out/decode-check --out $out/report"
   )
   for v in "${verbs[@]}"; do
     local name=${v%%:*} cmd=${v#*:}
