@@ -73,6 +73,13 @@ const CollOptionDef kCollectiveOptions[] = {
     {"config_dir", "--config-dir", "directory holding topologies/"},
 };
 
+// `tpbench calibrate`'s own options (it also takes some of kPointOptions).
+const OptionDef kCalibrateOptions[] = {
+    {"name", "profile name (default: calibrated-HOST)"},
+    {"max_bytes", "largest all-reduce of the curve, e.g. 64M"},
+    {"reps", "repetitions per measurement (best is kept)"},
+};
+
 std::string flag_of(const std::string& key) {
   std::string f = "--" + key;
   for (char& c : f)
@@ -159,6 +166,20 @@ CliResult parse_cli(int argc, char** argv) {
                      "first results directory)");
   report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
 
+  // calibrate: a subset of the point options plus its own.
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate",
+                         "measure peaks, GEMM FLOP/s by shape and the all-reduce curve; write a "
+                         "hardware profile");
+  for (const char* key : {"backend", "collective", "model", "tp", "out", "blas_threads",
+                          "collective_timeout", "config_dir"})
+    for (const auto& o : kPointOptions)
+      if (std::string(o.key) == key) calibrate->add_option(flag_of(o.key), values[o.key], o.help);
+  for (const auto& o : kCalibrateOptions)
+    calibrate->add_option(flag_of(o.key), values[o.key], o.help);
+  calibrate->add_option("--config", config_file, "JSON config file");
+  calibrate->add_option("--set", sets, "override any config key: key=value (repeatable)");
+
   CLI::App* info = app.add_subcommand("info", "print backends, collectives and versions as JSON");
   (void)info;
 
@@ -187,6 +208,9 @@ CliResult parse_cli(int argc, char** argv) {
     for (const auto& o : kPointOptions)
       if (sub->get_option_no_throw(flag_of(o.key)) && sub->count(flag_of(o.key)) > 0)
         r.config[o.key] = values[o.key];
+    if (r.verb == "calibrate")
+      for (const auto& o : kCalibrateOptions)
+        if (sub->count(flag_of(o.key)) > 0) r.config[o.key] = values[o.key];
     if (r.verb == "collectives")
       for (const auto& o : kCollectiveOptions)
         if (sub->count(std::string(o.flags).substr(std::string(o.flags).find("--"))) > 0)

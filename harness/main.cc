@@ -53,6 +53,7 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
   if (cli.verb == "diagnose") return tpb::verb_diagnose(cli, w);
   if (cli.verb == "info") return tpb::verb_info(cli, w);
   if (cli.verb == "report") return tpb::verb_report(cli, w);
+  if (cli.verb == "calibrate") return tpb::verb_calibrate(cli, w);
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }
 

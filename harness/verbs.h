@@ -13,5 +13,6 @@ int verb_compare(const CliResult& cli, const World& w);
 int verb_diagnose(const CliResult& cli, const World& w);
 int verb_info(const CliResult& cli, const World& w);
 int verb_report(const CliResult& cli, const World& w);
+int verb_calibrate(const CliResult& cli, const World& w);
 
 }  // namespace tpb
