@@ -63,13 +63,14 @@ asan_stage() {
       return 1
     fi
   done
-  echo "== asan: sweep, collectives, diagnose, compare and report"
+  echo "== asan: sweep, collectives, diagnose, compare, report and calibrate"
   local verbs=(
     "sweep:mpirun -np 2 --bind-to none build-asan/tpbench sweep ${small[*]} --batch 1,2 --out $out/sweep"
     "collectives:mpirun -np 2 --bind-to none build-asan/tpbench collectives -b 8 -e 64K -f 8 -n 5 -w 1 --baseline --out $out/coll"
     "diagnose:build-asan/tpbench diagnose $out/sweep"
     "compare:build-asan/tpbench compare $out/decode-check $out/inject"
     "report:build-asan/tpbench report $out/sweep $out/decode-check --out $out/report"
+    "calibrate:mpirun -np 2 --bind-to none build-asan/tpbench calibrate --reps 1 --max-bytes 64K --out $out/calibrate"
   )
   for v in "${verbs[@]}"; do
     local name=${v%%:*} cmd=${v#*:}
