@@ -1,29 +1,26 @@
 #include "harness/calibrate.h"
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 
 #include "layers/cost_model.h"
+#include "layers/cpu/cpu_device.h"
 #include "layers/fill_hash.h"
 
 namespace tpb {
 
 namespace {
 
+// The probe's best-of timing (layers/cpu/cpu_device.h), after one untimed call (first-touch
+// pages, BLAS/cuBLAS handles, clocks), with the device drained inside the timed region.
 template <class F>
 double best_of(Device& dev, int reps, F&& f) {
-  f();  // warm: first-touch pages, BLAS/cuBLAS handles, clocks
+  f();
   dev.synchronize();
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+  return best_seconds(reps, [&] {
     f();
     dev.synchronize();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
+  });
 }
 
 }  // namespace

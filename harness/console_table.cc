@@ -5,15 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "harness/json_number.h"
+
 namespace tpb {
-
-namespace {
-
-double num(const nlohmann::ordered_json& j, const char* k) {
-  return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-}
-
-}  // namespace
 
 std::string format_point_table(const nlohmann::ordered_json& p) {
   const auto& par = p["params"];
@@ -39,38 +33,44 @@ std::string format_point_table(const nlohmann::ordered_json& p) {
     out += fmt::format(
         "{:>4}{} {:>3} {:>8.3f}ms {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>8.5f} {:>9.4f} "
         "{:>9.4f} {:>6}\n",
-        rank, rank == straggler ? "*" : " ", r["group"].get<int>(), num(r, "step_time_p50_s") * 1e3,
-        num(r, "occupancy_sampled"), num(r, "busy_fraction"), num(r, "useful_fraction"),
-        num(r, "host_gap_fraction"), num(r, "mbu"), num(r, "mfu"), num(r, "wait_s"),
-        num(r, "transfer_s"), r["arrived_last"].get<int>());
+        rank, rank == straggler ? "*" : " ", r["group"].get<int>(),
+        json_number(r, "step_time_p50_s") * 1e3, json_number(r, "occupancy_sampled"),
+        json_number(r, "busy_fraction"), json_number(r, "useful_fraction"),
+        json_number(r, "host_gap_fraction"), json_number(r, "mbu"), json_number(r, "mfu"),
+        json_number(r, "wait_s"), json_number(r, "transfer_s"), r["arrived_last"].get<int>());
   }
   out += fmt::format(
       "{:>5} {:>3} {:>8.3f}ms {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>8.5f}\n", "all", "",
-      num(m["step_time_s"], "p50") * 1e3, num(m, "occupancy_sampled"), num(m, "busy_fraction"),
-      num(m, "useful_fraction"), num(m, "host_gap_fraction"), num(m, "mbu"), num(m, "mfu"));
+      json_number(m["step_time_s"], "p50") * 1e3, json_number(m, "occupancy_sampled"),
+      json_number(m, "busy_fraction"), json_number(m, "useful_fraction"),
+      json_number(m, "host_gap_fraction"), json_number(m, "mbu"), json_number(m, "mfu"));
   out += fmt::format(
       "tokens/s {:.1f} | step p95 {:.3f} ms | intensity {:.2f} FLOP/B, ridge {:.1f} -> MFU "
       "ceiling {:.4f} | roofline {:.3f}\n",
-      num(m, "tokens_per_s"), num(m["step_time_s"], "p95") * 1e3, num(m, "intensity"),
-      num(m, "ridge"), num(m, "mfu_ceiling"), num(m, "roofline_fraction"));
+      json_number(m, "tokens_per_s"), json_number(m["step_time_s"], "p95") * 1e3,
+      json_number(m, "intensity"), json_number(m, "ridge"), json_number(m, "mfu_ceiling"),
+      json_number(m, "roofline_fraction"));
   const auto& c = p["collectives"];
   out += fmt::format(
       "collectives {} | skew p50 {:.1f} us p95 {:.1f} us max {:.1f} us | wait {:.1f}% of wall | "
       "straggler rank {} (last in {:.0f}%, excess compute {:+.3f})\n",
-      c["count"].get<long long>(), num(c["skew_s"], "p50") * 1e6, num(c["skew_s"], "p95") * 1e6,
-      num(c["skew_s"], "max") * 1e6, 100 * num(c, "wait_fraction"), straggler,
-      100 * num(p["straggler"], "arrived_last_share"),
-      num(p["straggler"], "excess_compute_fraction"));
+      c["count"].get<long long>(), json_number(c["skew_s"], "p50") * 1e6,
+      json_number(c["skew_s"], "p95") * 1e6, json_number(c["skew_s"], "max") * 1e6,
+      100 * json_number(c, "wait_fraction"), straggler,
+      100 * json_number(p["straggler"], "arrived_last_share"),
+      json_number(p["straggler"], "excess_compute_fraction"));
   const auto& cs = p["clock_sync"];
-  out += fmt::format("clock sync: max offset {:.3f} ms, uncertainty {:.1f} us, violations {}\n",
-                     num(cs, "max_offset_s") * 1e3, num(cs, "max_uncertainty_s") * 1e6,
-                     cs["clock_condition_violations"].get<long long>());
+  out +=
+      fmt::format("clock sync: max offset {:.3f} ms, uncertainty {:.1f} us, violations {}\n",
+                  json_number(cs, "max_offset_s") * 1e3, json_number(cs, "max_uncertainty_s") * 1e6,
+                  cs["clock_condition_violations"].get<long long>());
   if (p.contains("verification"))
     out += fmt::format("verification: {} (max abs err {:.3g}, tolerance {:.3g})\n",
                        p["verification"]["passed"].get<bool>() ? "PASSED" : "FAILED",
-                       num(p["verification"], "max_abs_err"), num(p["verification"], "tolerance"));
-  out += fmt::format("peaks: {:.3g} FLOP/s, {:.3g} B/s ({})\n", num(m["peaks"], "flops"),
-                     num(m["peaks"], "bw"), m["peaks"]["source"].get<std::string>());
+                       json_number(p["verification"], "max_abs_err"),
+                       json_number(p["verification"], "tolerance"));
+  out += fmt::format("peaks: {:.3g} FLOP/s, {:.3g} B/s ({})\n", json_number(m["peaks"], "flops"),
+                     json_number(m["peaks"], "bw"), m["peaks"]["source"].get<std::string>());
   for (const auto& w : p["warnings"]) out += "warning: " + w.get<std::string>() + "\n";
   return out;
 }

@@ -7,15 +7,13 @@
 
 #include <algorithm>
 
+#include "harness/json_number.h"
+
 namespace tpb {
 
 namespace {
 
 using oj = nlohmann::ordered_json;
-
-double num(const oj& j, const char* k) {
-  return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-}
 
 }  // namespace
 
@@ -24,11 +22,12 @@ std::vector<Verdict> diagnose_point(const oj& p) {
   if (p.value("status", "") != "ok") return v;
   const oj& m = p["metrics"];
   const bool decode = p["params"]["phase"] == "decode";
-  const double mfu = num(m, "mfu"), ceil = num(m, "mfu_ceiling"), mbu = num(m, "mbu");
-  const double occ = num(m, "occupancy_sampled");
+  const double mfu = json_number(m, "mfu"), ceil = json_number(m, "mfu_ceiling"),
+               mbu = json_number(m, "mbu");
+  const double occ = json_number(m, "occupancy_sampled");
 
   // 1. Regime.
-  const bool below_ridge = num(m, "intensity") < num(m, "ridge");
+  const bool below_ridge = json_number(m, "intensity") < json_number(m, "ridge");
   if (decode && below_ridge) {
     const bool near_ceiling = ceil > 0 && mfu >= 0.5 * ceil;
     v.push_back(
@@ -36,17 +35,17 @@ std::vector<Verdict> diagnose_point(const oj& p) {
          fmt::format("decode is bandwidth-bound (intensity {:.2f} FLOP/B vs ridge {:.1f}): MFU "
                      "{:.4f} against a ceiling of {:.4f} is {}; judge it by MBU {:.2f} and "
                      "{:.1f} tokens/s{}",
-                     num(m, "intensity"), num(m, "ridge"), mfu, ceil,
+                     json_number(m, "intensity"), json_number(m, "ridge"), mfu, ceil,
                      near_ceiling ? "as good as this batch allows" : "below half its ceiling", mbu,
-                     num(m, "tokens_per_s"),
+                     json_number(m, "tokens_per_s"),
                      mbu < 0.5 ? " (MBU under 0.5: bandwidth is being lost)" : "")});
   } else {
     v.push_back(
         {1, "regime", mfu >= 0.4 ? "ok" : "problem",
          fmt::format("{} is compute-bound (intensity {:.0f} FLOP/B vs ridge {:.1f}, "
                      "ceiling {:.2f}): MFU {:.3f}{}",
-                     decode ? "decode at this batch" : "prefill", num(m, "intensity"),
-                     num(m, "ridge"), ceil, mfu,
+                     decode ? "decode at this batch" : "prefill", json_number(m, "intensity"),
+                     json_number(m, "ridge"), ceil, mfu,
                      mfu < 0.4 ? " is low for this regime: check kernels, sequence length and "
                                  "padding"
                                : "")});
@@ -58,7 +57,8 @@ std::vector<Verdict> diagnose_point(const oj& p) {
 
   // 3. ITL distribution (per-step time): spikes vs uniformly slow.
   const oj& st = m["step_time_s"];
-  const double p50 = num(st, "p50"), p99 = num(st, "p99"), mx = num(st, "max");
+  const double p50 = json_number(st, "p50"), p99 = json_number(st, "p99"),
+               mx = json_number(st, "max");
   if (p50 > 0) {
     const bool spiky = p99 > 1.5 * p50;
     v.push_back(
@@ -71,7 +71,7 @@ std::vector<Verdict> diagnose_point(const oj& p) {
   }
 
   // 4. Host overhead.
-  const double gap = num(m, "host_gap_fraction");
+  const double gap = json_number(m, "host_gap_fraction");
   v.push_back({4, "host", gap > 0.1 ? "problem" : "ok",
                fmt::format("host gap {:.1f}% of wall (no device work in flight){}", 100 * gap,
                            gap > 0.1 ? ": host-side work is comparable to device work; batch it or "
@@ -81,19 +81,20 @@ std::vector<Verdict> diagnose_point(const oj& p) {
   // Balance across TP ranks: high occupancy with low throughput.
   const oj& c = p["collectives"];
   const oj& s = p["straggler"];
-  const double wait = num(c, "wait_fraction");
-  if (num(c, "count") > 0) {
-    const double excess = num(s, "excess_compute_fraction");
+  const double wait = json_number(c, "wait_fraction");
+  if (json_number(c, "count") > 0) {
+    const double excess = json_number(s, "excess_compute_fraction");
     const bool imbalanced = wait > 0.1 && excess > 0.05;
-    v.push_back({4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
-                 fmt::format("ranks wait {:.1f}% of wall in collectives (skew p95 {:.0f} us); "
-                             "rank {} arrived last in {:.0f}% of them with {:+.1f}% compute vs the "
-                             "group median{}",
-                             100 * wait, num(c["skew_s"], "p95") * 1e6, s["rank"].get<int>(),
-                             100 * num(s, "arrived_last_share"), 100 * excess,
-                             imbalanced ? ": a straggler; check its clocks, memory pressure and "
-                                          "placement before anything else"
-                                        : "")});
+    v.push_back(
+        {4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
+         fmt::format("ranks wait {:.1f}% of wall in collectives (skew p95 {:.0f} us); "
+                     "rank {} arrived last in {:.0f}% of them with {:+.1f}% compute vs the "
+                     "group median{}",
+                     100 * wait, json_number(c["skew_s"], "p95") * 1e6, s["rank"].get<int>(),
+                     100 * json_number(s, "arrived_last_share"), 100 * excess,
+                     imbalanced ? ": a straggler; check its clocks, memory pressure and "
+                                  "placement before anything else"
+                                : "")});
   }
 
   // 5. Kernels last: the op that takes the most time, and its own bandwidth.
@@ -101,14 +102,15 @@ std::vector<Verdict> diagnose_point(const oj& p) {
     const oj* top = nullptr;
     for (const auto& o : p["ops"])
       if (!o["op"].get<std::string>().starts_with("allreduce") &&
-          (!top || num(o, "time_s_per_step") > num(*top, "time_s_per_step")))
+          (!top || json_number(o, "time_s_per_step") > json_number(*top, "time_s_per_step")))
         top = &o;
     if (top)
-      v.push_back({5, "kernels", "note",
-                   fmt::format("largest compute op: {} at {:.1f}% of the step, MBU {:.2f} on its "
-                               "own bytes",
-                               (*top)["op"].get<std::string>(), 100 * num(*top, "share_of_step"),
-                               num(*top, "mbu"))});
+      v.push_back(
+          {5, "kernels", "note",
+           fmt::format("largest compute op: {} at {:.1f}% of the step, MBU {:.2f} on its "
+                       "own bytes",
+                       (*top)["op"].get<std::string>(), 100 * json_number(*top, "share_of_step"),
+                       json_number(*top, "mbu"))});
   }
   for (const auto& w : p.value("warnings", oj::array()))
     v.push_back({0, "measurement", "note", w.get<std::string>()});
@@ -137,10 +139,10 @@ std::vector<Verdict> diagnose_sweep(const oj& points) {
     return (*a)["params"]["batch"].get<long long>() < (*b)["params"]["batch"].get<long long>();
   });
   for (std::size_t i = 1; i < dec.size(); ++i) {
-    const double tput =
-        num((*dec[i])["metrics"], "tokens_per_s") / num((*dec[i - 1])["metrics"], "tokens_per_s");
-    const double lat = num((*dec[i])["metrics"]["step_time_s"], "p95") /
-                       num((*dec[i - 1])["metrics"]["step_time_s"], "p95");
+    const double tput = json_number((*dec[i])["metrics"], "tokens_per_s") /
+                        json_number((*dec[i - 1])["metrics"], "tokens_per_s");
+    const double lat = json_number((*dec[i])["metrics"]["step_time_s"], "p95") /
+                       json_number((*dec[i - 1])["metrics"]["step_time_s"], "p95");
     if (lat > 1.0 && tput / lat < 1.2) {
       v.push_back(
           {2, "knee", "note",

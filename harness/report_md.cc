@@ -6,16 +6,13 @@
 #include <fmt/format.h>
 
 #include "harness/diagnose.h"
+#include "harness/json_number.h"
 
 namespace tpb {
 
 namespace {
 
 using oj = nlohmann::ordered_json;
-
-double num(const oj& j, const char* k) {
-  return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-}
 
 std::string text(const oj& j, const char* k, const std::string& def = "?") {
   if (!j.is_object() || !j.contains(k)) return def;
@@ -78,11 +75,12 @@ std::string summary_table(const oj& points) {
     out += fmt::format(
         "| {} | {} | ok | {:.3f} | {:.3f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} | {:.4f} "
         "| {:.1f} | rank {} ({:+.3f}) |\n",
-        i++, cell(point_title(p)), num(m["step_time_s"], "p50") * 1e3,
-        num(m["step_time_s"], "p95") * 1e3, num(m, "tokens_per_s"), num(m, "occupancy_sampled"),
-        num(m, "busy_fraction"), num(m, "mbu"), num(m, "mfu"), num(m, "mfu_ceiling"),
-        100 * num(p["collectives"], "wait_fraction"), text(st, "rank"),
-        num(st, "excess_compute_fraction"));
+        i++, cell(point_title(p)), json_number(m["step_time_s"], "p50") * 1e3,
+        json_number(m["step_time_s"], "p95") * 1e3, json_number(m, "tokens_per_s"),
+        json_number(m, "occupancy_sampled"), json_number(m, "busy_fraction"), json_number(m, "mbu"),
+        json_number(m, "mfu"), json_number(m, "mfu_ceiling"),
+        100 * json_number(p["collectives"], "wait_fraction"), text(st, "rank"),
+        json_number(st, "excess_compute_fraction"));
   }
   return out;
 }
@@ -96,8 +94,9 @@ std::string point_section(const oj& p, int index) {
     out += fmt::format(
         "Intensity {:.2f} FLOP/B against a ridge of {:.2f} gives an MFU ceiling of {:.4f}; "
         "roofline fraction {:.3f}. Peaks: {:.3g} FLOP/s, {:.3g} B/s ({}).\n\n",
-        num(m, "intensity"), num(m, "ridge"), num(m, "mfu_ceiling"), num(m, "roofline_fraction"),
-        num(m["peaks"], "flops"), num(m["peaks"], "bw"), cell(text(m["peaks"], "source")));
+        json_number(m, "intensity"), json_number(m, "ridge"), json_number(m, "mfu_ceiling"),
+        json_number(m, "roofline_fraction"), json_number(m["peaks"], "flops"),
+        json_number(m["peaks"], "bw"), cell(text(m["peaks"], "source")));
     const int straggler = p["straggler"].value("rank", -1);
     out +=
         "| rank | group | step p50 (ms) | occupancy | busy | useful | host gap | MBU | MFU | "
@@ -107,23 +106,25 @@ std::string point_section(const oj& p, int index) {
       const int rank = r.value("rank", -1);
       const std::string off =
           r.contains("host_thread")
-              ? fmt::format("{:.1f}%", 100 * num(r["host_thread"], "descheduled_fraction"))
+              ? fmt::format("{:.1f}%", 100 * json_number(r["host_thread"], "descheduled_fraction"))
               : "-";
       out += fmt::format(
           "| {}{} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.5f} | {:.4f} | "
           "{:.4f} | {:.4f} | {} | {} |\n",
           rank, rank == straggler ? " (straggler)" : "", text(r, "group"),
-          num(r, "step_time_p50_s") * 1e3, num(r, "occupancy_sampled"), num(r, "busy_fraction"),
-          num(r, "useful_fraction"), num(r, "host_gap_fraction"), num(r, "mbu"), num(r, "mfu"),
-          num(r, "compute_s"), num(r, "wait_s"), num(r, "transfer_s"), text(r, "arrived_last"),
-          off);
+          json_number(r, "step_time_p50_s") * 1e3, json_number(r, "occupancy_sampled"),
+          json_number(r, "busy_fraction"), json_number(r, "useful_fraction"),
+          json_number(r, "host_gap_fraction"), json_number(r, "mbu"), json_number(r, "mfu"),
+          json_number(r, "compute_s"), json_number(r, "wait_s"), json_number(r, "transfer_s"),
+          text(r, "arrived_last"), off);
     }
     if (p.contains("verification"))
       out += fmt::format(
           "\nVerification against the unsharded reference: {} (max abs err {:.3g}, "
           "tolerance {:.3g}).\n",
           p["verification"].value("passed", false) ? "passed" : "**FAILED**",
-          num(p["verification"], "max_abs_err"), num(p["verification"], "tolerance"));
+          json_number(p["verification"], "max_abs_err"),
+          json_number(p["verification"], "tolerance"));
   }
   out += "\nDiagnosis (the article's order):\n\n";
   for (const auto& v : diagnose_point(p))

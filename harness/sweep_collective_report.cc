@@ -12,6 +12,7 @@
 #include "collectives/bus_bandwidth.h"
 #include "harness/analysis.h"
 #include "harness/axis.h"
+#include "harness/json_number.h"
 #include "harness/stats.h"
 
 namespace tpb {
@@ -19,10 +20,6 @@ namespace tpb {
 namespace {
 
 using oj = nlohmann::ordered_json;
-
-double num(const oj& j, const char* k) {
-  return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-}
 
 oj time_json(const Summary& s, double mean) {
   return oj{{"mean", mean}, {"p50", s.p50},        {"p99", s.p99}, {"min", s.min},
@@ -157,19 +154,21 @@ std::string coll_table_row(const oj& p, bool baseline) {
   const auto& c = p["collectives"];
   std::string lags;
   for (const auto& r : p["ranks"])
-    lags += fmt::format(" r{}:{:.1f}", r["rank"].get<int>(), num(r["arrival_lag_s"], "mean") * 1e6);
+    lags += fmt::format(" r{}:{:.1f}", r["rank"].get<int>(),
+                        json_number(r["arrival_lag_s"], "mean") * 1e6);
   std::string plain;
   if (baseline)
-    plain = fmt::format(" {:>9.2f} {:>6.2f}", num(m["baseline"], "time_s") * 1e6,
-                        num(m["baseline"], "ratio"));
+    plain = fmt::format(" {:>9.2f} {:>6.2f}", json_number(m["baseline"], "time_s") * 1e6,
+                        json_number(m["baseline"], "ratio"));
   return fmt::format(
       " {:>11} {:>10} {:>9.2f} {:>8.3f} {:>8.3f} {:>7} {:>9.2f} {:>9.2f} {:>9.2f} "
       "{:>9.2f} {:>6.1f}{} {}\n",
       format_size(p["params"]["bytes"].get<int64_t>()), p["params"]["count"].get<int64_t>(),
-      num(m["time_s"], "mean") * 1e6, num(m, "algbw_GBps"), num(m, "busbw_GBps"),
-      m["wrong"].get<int64_t>(), num(m["time_s"], "p50") * 1e6, num(m["time_s"], "p99") * 1e6,
-      num(c["skew_s"], "p50") * 1e6, num(c["skew_s"], "p95") * 1e6, 100 * num(c, "wait_fraction"),
-      plain, lags);
+      json_number(m["time_s"], "mean") * 1e6, json_number(m, "algbw_GBps"),
+      json_number(m, "busbw_GBps"), m["wrong"].get<int64_t>(),
+      json_number(m["time_s"], "p50") * 1e6, json_number(m["time_s"], "p99") * 1e6,
+      json_number(c["skew_s"], "p50") * 1e6, json_number(c["skew_s"], "p95") * 1e6,
+      100 * json_number(c, "wait_fraction"), plain, lags);
 }
 
 oj coll_summary_json(const std::vector<oj>& points) {
@@ -177,7 +176,7 @@ oj coll_summary_json(const std::vector<oj>& points) {
   double busbw = 0;
   for (const auto& p : points) {
     wrong += p["metrics"]["wrong"].get<int64_t>();
-    busbw += num(p["metrics"], "busbw_GBps");
+    busbw += json_number(p["metrics"], "busbw_GBps");
   }
   return {{"sizes", points.size()},
           {"wrong_total", wrong},
@@ -187,7 +186,7 @@ oj coll_summary_json(const std::vector<oj>& points) {
 std::string coll_summary_text(const oj& s) {
   return fmt::format("# Out of bounds values : {} {}\n# Avg bus bandwidth    : {:.3f} GB/s\n",
                      s["wrong_total"].get<int64_t>(), s["wrong_total"] == 0 ? "OK" : "FAILED",
-                     num(s, "avg_busbw_GBps"));
+                     json_number(s, "avg_busbw_GBps"));
 }
 
 }  // namespace tpb

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/errors.h"
+#include "harness/json_number.h"
 #include "harness/results_file.h"
 
 namespace tpb {
@@ -41,10 +42,6 @@ const MetricDef kCollMetrics[] = {
     {"skew_p95_s", "skew95 us", 1e6, "{:.1f}"}, {"wait_fraction", "wait%", 100, "{:.1f}"},
 };
 
-double num(const oj& j, const char* k) {
-  return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-}
-
 bool is_coll_point(const oj& p) {
   return p.contains("metrics") && p["metrics"].contains("busbw_GBps");
 }
@@ -54,24 +51,27 @@ oj point_metrics(const oj& p) {
   const auto& m = p["metrics"];
   const auto& c = p["collectives"];
   if (is_coll_point(p))
-    return {{"time_s", num(m["time_s"], "mean")},    {"time_p99_s", num(m["time_s"], "p99")},
-            {"algbw_GBps", num(m, "algbw_GBps")},    {"busbw_GBps", num(m, "busbw_GBps")},
-            {"skew_p95_s", num(c["skew_s"], "p95")}, {"wait_fraction", num(c, "wait_fraction")}};
+    return {{"time_s", json_number(m["time_s"], "mean")},
+            {"time_p99_s", json_number(m["time_s"], "p99")},
+            {"algbw_GBps", json_number(m, "algbw_GBps")},
+            {"busbw_GBps", json_number(m, "busbw_GBps")},
+            {"skew_p95_s", json_number(c["skew_s"], "p95")},
+            {"wait_fraction", json_number(c, "wait_fraction")}};
   // coll% = (wait + transfer) / wall; xfer% keeps only the transfer, the part the interconnect
   // sets, since wait is the compute imbalance that arrives with any topology.
   double coll = 0, xfer = 0, wall = 0;
   for (const auto& r : p["ranks"]) {
-    coll += num(r, "wait_s") + num(r, "transfer_s");
-    xfer += num(r, "transfer_s");
-    wall += num(r, "wall_s");
+    coll += json_number(r, "wait_s") + json_number(r, "transfer_s");
+    xfer += json_number(r, "transfer_s");
+    wall += json_number(r, "wall_s");
   }
-  return {{"tokens_per_s", num(m, "tokens_per_s")},
-          {"step_p50_s", num(m["step_time_s"], "p50")},
-          {"step_p95_s", num(m["step_time_s"], "p95")},
-          {"mbu", num(m, "mbu")},
-          {"mfu", num(m, "mfu")},
-          {"skew_p95_s", num(c["skew_s"], "p95")},
-          {"wait_fraction", num(c, "wait_fraction")},
+  return {{"tokens_per_s", json_number(m, "tokens_per_s")},
+          {"step_p50_s", json_number(m["step_time_s"], "p50")},
+          {"step_p95_s", json_number(m["step_time_s"], "p95")},
+          {"mbu", json_number(m, "mbu")},
+          {"mfu", json_number(m, "mfu")},
+          {"skew_p95_s", json_number(c["skew_s"], "p95")},
+          {"wait_fraction", json_number(c, "wait_fraction")},
           {"collective_fraction", wall > 0 ? coll / wall : 0.0},
           {"transfer_fraction", wall > 0 ? xfer / wall : 0.0}};
 }

@@ -6,13 +6,11 @@
 
 #include <cmath>
 
+#include "harness/json_number.h"
+
 namespace tpb {
 
 namespace {
-
-double num(const nlohmann::ordered_json& j, const char* k) {
-  return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-}
 
 std::string duration(double s) {
   if (s < 0) return "?";
@@ -59,13 +57,14 @@ std::string format_sweep_table(const std::vector<nlohmann::ordered_json>& points
     if (status == "ok") {
       const auto& m = p["metrics"];
       row += fmt::format(" {:>10.1f} {:>8.2f}ms {:>7.3f} {:>8.5f} {:>8.1f}us {:>6.1f}",
-                         num(m, "tokens_per_s"), num(m["step_time_s"], "p50") * 1e3, num(m, "mbu"),
-                         num(m, "mfu"), num(p["collectives"]["skew_s"], "p95") * 1e6,
-                         100 * num(p["collectives"], "wait_fraction"));
+                         json_number(m, "tokens_per_s"), json_number(m["step_time_s"], "p50") * 1e3,
+                         json_number(m, "mbu"), json_number(m, "mfu"),
+                         json_number(p["collectives"]["skew_s"], "p95") * 1e6,
+                         100 * json_number(p["collectives"], "wait_fraction"));
     } else if (p.contains("memory")) {
       row += fmt::format("  need {:.2f} GiB > have {:.2f} GiB{}",
-                         num(p["memory"], "need_bytes") / 1073741824.0,
-                         num(p["memory"], "have_bytes") / 1073741824.0,
+                         json_number(p["memory"], "need_bytes") / 1073741824.0,
+                         json_number(p["memory"], "have_bytes") / 1073741824.0,
                          p.value("memory_exhaustion", false) ? "  <- memory exhaustion" : "");
     } else {
       row += "  " + p.value("reason", std::string());
