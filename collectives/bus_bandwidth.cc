@@ -1,7 +1,7 @@
 // Bus-bandwidth factors, one table for every collective (see the header for derivations).
 #include "collectives/bus_bandwidth.h"
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "layers/dtype.h"
+#include "layers/base/dtype.h"
 
 namespace tpb {
 

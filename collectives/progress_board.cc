@@ -7,7 +7,7 @@
 #include <exception>
 #include <sstream>
 
-#include "collectives/mpi_check.h"
+#include "collectives/mpi/mpi_check.h"
 
 namespace tpb {
 

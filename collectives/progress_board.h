@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/timeline.h"
 #include "layers/ops.h"
+#include "layers/timeline.h"
 
 namespace tpb {
 

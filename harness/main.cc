@@ -7,22 +7,13 @@
 #include <iostream>
 
 #include "collectives/topology_presets.h"
-#include "harness/agreement.h"
-#include "harness/axis.h"
-#include "harness/cli.h"
-#include "harness/errors.h"
-#include "harness/verbs.h"
-#include "harness/world.h"
-
-namespace tpb {
-
-// configs/ of the source tree, or $TPB_CONFIG_DIR.
-std::string default_config_dir() {
-  if (const char* d = std::getenv("TPB_CONFIG_DIR")) return d;
-  return TPB_SOURCE_DIR "/configs";
-}
-
-}  // namespace tpb
+#include "harness/config/axis.h"
+#include "harness/config/cli.h"
+#include "harness/config/config_dir.h"
+#include "harness/mpi/agreement.h"
+#include "harness/mpi/world.h"
+#include "harness/verbs/verbs.h"
+#include "layers/base/errors.h"
 
 namespace {
 

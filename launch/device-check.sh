@@ -66,11 +66,11 @@ say "2/4 build ($BUILD)"
 mkdir -p "$BUILD/obj"
 CU=(attention_decode attention_prefill fill kv_write rmsnorm rope swiglu_add timer_kernels)
 CC=(layers/cuda/bandwidth_hog.cc layers/cuda/cuda_clock.cc layers/cuda/cuda_device.cc
-    layers/cuda/cuda_gemm.cc layers/cuda/launch_plan.cc harness/errors.cc tests/gpu/device_check.cc
+    layers/cuda/cuda_gemm.cc layers/cuda/launch_plan.cc layers/base/errors.cc tests/gpu/device_check.cc
     tests/gpu/layer_check.cc tests/gpu/layer_reference.cc)
 pids=()
 for f in "${CU[@]}"; do
-  "$NVCC" -std=c++20 -O3 -lineinfo -arch="$ARCH" "${INC[@]}" -c "$ROOT/layers/cuda/$f.cu" \
+  "$NVCC" -std=c++20 -O3 -lineinfo -arch="$ARCH" "${INC[@]}" -c "$ROOT/layers/cuda/kernels/$f.cu" \
     -o "$BUILD/obj/$f.o" & pids+=($!)
 done
 for f in "${CC[@]}"; do
@@ -98,7 +98,7 @@ if command -v mpirun >/dev/null && command -v mpicc >/dev/null; then
   echo " pinned host memory, so it needs no NCCL and no second GPU)."
 else
   echo "NOT RUN: the 2-rank check starts 2 ranks with mpirun and sums across them with"
-  echo "MPI_Iallreduce (collectives/cuda_mpi_collective.cc), so it needs an MPI launcher, library"
+  echo "MPI_Iallreduce (collectives/mpi/cuda_mpi_collective.cc), so it needs an MPI launcher, library"
   echo "and headers. This machine has none: 'command -v mpirun' and 'command -v mpicc' find"
   echo "nothing, and with no package registry Open MPI cannot be installed here. (NCCL cannot"
   echo "stand in: one GPU cannot host two NCCL ranks, and its ranks are still launched by MPI.)"

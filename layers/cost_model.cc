@@ -10,7 +10,7 @@
 // K*N weights once and T*K activations once, and writes T*N outputs.
 #include "layers/cost_model.h"
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

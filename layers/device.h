@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/dtype.h"
+#include "layers/base/dtype.h"
 #include "layers/fill_hash.h"
 
 namespace tpb {
@@ -137,7 +137,7 @@ class Device {
   // memory is (host DRAM for the CPU, HBM for a GPU, where the hog must be a copy kernel on a
   // side stream), hence a Device method; it stays this small because the harness only starts
   // and stops the hog. nullptr (the default) means "host memory": the caller then runs its
-  // host copy thread (harness/injection.h MemContender).
+  // host copy thread (harness/drive/injector.h MemContender).
   virtual std::unique_ptr<BandwidthHog> start_bandwidth_hog(std::size_t buffer_bytes) {
     (void)buffer_bytes;
     return nullptr;

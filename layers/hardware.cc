@@ -9,8 +9,8 @@
 #include <sstream>
 #include <vector>
 
-#include "harness/errors.h"
-#include "harness/read_text.h"
+#include "layers/base/errors.h"
+#include "layers/base/read_text.h"
 
 namespace tpb {
 namespace {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "layers/dtype.h"
+#include "layers/base/dtype.h"
 
 namespace tpb {
 

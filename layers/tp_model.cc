@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "harness/timeline.h"
+#include "layers/timeline.h"
 
 namespace tpb {
 

@@ -13,15 +13,9 @@
 #include <new>
 #include <string>
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
-
-int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "layers/base/host_clock.h"
 #include "layers/device.h"
 #include "layers/device_factory.h"
 
@@ -47,9 +48,6 @@ class CpuDevice final : public Device {
   std::vector<float> scratch_;  // attention scores; grows during warm-up only
   double allocated_ = 0;
 };
-
-// Host steady clock in nanoseconds: the time base of every CPU stamp.
-int64_t steady_now_ns();
 
 // y[m, n] = x[m, k] * w[n, k]^T, fp32 (cpu_gemm.cc).
 void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);

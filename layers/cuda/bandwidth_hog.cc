@@ -8,7 +8,7 @@
 
 #include "layers/cuda/cuda_check.h"
 #include "layers/cuda/cuda_device.h"
-#include "layers/cuda/kernels.h"
+#include "layers/cuda/kernels/kernels.h"
 
 namespace tpb {
 namespace {

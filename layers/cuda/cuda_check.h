@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 
 namespace tpb::cuda_detail {
 
@@ -51,7 +51,7 @@ inline std::string cublas_detail(cublasStatus_t s) {
 // NCCL: the helpers are lambdas expanded at the use site, so this header does not need nccl.h
 // (the MPI-free device check builds without it); include <nccl.h> before using these.
 // ncclInProgress counts as ok: a non-blocking communicator returns it from every call, and
-// completion is then polled through ncclCommGetAsyncError (collectives/nccl_collective.cc).
+// completion is then polled through ncclCommGetAsyncError (collectives/nccl/nccl_collective.cc).
 #define TPB_NCCL_OK_ [](ncclResult_t r) { return r == ncclSuccess || r == ncclInProgress; }
 #define TPB_NCCL_DETAIL_ [](ncclResult_t r) { return std::string(ncclGetErrorString(r)); }
 #define TPB_NCCL_CHECK(expr) TPB_CHECK_GEN("nccl", expr, TPB_NCCL_OK_, TPB_NCCL_DETAIL_)

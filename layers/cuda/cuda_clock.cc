@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "layers/cuda/cuda_check.h"
-#include "layers/cuda/kernels.h"
+#include "layers/cuda/kernels/kernels.h"
 
 namespace tpb {
 namespace {

@@ -15,7 +15,7 @@
 #include "layers/cuda/cuda_check.h"
 #include "layers/cuda/cuda_clock.h"
 #include "layers/cuda/cuda_gemm.h"
-#include "layers/cuda/kernels.h"
+#include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/launch_plan.h"
 
 namespace tpb {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 #include "layers/cuda/cuda_device.h"
 
 namespace tpb {

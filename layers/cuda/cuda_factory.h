@@ -1,4 +1,5 @@
-// Entry point of the CUDA backend for harness/device_factory.cc (called under TPB_HAVE_CUDA).
+// Entry point of the CUDA backend for harness/backends/device_factory.cc (called under
+// TPB_HAVE_CUDA).
 #pragma once
 #include <memory>
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <tuple>
 
-#include "layers/dtype.h"
+#include "layers/base/dtype.h"
 
 namespace tpb {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

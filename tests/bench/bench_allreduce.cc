@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/mpi_collective.h"
+#include "collectives/mpi/mpi_collective.h"
 
 namespace {
 

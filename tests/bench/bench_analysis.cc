@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "harness/analysis.h"
+#include "harness/analysis/analysis.h"
 
 namespace tpb {
 namespace {

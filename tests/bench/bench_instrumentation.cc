@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "collectives/mpi_collective.h"
-#include "harness/stats.h"
-#include "harness/timeline.h"
+#include "collectives/mpi/mpi_collective.h"
+#include "harness/analysis/stats.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/model_shape.h"
+#include "layers/timeline.h"
 #include "layers/tp_model.h"
 
 namespace tpb {

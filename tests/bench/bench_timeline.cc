@@ -5,8 +5,8 @@
 
 #include <atomic>
 
-#include "harness/timeline.h"
 #include "layers/cpu/cpu_device.h"
+#include "layers/timeline.h"
 
 namespace tpb {
 namespace {

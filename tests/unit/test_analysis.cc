@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "harness/analysis.h"
+#include "harness/analysis/analysis.h"
 
 namespace tpb {
 namespace {

@@ -1,10 +1,10 @@
 // Sweep axis grammar and expansion: lists, ranges, sizes, the product order and the phase
-// rules, pinned to hand-written expectations (harness/axis.h, harness/sweep_plan.h).
+// rules, pinned to hand-written expectations (harness/config/axis.h, harness/config/sweep_plan.h).
 #include <gtest/gtest.h>
 
-#include "harness/axis.h"
-#include "harness/errors.h"
-#include "harness/sweep_plan.h"
+#include "harness/config/axis.h"
+#include "harness/config/sweep_plan.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

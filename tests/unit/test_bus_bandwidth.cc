@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "collectives/bus_bandwidth.h"
-#include "harness/errors.h"
-#include "harness/sweep_collective.h"
+#include "harness/drive/collectives_measure.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

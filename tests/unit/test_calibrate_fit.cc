@@ -1,9 +1,9 @@
-// The all-reduce curve's two-parameter summary (harness/calibrate.h) on synthetic curves.
+// The all-reduce curve's two-parameter summary (harness/drive/calibrate.h) on synthetic curves.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "harness/calibrate.h"
+#include "harness/drive/calibrate.h"
 
 namespace tpb {
 namespace {

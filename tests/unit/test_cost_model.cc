@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 #include "layers/cost_model.h"
 
 namespace tpb {

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 #include "layers/cuda/cuda_clock.h"
 #include "layers/cuda/cuda_factory.h"
-#include "layers/cuda/kernels.h"
+#include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/nvml_telemetry.h"
 #include "layers/cuda/nvtx_ranges.h"
 

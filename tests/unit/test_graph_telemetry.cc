@@ -6,12 +6,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/errors.h"
-#include "harness/graph_steps.h"
-#include "harness/injection.h"
-#include "harness/mem_contender.h"
-#include "harness/run_spec.h"
-#include "harness/telemetry.h"
+#include "harness/backends/telemetry.h"
+#include "harness/config/run_spec.h"
+#include "harness/drive/graph_steps.h"
+#include "harness/drive/injector.h"
+#include "harness/drive/mem_contender.h"
+#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/device_factory.h"
 

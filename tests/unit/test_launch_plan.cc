@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "harness/errors.h"
+#include "layers/base/errors.h"
 #include "layers/cost_model.h"
 #include "layers/cuda/launch_plan.h"
 #include "layers/cuda/launch_plan_query.h"

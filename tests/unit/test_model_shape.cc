@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
-#include "harness/errors.h"
-#include "layers/dtype.h"
+#include "layers/base/dtype.h"
+#include "layers/base/errors.h"
 #include "layers/hardware.h"
 #include "layers/model_shape.h"
 

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "harness/errors.h"
-#include "harness/inject.h"
-#include "harness/run_spec.h"
+#include "harness/config/inject_spec.h"
+#include "harness/config/run_spec.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

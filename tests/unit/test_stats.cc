@@ -2,7 +2,7 @@
 // that summaries in results.json can be recomputed from the raw samples with numpy.
 #include <gtest/gtest.h>
 
-#include "harness/stats.h"
+#include "harness/analysis/stats.h"
 
 namespace tpb {
 namespace {

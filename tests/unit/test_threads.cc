@@ -7,9 +7,9 @@
 #include <chrono>
 #include <thread>
 
-#include "harness/mem_contender.h"
-#include "harness/timeline.h"
+#include "harness/drive/mem_contender.h"
 #include "layers/cpu/cpu_device.h"
+#include "layers/timeline.h"
 
 namespace tpb {
 namespace {

@@ -1,0 +1,110 @@
+// CudaMpiCollective: device -> pinned host -> MPI_Iallreduce (polled, with a deadline) ->
+// device. bf16/fp16 are summed in fp32 on the host (MPI has no 16-bit float sum), which
+// rounds once instead of at every ring step: the result matches a fp32 reference closely.
+#include "collectives/mpi/cuda_mpi_collective.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <vector>
+
+#include "collectives/mpi/request_wait.h"
+#include "layers/cuda/cuda_check.h"
+#include "layers/cuda/cuda_device.h"
+
+namespace tpb {
+namespace {
+
+class CudaMpiCollective final : public Collective {
+ public:
+  CudaMpiCollective(MPI_Comm comm, CudaDevice& dev, double timeout_s, std::size_t max_bytes)
+      : comm_(comm), stream_(static_cast<cudaStream_t>(dev.stream())), timeout_s_(timeout_s) {
+    MPI_Comm_rank(comm, &rank_);
+    MPI_Comm_size(comm, &size_);
+    if (max_bytes > 0 && size_ > 1) reserve(max_bytes);
+  }
+
+  ~CudaMpiCollective() override {
+    if (host_) TPB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(host_));
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return "mpi"; }
+
+  void all_reduce(void* buf, std::size_t count, DType t) override {
+    if (size_ == 1 || count == 0) return;
+    TPB_ASSERT(count <= static_cast<std::size_t>(INT_MAX), "all_reduce count exceeds MPI int");
+    if (t == DType::fp8)
+      throw BadInput("--collective mpi: no sum for dtype fp8 on the cuda backend");
+    const std::size_t bytes = count * dtype_bytes(t);
+    reserve(bytes);
+    TPB_CUDA_CHECK(cudaMemcpyAsync(host_, buf, bytes, cudaMemcpyDeviceToHost, stream_));
+    TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));  // waits on this rank's own work only
+
+    float* sum = static_cast<float*>(host_);
+    if (t != DType::fp32) {
+      widen_.resize(count);
+      for (std::size_t i = 0; i < count; ++i)
+        widen_[i] = t == DType::bf16 ? __bfloat162float(static_cast<__nv_bfloat16*>(host_)[i])
+                                     : __half2float(static_cast<__half*>(host_)[i]);
+      sum = widen_.data();
+    }
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (MPI_Iallreduce(MPI_IN_PLACE, sum, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_,
+                       &req) != MPI_SUCCESS)
+      throw BackendError("mpi all_reduce: MPI_Iallreduce failed");
+    // On timeout the caller names the step and main() calls MPI_Abort, so peers stop too.
+    wait_request(req, timeout_s_, "mpi all_reduce");
+    if (t == DType::bf16) {
+      auto* h = static_cast<__nv_bfloat16*>(host_);
+      for (std::size_t i = 0; i < count; ++i) h[i] = __float2bfloat16_rn(widen_[i]);
+    } else if (t == DType::fp16) {
+      auto* h = static_cast<__half*>(host_);
+      for (std::size_t i = 0; i < count; ++i) h[i] = __float2half_rn(widen_[i]);
+    }
+    // Stream-ordered: the next all_reduce's copy into host_ runs after this one completes.
+    TPB_CUDA_CHECK(cudaMemcpyAsync(buf, host_, bytes, cudaMemcpyHostToDevice, stream_));
+  }
+
+  void barrier() override {
+    TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (size_ > 1) timed_barrier(comm_, timeout_s_, "mpi barrier");
+  }
+
+ private:
+  void reserve(std::size_t bytes) {
+    if (bytes <= host_bytes_) return;
+    if (host_) {
+      TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));  // a pending copy may still read it
+      TPB_CUDA_CHECK(cudaFreeHost(host_));
+      host_ = nullptr;
+      host_bytes_ = 0;
+    }
+    TPB_CUDA_CHECK(cudaMallocHost(&host_, bytes));
+    host_bytes_ = bytes;
+  }
+
+  MPI_Comm comm_;
+  cudaStream_t stream_;
+  double timeout_s_;
+  int rank_ = 0, size_ = 1;
+  void* host_ = nullptr;  // pinned
+  std::size_t host_bytes_ = 0;
+  std::vector<float> widen_;
+};
+
+}  // namespace
+
+std::unique_ptr<Collective> make_cuda_mpi_collective(MPI_Comm tp_comm, Device& dev,
+                                                     double timeout_s, std::size_t max_bytes) {
+  auto* cuda = dynamic_cast<CudaDevice*>(&dev);
+  if (!cuda)
+    throw BadInput("make_cuda_mpi_collective: needs --backend cuda (got " + dev.caps().backend +
+                   ")");
+  return std::make_unique<CudaMpiCollective>(tp_comm, *cuda, timeout_s, max_bytes);
+}
+
+}  // namespace tpb

@@ -1,0 +1,95 @@
+// Analysis: pure functions from per-rank timelines (already on the common clock) and the
+// cost model to the metrics of ARCHITECTURE.md "Metric definitions". No MPI, no I/O.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/stats.h"
+#include "layers/timeline.h"
+
+namespace tpb {
+
+struct RankTrace {
+  int rank = 0;        // world rank
+  int group = 0;       // TP group index
+  int group_rank = 0;  // rank inside the TP group
+  // Common clock; warm-up steps have step < 0. Op::step records bound each step; all-reduce
+  // records are collectives; every other op is compute.
+  std::vector<SegmentRecord> segs;
+};
+
+// Scalasca's split of one rank's time in one collective instance (ARCHITECTURE's metric
+// definitions): `enter`/`exit` are the rank's, `latest` the last enter of any participant.
+inline double wait_at_collective(double enter, double exit, double latest) {
+  return std::max(0.0, std::min(latest, exit) - enter);
+}
+inline double transfer_at_collective(double enter, double exit, double latest) {
+  return std::max(0.0, exit - std::max(enter, latest));
+}
+
+struct AnalysisInput {
+  std::vector<RankTrace> ranks;
+  double step_flops = 0;       // per rank per step (cost model)
+  double step_bytes = 0;       // per rank per step (cost model)
+  double tokens_per_step = 0;  // per TP group per step
+  double peak_flops = 0;       // per device
+  double peak_bw = 0;          // per device
+  double occupancy_window_s = 1.0 / 6.0;
+  double clock_uncertainty_s = 0;  // from clock sync; for the clock-condition check
+};
+
+struct RankMetrics {
+  int rank = 0, group = 0, group_rank = 0;
+  double wall_s = 0;      // first measured step start .. last measured step end
+  double compute_s = 0;   // sum of compute segments (incl. injected work)
+  double wait_s = 0;      // sum of Scalasca Wait at NxN
+  double transfer_s = 0;  // sum of NxN completion (the collective's own time)
+  double collective_s = 0;
+  double busy_fraction = 0, useful_fraction = 0, host_gap_fraction = 0, occupancy_sampled = 0;
+  double step_time_p50_s = 0;
+  double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
+  int arrived_last = 0;
+  int collectives = 0;
+  int clock_condition_violations = 0;
+  int measured_steps = 0;
+  // Seconds per op over the measured steps (the HTA-style kernel breakdown).
+  std::array<double, static_cast<std::size_t>(Op::count)> op_s{};
+};
+
+struct Straggler {
+  int rank = -1;
+  double arrived_last_share = 0;
+  double excess_compute_fraction = 0;
+};
+
+struct CollectiveSummary {
+  int count = 0;               // collective instances (summed over TP groups)
+  std::vector<double> skew_s;  // one per instance
+  Summary skew;
+  double wait_fraction = 0;     // sum wait / sum wall over ranks
+  double transfer_s_total = 0;  // sum over ranks
+  double wait_s_total = 0;
+};
+
+struct PointAnalysis {
+  std::vector<RankMetrics> ranks;
+  std::vector<double> step_time_s;  // per measured step: max over the group's ranks (all groups)
+  Summary step_time;
+  double tokens_per_s = 0;      // all groups' tokens / mean step time
+  double flops = 0, bytes = 0;  // per rank per step
+  double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
+  double intensity = 0, ridge = 0, mfu_ceiling = 0, roofline_fraction = 0;
+  double busy_fraction = 0, useful_fraction = 0, occupancy_sampled = 0, host_gap_fraction = 0;
+  CollectiveSummary collectives;
+  Straggler straggler;
+  int clock_condition_violations = 0;
+};
+
+PointAnalysis analyze(const AnalysisInput& in);
+
+// Measure of the union of intervals (sorted or not), clipped to [lo, hi].
+double union_length(std::vector<std::pair<double, double>> iv, double lo, double hi);
+
+}  // namespace tpb

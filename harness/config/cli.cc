@@ -1,0 +1,247 @@
+// CLI11 front end. Options are collected as strings and typed later by ConfigFields, so a
+// value has one parser whether it came from a file, a flag or --set.
+#include "harness/config/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "layers/base/errors.h"
+#include "layers/base/read_text.h"
+
+namespace tpb {
+
+namespace {
+
+struct OptionDef {
+  const char* key;  // config key; the flag is --key with '_' -> '-'
+  const char* help;
+};
+
+// Point options shared by run (and the sweep verbs that extend it).
+const OptionDef kPointOptions[] = {
+    {"backend", "cpu | cuda"},
+    {"collective", "mpi | nccl"},
+    {"model", "model name (configs/models) or JSON file"},
+    {"hardware", "hardware name (configs/hardware) or JSON file"},
+    {"phase", "decode | prefill"},
+    {"batch", "sequences per step"},
+    {"context", "decode: cached tokens per sequence"},
+    {"prompt", "prefill: tokens per sequence"},
+    {"layers", "layers to run (default: the model's, reduced to what fits)"},
+    {"dtype", "fp32 | bf16 | fp16 | fp8"},
+    {"tp", "tensor-parallel degree (default: world size)"},
+    {"steps", "measured steps"},
+    {"warmup", "warm-up steps (excluded)"},
+    {"topology", "interconnect preset"},
+    {"tp_groups", "contiguous | strided"},
+    {"out", "output directory"},
+    {"seed", "seed of weights, cache and inputs"},
+    {"occupancy_window", "sampling window of occupancy_sampled, s (NVML-like: 1/6)"},
+    {"collective_timeout", "seconds before a collective or barrier is declared hung"},
+    {"memory_budget", "per-rank memory budget, e.g. 8G (default: the device's)"},
+    {"blas_threads", "BLAS threads per rank (cpu)"},
+    {"sync_rounds", "ping-pong rounds per clock sync"},
+    {"trace_steps", "measured steps in the point's Chrome/Perfetto trace (0: no trace)"},
+    {"config_dir", "directory holding models/ and hardware/"},
+};
+
+// `tpbench collectives` options, nccl-tests' spellings first. Sizes keep their suffixes
+// (1K, 4M) as strings; harness/drive/collectives_measure.cc reads them.
+struct CollOptionDef {
+  const char* key;
+  const char* flags;
+  const char* help;
+};
+const CollOptionDef kCollectiveOptions[] = {
+    {"minbytes", "-b,--minbytes", "smallest message, bytes (K/M/G suffixes: powers of 1024)"},
+    {"maxbytes", "-e,--maxbytes", "largest message, bytes"},
+    {"stepfactor", "-f,--stepfactor", "multiply the size by this each step"},
+    {"stepbytes", "-i,--stepbytes", "add this many bytes each step (instead of -f)"},
+    {"warmup_iters", "-w,--warmup-iters", "untimed iterations per size"},
+    {"iters", "-n,--iters", "timed iterations per size"},
+    {"op", "-o,--op", "sum | max | min"},
+    {"dtype", "-d,--dtype", "fp32 (mpi); fp32 | bf16 | fp16 (nccl)"},
+    {"kind", "--kind", "all_reduce | reduce_scatter | all_gather | broadcast | reduce"},
+    {"root", "-r,--root", "root rank of broadcast and reduce"},
+    {"collective", "--collective", "mpi | nccl"},
+    {"backend", "--backend", "cpu | cuda (where the buffers live)"},
+    {"topology", "--topology", "interconnect preset (configs/topologies)"},
+    {"out", "--out", "output directory"},
+    {"collective_timeout", "--collective-timeout", "seconds before a collective is hung"},
+    {"sync_rounds", "--sync-rounds", "ping-pong rounds per clock sync"},
+    {"config_dir", "--config-dir", "directory holding topologies/"},
+};
+
+// `tpbench calibrate`'s own options (it also takes some of kPointOptions).
+const OptionDef kCalibrateOptions[] = {
+    {"name", "profile name (default: calibrated-HOST)"},
+    {"max_bytes", "largest all-reduce of the curve, e.g. 64M"},
+    {"reps", "repetitions per measurement (best is kept)"},
+};
+
+std::string flag_of(const std::string& key) {
+  std::string f = "--" + key;
+  for (char& c : f)
+    if (c == '_') c = '-';
+  return f;
+}
+
+}  // namespace
+
+void merge_config_file(const std::string& path, nlohmann::json& config) {
+  const std::string text = read_text_file(path, "--config");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw BadInput("--config: '" + path + "' is malformed JSON: " + e.what());
+  }
+  if (!j.is_object()) throw BadInput("--config: '" + path + "' must hold a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!config.contains(it.key())) config[it.key()] = it.value();
+}
+
+CliResult parse_cli(int argc, char** argv) {
+  CliResult r;
+  for (int i = 0; i < argc; ++i) r.argv.emplace_back(argv[i]);
+  CLI::App app{"tpbench: tensor-parallel inference benchmark harness"};
+  app.require_subcommand(1);
+  std::map<std::string, std::string> values;
+  std::vector<std::string> injects, sets;
+  std::string config_file, resume, compare_out;  // compare_out: --out of compare and report
+  bool no_plots = false;
+  bool check = false, inplace = false, baseline = false;
+  bool cuda_graph = false;
+  std::vector<std::string> positional;
+
+  auto add_point_options = [&](CLI::App* sub, const char* inject_help) {
+    for (const auto& o : kPointOptions) sub->add_option(flag_of(o.key), values[o.key], o.help);
+    sub->add_option("--inject", injects, inject_help);
+    sub->add_flag("--check", check, "verify TP output against an unsharded reference");
+    sub->add_flag("--cuda-graph", cuda_graph, "capture one step in a CUDA graph and replay it");
+    sub->add_option("--config", config_file, "JSON config file");
+    sub->add_option("--set", sets, "override any config key: key=value (repeatable)");
+  };
+  CLI::App* run = app.add_subcommand("run", "run one benchmark point");
+  add_point_options(run, "imbalance spec rank=R:key=value (repeatable)");
+  std::string from;
+  long long from_point = -1;
+  run->add_option("--from", from, "rerun a recorded point: its RESULTS directory or results.json");
+  run->add_option("--point", from_point, "index of the point in --from (default 0)");
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "run a grid of points: any axis takes a list (1,2,4) or a range (1..256:x2)");
+  add_point_options(sweep,
+                    "imbalance alternatives, ';'-separated, 'none' = clean, e.g. "
+                    "\"none;rank=1:slowdown=1.3\" (repeatable: flags combine)");
+  sweep->add_option("--resume", resume,
+                    "continue the sweep whose --out is DIR (skips done points)");
+
+  CLI::App* coll = app.add_subcommand("collectives", "message-size sweep, nccl-tests style");
+  for (const auto& o : kCollectiveOptions) coll->add_option(o.flags, values[o.key], o.help);
+  coll->add_flag("--inplace", inplace, "in-place buffers (default: out-of-place)");
+  coll->add_flag("--baseline", baseline,
+                 "also time a plain blocking MPI collective loop per size (mpi only)");
+  coll->add_option("--config", config_file, "JSON config file");
+  coll->add_option("--set", sets, "override any config key: key=value (repeatable)");
+
+  CLI::App* compare = app.add_subcommand("compare", "side-by-side table of results directories");
+  compare->add_option("results", positional, "results directories or results.json files")
+      ->required()
+      ->expected(2, -1);
+  compare->add_option("--out", compare_out, "also write DIR/compare.json");
+
+  CLI::App* diagnose =
+      app.add_subcommand("diagnose", "verdicts in the article's debugging order for results");
+  diagnose->add_option("results", positional, "results directories or results.json files")
+      ->required()
+      ->expected(1, -1);
+
+  CLI::App* report = app.add_subcommand("report", "report.md and plots from results");
+  report->add_option("results", positional, "results directories or results.json files")
+      ->required()
+      ->expected(1, -1);
+  report->add_option("--out", compare_out,
+                     "write DIR/report.md and DIR/plots (default: the "
+                     "first results directory)");
+  report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
+
+  // calibrate: a subset of the point options plus its own.
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate",
+                         "measure peaks, GEMM FLOP/s by shape and the all-reduce curve; write a "
+                         "hardware profile");
+  for (const char* key : {"backend", "collective", "model", "tp", "out", "blas_threads",
+                          "collective_timeout", "config_dir"})
+    for (const auto& o : kPointOptions)
+      if (std::string(o.key) == key) calibrate->add_option(flag_of(o.key), values[o.key], o.help);
+  for (const auto& o : kCalibrateOptions)
+    calibrate->add_option(flag_of(o.key), values[o.key], o.help);
+  calibrate->add_option("--config", config_file, "JSON config file");
+  calibrate->add_option("--set", sets, "override any config key: key=value (repeatable)");
+
+  CLI::App* info = app.add_subcommand("info", "print backends, collectives and versions as JSON");
+  (void)info;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << app.help() << std::flush;
+    r.help = true;
+    return r;
+  } catch (const CLI::CallForAllHelp& e) {
+    std::cout << app.help("", CLI::AppFormatMode::All) << std::flush;
+    r.help = true;
+    return r;
+  } catch (const CLI::ParseError& e) {
+    // CLI11 says "A subcommand is required" for `tpbench fly`; name the word and the verbs.
+    std::string verbs;
+    for (const CLI::App* sub : app.get_subcommands({}))
+      verbs += (verbs.empty() ? "" : ", ") + sub->get_name();
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty())
+      throw BadInput(std::string("verb: unknown verb '") + argv[1] + "' (verbs: " + verbs + ")");
+    if (argc < 2) throw BadInput("verb: missing (verbs: " + verbs + ")");
+    throw BadInput(std::string("command line: ") + e.what());
+  }
+  for (CLI::App* sub : app.get_subcommands()) {
+    r.verb = sub->get_name();
+    for (const auto& o : kPointOptions)
+      if (sub->get_option_no_throw(flag_of(o.key)) && sub->count(flag_of(o.key)) > 0)
+        r.config[o.key] = values[o.key];
+    if (r.verb == "calibrate")
+      for (const auto& o : kCalibrateOptions)
+        if (sub->count(flag_of(o.key)) > 0) r.config[o.key] = values[o.key];
+    if (r.verb == "collectives")
+      for (const auto& o : kCollectiveOptions)
+        if (sub->count(std::string(o.flags).substr(std::string(o.flags).find("--"))) > 0)
+          r.config[o.key] = values[o.key];
+    if (!injects.empty()) r.config["inject"] = injects;
+    if (check) r.config["check"] = true;
+    if (cuda_graph) r.config["cuda_graph"] = true;
+    if (!resume.empty()) r.config["resume"] = resume;
+    if (inplace) r.config["inplace"] = true;
+    if (baseline) r.config["baseline"] = true;
+    if (!compare_out.empty()) r.config["out"] = compare_out;
+    if (no_plots) r.config["no_plots"] = true;
+    r.positional = positional;
+    if (!from.empty()) {
+      r.from = from;
+      r.from_point = from_point < 0 ? 0 : from_point;
+    } else if (from_point >= 0) {
+      throw BadInput("--point: needs --from RESULTS");
+    }
+    for (const auto& s : sets) {
+      const auto eq = s.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw BadInput("--set: expected key=value (got '" + s + "')");
+      const std::string key = s.substr(0, eq), val = s.substr(eq + 1);
+      // A JSON value if it parses (numbers, lists, true), otherwise the plain string.
+      r.config[key] =
+          nlohmann::json::accept(val) ? nlohmann::json::parse(val) : nlohmann::json(val);
+    }
+    if (!config_file.empty()) merge_config_file(config_file, r.config);
+  }
+  return r;
+}
+
+}  // namespace tpb

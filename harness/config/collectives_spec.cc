@@ -1,0 +1,129 @@
+// Validation of `tpbench collectives` options and nccl-tests' size arithmetic.
+#include "harness/config/collectives_spec.h"
+
+#include <algorithm>
+
+#include "harness/config/axis.h"
+#include "harness/config/config_fields.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+int64_t size_field(ConfigFields& f, const nlohmann::json& cfg, const std::string& key,
+                   const std::string& def) {
+  f.mark_known(key);
+  if (!cfg.contains(key) || cfg.at(key).is_null()) return parse_size_suffix(def, field_name(key));
+  const auto& v = cfg.at(key);
+  return parse_size_suffix(v.is_string() ? v.get<std::string>() : v.dump(), field_name(key));
+}
+
+}  // namespace
+
+CollSweepSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
+                                const std::string& default_config_dir) {
+  ConfigFields f(cfg);
+  CollSweepSpec s;
+  s.config_dir = f.str("config_dir", default_config_dir);
+  s.backend = f.choice("backend", "cpu", {"cpu", "cuda"});
+  s.collective = f.choice("collective", s.backend == "cuda" ? "nccl" : "mpi", {"mpi", "nccl"});
+  if (s.collective == "nccl" && s.backend != "cuda")
+    throw BadInput("--collective: nccl needs --backend cuda (got --backend " + s.backend + ")");
+  s.kind = parse_coll_kind(f.str("kind", "all_reduce"), "--kind");
+  s.op = f.choice("op", "sum", {"sum", "max", "min"});
+  s.dtype = parse_dtype(f.str("dtype", "fp32"), "--dtype");
+  s.inplace = f.boolean("inplace", false);
+  s.baseline = f.boolean("baseline", false);
+  s.root = static_cast<int>(f.integer("root", 0, 0, world - 1));
+  const int64_t lo = size_field(f, cfg, "minbytes", "8");
+  const int64_t hi = size_field(f, cfg, "maxbytes", "32M");
+  const int64_t step = size_field(f, cfg, "stepbytes", "0");
+  const int64_t factor = f.integer("stepfactor", 2, 1, 1 << 20);
+  s.warmup = static_cast<int>(f.integer("warmup_iters", 5, 0, 1000000));
+  s.iters = static_cast<int>(f.integer("iters", 20, 1, 10000000));
+  s.timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
+  s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
+  s.topology = f.str("topology", "default");
+  s.out = f.str("out", "");
+  f.reject_unknown();
+
+  // The direct MPI path (host buffers) runs every kind, op and placement. Elsewhere the
+  // measurement goes through the Collective interface, which is the TP layer's in-place sum
+  // all-reduce and nothing else.
+  const bool direct_mpi = s.collective == "mpi" && s.backend == "cpu";
+  if (direct_mpi && s.dtype != DType::fp32)
+    throw BadInput(std::string("--dtype: --collective mpi on host buffers is fp32 only (got ") +
+                   dtype_name(s.dtype) + ")");
+  if (!direct_mpi) {
+    if (s.kind != CollKind::all_reduce || s.op != "sum")
+      throw BadInput("--kind/--op: --collective " + s.collective + " on --backend " + s.backend +
+                     " measures the TP all_reduce with sum only");
+    s.inplace = true;  // the interface reduces in place
+    if (s.baseline) throw BadInput("--baseline: the plain loop is MPI on host buffers only");
+  }
+  if (s.kind == CollKind::broadcast) s.inplace = true;  // MPI_Bcast has one buffer per rank
+  if (lo < 1 || hi < lo)
+    throw BadInput("--minbytes/--maxbytes: need 1 <= minbytes <= maxbytes (got " +
+                   std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  if (hi > (int64_t{1} << 34)) throw BadInput("--maxbytes: at most 16G");
+  if (step == 0 && factor < 2 && lo < hi)
+    throw BadInput("--stepfactor: must be >= 2 when minbytes < maxbytes (or give --stepbytes)");
+  for (int64_t b = lo; b <= hi;) {
+    s.sizes.push_back(b);
+    if (s.sizes.size() > kMaxAxisValues)
+      throw BadInput("--stepbytes: more than " + std::to_string(kMaxAxisValues) + " sizes");
+    if (lo == hi) break;
+    b = step > 0 ? b + step : b * factor;
+  }
+  return s;
+}
+
+nlohmann::ordered_json coll_spec_to_json(const CollSweepSpec& s) {
+  nlohmann::ordered_json j;
+  j["kind"] = coll_kind_name(s.kind);
+  j["op"] = s.op;
+  j["dtype"] = dtype_name(s.dtype);
+  j["collective"] = s.collective;
+  j["backend"] = s.backend;
+  j["topology"] = s.topology;
+  j["inplace"] = s.inplace;
+  j["baseline"] = s.baseline;
+  j["root"] = s.root;
+  j["sizes"] = s.sizes;
+  j["warmup_iters"] = s.warmup;
+  j["iters"] = s.iters;
+  j["collective_timeout"] = s.timeout_s;
+  j["sync_rounds"] = s.sync_rounds;
+  j["out"] = s.out;
+  j["config_dir"] = s.config_dir;
+  return j;
+}
+
+CollCounts coll_counts(CollKind kind, int64_t bytes, DType t, int n) {
+  const auto e = static_cast<int64_t>(dtype_bytes(t));
+  CollCounts c;
+  int64_t count = bytes / e;
+  // reduce_scatter splits and all_gather joins n equal blocks: round down to a multiple of n.
+  if (kind == CollKind::reduce_scatter || kind == CollKind::all_gather) count -= count % n;
+  if (count == 0) return c;
+  c.bytes = count * e;
+  switch (kind) {
+    case CollKind::all_reduce:
+    case CollKind::broadcast:
+    case CollKind::reduce:
+      c.send = c.recv = count;
+      break;
+    case CollKind::reduce_scatter:
+      c.send = count;
+      c.recv = count / n;
+      break;
+    case CollKind::all_gather:
+      c.send = count / n;
+      c.recv = count;
+      break;
+  }
+  return c;
+}
+
+}  // namespace tpb

@@ -1,0 +1,171 @@
+// Strict conversions for config values.
+#include "harness/config/config_fields.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+std::string field_name(const std::string& key) {
+  std::string f = "--" + key;
+  for (char& c : f)
+    if (c == '_') c = '-';
+  return f;
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::string& key, const std::string& what) {
+  throw BadInput(field_name(key) + ": " + what);
+}
+
+std::string as_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+double strict_double(const std::string& key, const std::string& s) {
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(x))
+    bad(key, "expected a number (got '" + s + "')");
+  return x;
+}
+
+// Strings are echoed into results.json, and nlohmann refuses to write invalid UTF-8: refuse it
+// here, naming the field, instead of failing on one rank when the results are written.
+std::string utf8_string(const std::string& key, const nlohmann::json& v) {
+  std::string s = v.get<std::string>();
+  try {
+    (void)nlohmann::json(s).dump();
+  } catch (const nlohmann::json::type_error&) {
+    bad(key, "not valid UTF-8 text");
+  }
+  return s;
+}
+
+}  // namespace
+
+ConfigFields::ConfigFields(const nlohmann::json& cfg) : cfg_(cfg) {
+  if (!cfg_.is_object()) throw BadInput("config: expected a JSON object at the top level");
+}
+
+std::string ConfigFields::str(const std::string& key, const std::string& def) {
+  known_.insert(key);
+  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
+  const auto& v = cfg_.at(key);
+  if (!v.is_string()) bad(key, "expected a string (got " + v.dump() + ")");
+  return utf8_string(key, v);
+}
+
+std::string ConfigFields::choice(const std::string& key, const std::string& def,
+                                 const std::vector<std::string>& allowed) {
+  const std::string v = str(key, def);
+  for (const auto& a : allowed)
+    if (v == a) return v;
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
+  bad(key, "unknown value '" + v + "' (expected " + list + ")");
+}
+
+int64_t ConfigFields::integer(const std::string& key, int64_t def, int64_t lo, int64_t hi) {
+  known_.insert(key);
+  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
+  const auto& v = cfg_.at(key);
+  if (v.is_boolean() || v.is_object() || v.is_array())
+    bad(key, "expected an integer (got " + v.dump() + ")");
+  const std::string s = as_text(v);
+  const double x = strict_double(key, s);
+  if (x != std::floor(x)) bad(key, "expected an integer (got '" + s + "')");
+  if (x < static_cast<double>(lo) || x > static_cast<double>(hi)) {
+    std::ostringstream os;
+    os << "must be in [" << lo << ", " << hi << "] (got " << s << ")";
+    bad(key, os.str());
+  }
+  return static_cast<int64_t>(x);
+}
+
+double ConfigFields::number(const std::string& key, double def, double lo, double hi) {
+  known_.insert(key);
+  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
+  const auto& v = cfg_.at(key);
+  if (v.is_boolean() || v.is_object() || v.is_array())
+    bad(key, "expected a number (got " + v.dump() + ")");
+  const std::string s = as_text(v);
+  const double x = strict_double(key, s);
+  if (x < lo || x > hi) {
+    std::ostringstream os;
+    os << "must be in [" << lo << ", " << hi << "] (got " << s << ")";
+    bad(key, os.str());
+  }
+  return x;
+}
+
+bool ConfigFields::boolean(const std::string& key, bool def) {
+  known_.insert(key);
+  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
+  const auto& v = cfg_.at(key);
+  if (v.is_boolean()) return v.get<bool>();
+  const std::string s = as_text(v);
+  if (s == "true" || s == "1") return true;
+  if (s == "false" || s == "0") return false;
+  bad(key, "expected true or false (got '" + s + "')");
+}
+
+double ConfigFields::bytes(const std::string& key, double def) {
+  known_.insert(key);
+  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
+  const auto& v = cfg_.at(key);
+  if (v.is_number()) return parse_bytes(v.dump(), field_name(key));
+  if (!v.is_string()) bad(key, "expected a size like 8G (got " + v.dump() + ")");
+  return parse_bytes(v.get<std::string>(), field_name(key));
+}
+
+std::vector<std::string> ConfigFields::strings(const std::string& key) {
+  known_.insert(key);
+  std::vector<std::string> out;
+  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return out;
+  const auto& v = cfg_.at(key);
+  if (v.is_string()) return {utf8_string(key, v)};
+  if (!v.is_array()) bad(key, "expected a string or a list of strings (got " + v.dump() + ")");
+  for (const auto& e : v) {
+    if (!e.is_string()) bad(key, "expected strings in the list (got " + e.dump() + ")");
+    out.push_back(utf8_string(key, e));
+  }
+  return out;
+}
+
+void ConfigFields::reject_unknown() const {
+  for (auto it = cfg_.begin(); it != cfg_.end(); ++it)
+    if (!known_.count(it.key()))
+      throw BadInput("unknown config key '" + it.key() +
+                     "' (from --set or --config; the keys are listed in configs/README.md)");
+}
+
+double parse_bytes(const std::string& text, const std::string& field) {
+  if (text.empty()) throw BadInput(field + ": empty size");
+  double mult = 1024.0 * 1024.0 * 1024.0;  // a bare number is GiB
+  std::string num = text;
+  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
+    num = text.substr(0, text.size() - 1);
+    mult = last == 'K'   ? 1024.0
+           : last == 'M' ? 1048576.0
+           : last == 'G' ? 1073741824.0
+                         : 1099511627776.0;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(num.c_str(), &end);
+  if (num.empty() || end != num.c_str() + num.size() || errno == ERANGE || !std::isfinite(x) ||
+      x < 0 || x * mult > 1e18)
+    throw BadInput(field + ": expected a size like 8G, 512M or a number of GiB (got '" + text +
+                   "')");
+  return x * mult;
+}
+
+}  // namespace tpb

@@ -1,0 +1,146 @@
+// Parser for --inject. Strict: unknown keys, bad numbers and out-of-range values are errors,
+// because a silently ignored injection yields a "clean" result the user did not ask for.
+#include "harness/config/inject_spec.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+// Keeps empty fields, a trailing one included ("a," -> {"a", ""}), so that a stray separator
+// is reported instead of silently dropped.
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t at; (at = s.find(sep, start)) != std::string::npos; start = at + 1)
+    out.push_back(s.substr(start, at - start));
+  out.push_back(s.substr(start));
+  return out;
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  throw BadInput("--inject: " + what);
+}
+
+double number(const std::string& key, const std::string& v, double lo, double hi) {
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size() || errno != 0 || !std::isfinite(x))
+    fail(key + " needs a number (got '" + v + "')");
+  if (x < lo || x > hi) {
+    std::ostringstream os;
+    os << key << " must be in [" << lo << ", " << hi << "] (got " << v << ")";
+    fail(os.str());
+  }
+  return x;
+}
+
+// Counts (ranks, steps, MHz) are integers: 1.5 is refused rather than truncated.
+int integer(const std::string& key, const std::string& v, double lo, double hi) {
+  const double x = number(key, v, lo, hi);
+  if (x != std::floor(x)) fail(key + " needs an integer (got '" + v + "')");
+  return static_cast<int>(x);
+}
+
+void apply(InjectSpec& s, const std::string& key, const std::string& v) {
+  if (key == "slowdown") {
+    s.slowdown = number(key, v, 1.0, 100.0);
+  } else if (key == "jitter") {
+    const auto at = v.find('@');
+    if (at == std::string::npos) fail("jitter needs P@US, e.g. 0.1@500 (got '" + v + "')");
+    s.jitter_p = number("jitter probability", v.substr(0, at), 0.0, 1.0);
+    s.jitter_us = number("jitter microseconds", v.substr(at + 1), 0.0, 1e7);
+  } else if (key == "host_delay") {
+    s.host_delay_us = number(key, v, 0.0, 1e7);
+  } else if (key == "mem_reserve") {
+    s.mem_reserve_gib = number(key, v, 0.0, 1e5);
+  } else if (key == "mem_contend") {
+    s.mem_contend = number(key, v, 0.0, 1.0) != 0.0;
+  } else if (key == "clock_offset") {
+    s.clock_offset_ms = number(key, v, -1e6, 1e6);
+  } else if (key == "hang_at_step") {
+    s.hang_at_step = integer(key, v, 0.0, 1e9);
+  } else if (key == "sm_clock") {
+    s.sm_clock_mhz = integer(key, v, 1.0, 1e5);
+  } else {
+    fail("unknown key '" + key +
+         "' (expected slowdown, jitter, host_delay, mem_reserve, mem_contend, clock_offset, "
+         "hang_at_step, sm_clock)");
+  }
+}
+
+}  // namespace
+
+std::vector<InjectSpec> parse_inject(const std::string& text) {
+  std::vector<InjectSpec> out;
+  for (const std::string& entry : split(text, ',')) {
+    if (entry.empty()) fail("empty entry in '" + text + "'");
+    const auto parts = split(entry, ':');
+    InjectSpec s;
+    bool have_rank = false;
+    std::set<std::string> seen;  // a key given twice in one entry is a typo, not "last wins"
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const auto eq = parts[i].find('=');
+      if (eq == std::string::npos) fail("expected key=value, got '" + parts[i] + "'");
+      const std::string key = parts[i].substr(0, eq), val = parts[i].substr(eq + 1);
+      if (i == 0) {
+        if (key != "rank") fail("each entry starts with rank=R or rank=all (got '" + entry + "')");
+        s.rank = val == "all" ? -1 : integer("rank", val, 0, 1e6);
+        have_rank = true;
+        continue;
+      }
+      if (!seen.insert(key).second) fail("key '" + key + "' given twice in '" + entry + "'");
+      apply(s, key, val);
+    }
+    if (!have_rank || parts.size() < 2) fail("entry '" + entry + "' names no effect");
+    out.push_back(s);
+  }
+  return out;
+}
+
+InjectSpec inject_for_rank(const std::vector<InjectSpec>& specs, int rank) {
+  InjectSpec m;
+  m.rank = rank;
+  for (const auto& s : specs) {
+    if (s.rank != -1 && s.rank != rank) continue;
+    if (s.slowdown != 1.0) m.slowdown = s.slowdown;
+    if (s.jitter_p > 0) m.jitter_p = s.jitter_p, m.jitter_us = s.jitter_us;
+    if (s.host_delay_us > 0) m.host_delay_us = s.host_delay_us;
+    if (s.mem_reserve_gib > 0) m.mem_reserve_gib = s.mem_reserve_gib;
+    if (s.mem_contend) m.mem_contend = true;
+    if (s.clock_offset_ms != 0) m.clock_offset_ms = s.clock_offset_ms;
+    if (s.hang_at_step >= 0) m.hang_at_step = s.hang_at_step;
+    if (s.sm_clock_mhz > 0) m.sm_clock_mhz = s.sm_clock_mhz;
+  }
+  return m;
+}
+
+void validate_inject_ranks(const std::vector<InjectSpec>& specs, int world) {
+  for (const auto& s : specs)
+    if (s.rank >= world)
+      fail("rank " + std::to_string(s.rank) + " is out of range for " + std::to_string(world) +
+           " ranks");
+}
+
+nlohmann::ordered_json inject_to_json(const InjectSpec& s) {
+  nlohmann::ordered_json j;
+  j["rank"] = s.rank;
+  if (s.slowdown != 1.0) j["slowdown"] = s.slowdown;
+  if (s.jitter_p > 0) j["jitter"] = {{"p", s.jitter_p}, {"us", s.jitter_us}};
+  if (s.host_delay_us > 0) j["host_delay_us"] = s.host_delay_us;
+  if (s.mem_reserve_gib > 0) j["mem_reserve_gib"] = s.mem_reserve_gib;
+  if (s.mem_contend) j["mem_contend"] = true;
+  if (s.clock_offset_ms != 0) j["clock_offset_ms"] = s.clock_offset_ms;
+  if (s.hang_at_step >= 0) j["hang_at_step"] = s.hang_at_step;
+  if (s.sm_clock_mhz > 0) j["sm_clock_mhz"] = s.sm_clock_mhz;
+  return j;
+}
+
+}  // namespace tpb

@@ -1,0 +1,61 @@
+// RunSpec: one validated, resolved benchmark point. Built from a flat config object
+// (JSON file, then CLI options, then --set overrides); every check names its field.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/config/inject_spec.h"
+#include "layers/cost_model.h"
+#include "layers/hardware.h"
+#include "layers/model_shape.h"
+
+namespace tpb {
+
+struct RunSpec {
+  std::string backend = "cpu";     // cpu | cuda
+  std::string collective = "mpi";  // mpi | nccl
+  std::string model = "tiny";
+  std::string hardware;  // "" = the backend's default profile
+  Phase phase = Phase::decode;
+  int64_t batch = 1;
+  int64_t context = 1024;
+  int64_t prompt = 512;
+  int64_t layers = 0;  // 0 = the model's own count, reduced to what fits in memory
+  DType dtype = DType::fp32;
+  int tp = 0;  // 0 = world size
+  int steps = 20;
+  int warmup = 3;
+  std::vector<std::string> inject_text;
+  std::vector<InjectSpec> inject;
+  std::string topology = "default";
+  std::string tp_groups = "contiguous";  // contiguous | strided
+  std::string out;
+  bool check = false;
+  bool cuda_graph = false;  // capture one step into a CUDA graph and replay it (cuda backend)
+  uint64_t seed = 1234;
+  double occupancy_window_s = 1.0 / 6.0;
+  double collective_timeout_s = 600;
+  double memory_budget_bytes = 0;  // 0 = the device's memory
+  int blas_threads = 1;
+  int sync_rounds = 32;
+  int trace_steps = 20;    // measured steps written to the point's Chrome trace; 0 = no trace
+  std::string trace_file;  // set by the verb, not by config: the trace's name inside `out`
+  std::string config_dir;
+
+  ModelShape shape;  // resolved from `model`
+  Hardware hw;       // resolved from `hardware`
+
+  int groups(int world) const { return world / tp; }
+  CostQuery cost_query() const;
+};
+
+// Validates `cfg` against the world size; throws BadInput naming the field.
+// `default_config_dir` is where configs/ lives when the config does not say.
+RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
+                         const std::string& default_config_dir);
+
+nlohmann::ordered_json run_spec_to_json(const RunSpec& s);
+
+}  // namespace tpb

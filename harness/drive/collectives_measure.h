@@ -1,0 +1,44 @@
+// `tpbench collectives`: one message size of a nccl-tests style sweep, measured on every rank
+// with per-iteration enter/exit stamps, so that beyond nccl-tests' mean time it reports
+// per-iteration percentiles, arrival skew and Scalasca wait per rank.
+//
+// Definitions (documented in results/SCHEMA.md terms):
+//  - time_s.mean: nccl-tests' figure: each rank's (last exit - first enter) / iters on its own
+//    clock, then the maximum over ranks (the slowest rank bounds the collective).
+//  - iteration time t(i) = max_r x(r,i) - min_r e(r,i) on the synced clock: from the first
+//    rank entering to the last rank leaving. p50/p99 are over iterations. Iterations run back
+//    to back, so consecutive spans may overlap; their mean can exceed time_s.mean.
+//  - algbw = S / time_s.mean, busbw = algbw * bus_factor(kind, n) (collectives/bus_bandwidth).
+//  - skew, wait, transfer, arrived_last: harness/analysis/analysis.h over the iterations as
+//  instances.
+//  - wrong: elements that differ from the exact expected value after one verification call
+//    on freshly filled buffers, summed over ranks.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "harness/config/collectives_spec.h"
+#include "harness/mpi/world.h"
+#include "harness/record/collective_rank_result.h"
+#include "layers/device.h"
+#include "layers/timeline.h"
+
+namespace tpb {
+
+// The Collective the sweep measures through, made once (an NCCL communicator is expensive), or
+// null for the direct MPI path on host buffers. Collective over `w`.
+std::unique_ptr<Collective> make_sweep_collective(const CollSweepSpec& s, const World& w,
+                                                  Device& dev);
+
+// Collective over `w`: measures one size. `dev` holds the buffers; `coll` is
+// make_sweep_collective's result.
+CollRankResult measure_collective(const CollSweepSpec& s, const CollCounts& c, const World& w,
+                                  Device& dev, Collective* coll);
+
+}  // namespace tpb

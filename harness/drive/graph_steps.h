@@ -1,0 +1,54 @@
+// --cuda-graph: one step captured after the warm-up, then replayed as every measured step,
+// with the timeline kept whole. Layout per replayed step: its step segment (stamped eagerly
+// around the launch, so the host's launch and sync time stay inside it), then the captured
+// block. The graph's marks write `stride` = 2 x (block + 1) slots further on each replay
+// (layers/device.h graph_replay_slot), which is exactly where the next block's segments sit.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "layers/timeline.h"
+
+namespace tpb {
+
+class GraphSteps {
+ public:
+  GraphSteps(Device& dev, Timeline& tl) : dev_(dev), tl_(tl) {}
+
+  // Records `step_body` (which stamps into the timeline) into a graph; runs nothing. The
+  // device must be idle, and the timeline must get no other segments until the replays.
+  template <class Body>
+  void capture(Body&& step_body) {
+    first_ = tl_.append_unstamped({SegmentMeta{0, 0, Op::step}}, 0);
+    dev_.begin_capture();
+    step_body();
+    const std::size_t k = tl_.size() - first_ - 1;
+    dev_.end_capture(2 * (k + 1));
+    block_ = tl_.metas(first_ + 1, k);
+    tl_.truncate(first_);  // the captured stamps never ran
+  }
+
+  // Measured step `step` (0, 1, ... in order): step segment, `before` (host work inside the
+  // step, e.g. --inject host_delay), the replay, a sync.
+  template <class Before>
+  void replay_step(int step, Before&& before) {
+    const std::size_t i = tl_.open(Op::step, 0, step);
+    TPB_ASSERT(i == first_ + static_cast<std::size_t>(step) * (block_.size() + 1),
+               "cuda graph: the replayed steps' segments must be contiguous");
+    before();
+    tl_.append_unstamped(block_, step);
+    dev_.replay();
+    dev_.synchronize();
+    tl_.close(i);
+  }
+
+  std::size_t block_size() const { return block_.size(); }
+
+ private:
+  Device& dev_;
+  Timeline& tl_;
+  std::vector<SegmentMeta> block_;
+  std::size_t first_ = 0;
+};
+
+}  // namespace tpb

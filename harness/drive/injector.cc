@@ -1,0 +1,125 @@
+// Injection mechanics. Extra compute is real spinning on the rank's execution resource,
+// never a sleep: a sleeping rank frees its core, which a slow GPU does not do.
+#include "harness/drive/injector.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "harness/analysis/stats.h"
+
+namespace tpb {
+
+namespace {
+
+double wall_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Injector::Injector(const InjectSpec& spec, Device& dev, Timeline& tl, uint64_t seed)
+    : spec_(spec),
+      dev_(dev),
+      tl_(tl),
+      rng_(seed ^ (0x51edULL + static_cast<uint64_t>(spec.rank))),
+      // The CPU backend's ops are synchronous, so a block's stamps are final when it returns.
+      live_(dev.caps().backend == "cpu" && !dev.caps().device_timer) {
+  marks_.reserve(2 * (kOpsPerLayer + 2));
+}
+
+double Injector::extra_per_block_s(int block) const {
+  if (!live_) return extra_[block];
+  return applied_n_[block] > 0 ? applied_[block] / static_cast<double>(applied_n_[block]) : 0.0;
+}
+
+double Injector::block_compute_s() {
+  const std::size_t end = tl_.size();
+  std::size_t begin = end;
+  while (begin > 0) {
+    const Op op = tl_.op_at(begin - 1);
+    if (op_is_collective(op) || op == Op::injected || op == Op::step) break;
+    --begin;
+  }
+  if (begin == end) return 0;
+  marks_.resize(2 * (end - begin));
+  dev_.collect_marks(2 * begin, marks_.size(), marks_.data());
+  int64_t ns = 0;
+  for (std::size_t i = 0; i < marks_.size(); i += 2) ns += marks_[i + 1] - marks_[i];
+  return static_cast<double>(ns) * 1e-9;
+}
+
+void Injector::calibrate(const std::vector<SegmentRecord>& warmup) {
+  if (spec_.slowdown == 1.0) return;
+  // Sum compute per (step, layer, block); block 0 ends at the attention all-reduce.
+  std::vector<double> per_block[2];
+  double acc[2] = {0, 0};
+  int cur_step = 0, cur_layer = -1;
+  auto flush = [&] {
+    for (int b = 0; b < 2; ++b)
+      if (acc[b] > 0) per_block[b].push_back(acc[b]);
+    acc[0] = acc[1] = 0;
+  };
+  for (const auto& r : warmup) {
+    if (r.op == Op::step || r.collective) continue;
+    if (r.step != cur_step || r.layer != cur_layer) {
+      flush();
+      cur_step = r.step;
+      cur_layer = r.layer;
+    }
+    // Block 0: the attention half up to its all-reduce; block 1: everything else in the layer.
+    const int block = r.op <= Op::o_proj ? 0 : 1;
+    acc[block] += r.t1 - r.t0;
+  }
+  flush();
+  for (int b = 0; b < 2; ++b)
+    extra_[b] = per_block[b].empty() ? 0.0 : (spec_.slowdown - 1.0) * percentile(per_block[b], 50);
+}
+
+void Injector::before_step(int step) {
+  if (step < 0) return;  // warm-up steps stay clean: they calibrate the slowdown
+  if (spec_.hang_at_step >= 0 && step >= spec_.hang_at_step) {
+    // A hung rank: alive, silent, never reaching the next collective. The peers' collective
+    // timeout must end the job.
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  if (spec_.host_delay_us > 0) {
+    // Host work with no device work in flight: spin without a segment, so it shows up as
+    // host gap, as Python or sampling overhead would.
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration<double, std::micro>(spec_.host_delay_us);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+  if (spec_.jitter_p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < spec_.jitter_p) {
+    Scoped s(tl_, Op::injected, 0, step);
+    dev_.busy_work(spec_.jitter_us * 1e-6);
+  }
+}
+
+void Injector::after_block(int layer, int block, int step) {
+  if (step < 0 || spec_.slowdown == 1.0) return;
+  if (!live_) {
+    if (extra_[block] <= 0) return;
+    applied_[block] += extra_[block];
+    applied_n_[block] += 1;
+    Scoped s(tl_, Op::injected, layer, step);
+    dev_.busy_work(extra_[block]);
+    return;
+  }
+  // Wall time this block owes, plus what earlier spins over- or undershot: a spin that was
+  // descheduled across its deadline ends late, and the next one is shortened by as much, so
+  // the injected total tracks (F - 1) x the measured compute over the point.
+  owed_s_ += (spec_.slowdown - 1.0) * block_compute_s();
+  if (owed_s_ <= 0) return;
+  applied_[block] += owed_s_;
+  applied_n_[block] += 1;
+  const double t0 = wall_s();
+  {
+    Scoped s(tl_, Op::injected, layer, step);
+    dev_.busy_work(owed_s_);
+  }
+  owed_s_ -= wall_s() - t0;
+}
+
+}  // namespace tpb

@@ -1,0 +1,28 @@
+// One sweep point with the sweep's failure policy: expected conditions (unsupported dtype,
+// out of memory) and failures every rank agrees on become a recorded point, and the sweep
+// goes on; a failure that leaves ranks out of step (a hang, one rank dying) ends the job.
+#pragma once
+#include <mpi.h>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/config/run_spec.h"
+#include "harness/drive/point_runner.h"
+#include "harness/mpi/world.h"
+#include "layers/device.h"
+
+namespace tpb {
+
+// Collective over the world. `outcome_comm` is a duplicate of the world communicator kept
+// for the outcome vote, so the vote can never match a collective that a failed rank left
+// half-done on the world communicator. Returns the record on world rank 0, null elsewhere.
+nlohmann::ordered_json run_sweep_point(const RunSpec& spec, const World& w, Device& dev,
+                                       const Peaks& peaks, MPI_Comm outcome_comm);
+
+// A point that was not attempted: status "skipped" with the reason.
+nlohmann::ordered_json skipped_point_json(const RunSpec& spec, const std::string& reason);
+
+// Empty when `dev` can run `spec`; otherwise why not (the caps decide, not the backend name).
+std::string unsupported_reason(const RunSpec& spec, const Device& dev);
+
+}  // namespace tpb

@@ -1,0 +1,87 @@
+// World description and TP group construction.
+#include "harness/mpi/world.h"
+
+#include <unistd.h>
+
+#include <exception>
+
+#include "collectives/mpi/mpi_check.h"
+
+namespace tpb {
+
+CommHandle::~CommHandle() {
+  // Freeing a communicator is collective; never do it while unwinding from a failed peer.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (c_ != MPI_COMM_NULL && !finalized && std::uncaught_exceptions() == 0) MPI_Comm_free(&c_);
+}
+
+World describe_world(MPI_Comm comm) {
+  World w;
+  w.comm = comm;
+  TPB_MPI_CHECK(MPI_Comm_rank(comm, &w.rank));
+  TPB_MPI_CHECK(MPI_Comm_size(comm, &w.size));
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  w.host = name;
+  MPI_Comm local;
+  TPB_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &local));
+  TPB_MPI_CHECK(MPI_Comm_rank(local, &w.local_rank));
+  TPB_MPI_CHECK(MPI_Comm_size(local, &w.local_size));
+  MPI_Comm_free(&local);
+  return w;
+}
+
+TpGroup split_tp_groups(const World& w, int tp, const std::string& layout) {
+  TpGroup g;
+  g.groups = w.size / tp;
+  g.group = layout == "strided" ? w.rank % g.groups : w.rank / tp;
+  MPI_Comm c;
+  TPB_MPI_CHECK(MPI_Comm_split(w.comm, g.group, w.rank, &c));
+  g.comm = CommHandle(c);
+  TPB_MPI_CHECK(MPI_Comm_rank(c, &g.group_rank));
+  int size = 1;
+  TPB_MPI_CHECK(MPI_Comm_size(c, &size));
+  g.members.resize(size);
+  TPB_MPI_CHECK(MPI_Allgather(&w.rank, 1, MPI_INT, g.members.data(), 1, MPI_INT, c));
+  return g;
+}
+
+std::vector<std::vector<char>> gather_bytes(MPI_Comm comm, const void* data, std::size_t n,
+                                            int root) {
+  int rank = 0, size = 1;
+  TPB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  TPB_MPI_CHECK(MPI_Comm_size(comm, &size));
+  // Sizes travel as 64-bit counts; payloads in chunks below INT_MAX would be needed beyond
+  // 2 GiB per rank, which a timeline never reaches (about 40 B per segment).
+  long long mine = static_cast<long long>(n);
+  std::vector<long long> sizes(size);
+  TPB_MPI_CHECK(MPI_Gather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, root, comm));
+  std::vector<int> counts(size), displs(size);
+  std::vector<char> all;
+  if (rank == root) {
+    long long off = 0;
+    for (int r = 0; r < size; ++r) {
+      counts[r] = static_cast<int>(sizes[r]);
+      displs[r] = static_cast<int>(off);
+      off += sizes[r];
+    }
+    all.resize(static_cast<std::size_t>(off));
+  }
+  TPB_MPI_CHECK(MPI_Gatherv(data, static_cast<int>(n), MPI_CHAR, all.data(), counts.data(),
+                            displs.data(), MPI_CHAR, root, comm));
+  std::vector<std::vector<char>> out;
+  if (rank == root)
+    for (int r = 0; r < size; ++r)
+      out.emplace_back(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
+  return out;
+}
+
+std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, int root) {
+  std::vector<std::string> out;
+  for (auto& b : gather_bytes(comm, mine.data(), mine.size(), root))
+    out.emplace_back(b.begin(), b.end());
+  return out;
+}
+
+}  // namespace tpb

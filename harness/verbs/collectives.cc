@@ -1,0 +1,108 @@
+// `tpbench collectives`: a message-size sweep in nccl-tests' shape (-b/-e/-f, -w, -n), with
+// per-iteration percentiles, per-rank arrival skew and wait, and the same results family as
+// `run` when --out is given.
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "collectives/mpi/mpi_check.h"
+#include "collectives/topology_presets.h"
+#include "harness/config/config_dir.h"
+#include "harness/drive/collectives_measure.h"
+#include "harness/mpi/agreement.h"
+#include "harness/record/results_writer.h"
+#include "harness/record/run_context.h"
+#include "harness/report/collectives_table.h"
+#include "harness/verbs/verbs.h"
+#include "layers/device_factory.h"
+
+namespace tpb {
+
+namespace {
+
+// Every rank's result for one size, on rank 0 (empty elsewhere).
+std::vector<CollRankResult> gather_results(const World& w, const CollRankResult& mine) {
+  const double scalars[6] = {mine.loop_s,   mine.baseline_s,    static_cast<double>(mine.wrong),
+                             mine.offset_s, mine.uncertainty_s, mine.drift_ppm};
+  auto recs = gather_bytes(w.comm, mine.iters.data(), mine.iters.size() * sizeof(SegmentRecord), 0);
+  auto vals = gather_bytes(w.comm, scalars, sizeof(scalars), 0);
+  std::vector<CollRankResult> all;
+  for (std::size_t r = 0; r < recs.size(); ++r) {
+    CollRankResult x;
+    x.iters.resize(recs[r].size() / sizeof(SegmentRecord));
+    std::memcpy(x.iters.data(), recs[r].data(), recs[r].size());
+    double v[6];
+    std::memcpy(v, vals[r].data(), sizeof(v));
+    x.loop_s = v[0], x.baseline_s = v[1], x.wrong = static_cast<int64_t>(v[2]);
+    x.offset_s = v[3], x.uncertainty_s = v[4], x.drift_ppm = v[5];
+    all.push_back(std::move(x));
+  }
+  return all;
+}
+
+}  // namespace
+
+int verb_collectives(const CliResult& cli, const World& w) {
+  CollSweepSpec s;
+  std::unique_ptr<Device> dev;
+  agree(w.comm, [&] {
+    s = resolve_coll_spec(cli.config, w.size, default_config_dir());
+    if (w.rank == 0 && !s.out.empty()) ensure_writable_dir(s.out);
+    DeviceOptions o;
+    o.backend = s.backend;
+    o.local_rank = w.local_rank;
+    o.local_size = w.local_size;
+    dev = make_device(o);
+    bool ok = false;
+    for (DType t : dev->caps().dtypes) ok = ok || t == s.dtype;
+    if (!ok)
+      throw BadInput(std::string("--dtype: the ") + s.backend + " backend has no " +
+                     dtype_name(s.dtype));
+  });
+  auto context = collect_context(w, cli.argv, dev->caps());
+  std::optional<ResultsWriter> writer;
+  if (w.rank == 0) {
+    context["topology"] = topology_context(s.topology, s.collective, s.config_dir);
+    if (!s.out.empty()) {
+      writer.emplace(s.out, context, coll_spec_to_json(s));
+      report_archive(*writer);
+    }
+    if (context["oversubscribed"].get<bool>())
+      std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+                << " ranks per core: timings are time-sliced\n";
+    std::cout << coll_table_header(s, w.size) << std::flush;
+  }
+  std::vector<std::string> hosts = gather_strings(w.comm, w.host, 0);
+  auto coll = make_sweep_collective(s, w, *dev);
+  std::vector<nlohmann::ordered_json> points;
+  int64_t last_bytes = -1;
+  for (int64_t size : s.sizes) {
+    const CollCounts c = coll_counts(s.kind, size, s.dtype, w.size);
+    // Sizes below one element per rank, or rounding onto the previous size, add nothing.
+    if (c.bytes == 0 || c.bytes == last_bytes) continue;
+    last_bytes = c.bytes;
+    const CollRankResult mine = measure_collective(s, c, w, *dev, coll.get());
+    const auto all = gather_results(w, mine);
+    if (w.rank != 0) continue;
+    points.push_back(coll_point_json(s, c, all, hosts));
+    std::cout << coll_table_row(points.back(), s.baseline) << std::flush;
+    if (writer) writer->add_point(points.back());
+  }
+  int64_t wrong = 0;
+  if (w.rank == 0) {
+    const auto summary = coll_summary_json(points);
+    wrong = summary["wrong_total"].get<int64_t>();
+    std::cout << coll_summary_text(summary);
+    if (writer) {
+      writer->set_section("collectives_summary", summary);
+      std::cout << "results: " << s.out << "/results.json\n";
+    }
+    std::cout << std::flush;
+  }
+  // A wrong value is a failed run, as in nccl-tests: every rank exits with the same code.
+  TPB_MPI_CHECK(MPI_Bcast(&wrong, 1, MPI_INT64_T, 0, w.comm));
+  return wrong == 0 ? 0 : static_cast<int>(ExitCode::internal);
+}
+
+}  // namespace tpb

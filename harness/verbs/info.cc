@@ -1,0 +1,18 @@
+// `tpbench info`: what this binary can do, as JSON.
+#include <iostream>
+
+#include "harness/record/run_context.h"
+#include "harness/verbs/verbs.h"
+
+namespace tpb {
+
+int verb_info(const CliResult&, const World& w) {
+  if (w.rank != 0) return 0;
+  nlohmann::ordered_json j = versions_json();
+  j["collectives"] = j["backends"].size() > 1 ? nlohmann::ordered_json{"mpi", "nccl"}
+                                              : nlohmann::ordered_json{"mpi"};
+  std::cout << j.dump(2) << std::endl;
+  return 0;
+}
+
+}  // namespace tpb

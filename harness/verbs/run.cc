@@ -1,0 +1,70 @@
+// `tpbench run`: one point. Setup is agreed across ranks (one error line, exit 2, nobody
+// hangs); the point's record is streamed and printed by rank 0.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "collectives/topology_presets.h"
+#include "harness/config/config_dir.h"
+#include "harness/config/run_spec.h"
+#include "harness/drive/peaks.h"
+#include "harness/drive/point_runner.h"
+#include "harness/mpi/agreement.h"
+#include "harness/record/rerun.h"
+#include "harness/record/results_writer.h"
+#include "harness/record/run_context.h"
+#include "harness/report/console_table.h"
+#include "harness/report/diagnose.h"
+#include "harness/verbs/verbs.h"
+#include "layers/device_factory.h"
+
+namespace tpb {
+
+int verb_run(const CliResult& cli, const World& w) {
+  RunSpec spec;
+  std::unique_ptr<Device> dev;
+  agree(w.comm, [&] {
+    const nlohmann::json config =
+        cli.from.empty() ? cli.config : rerun_config(cli.from, cli.from_point, cli.config);
+    spec = resolve_run_spec(config, w.size, default_config_dir());
+    spec.trace_file = "trace.json";
+    if (w.rank == 0) ensure_writable_dir(spec.out);
+    DeviceOptions o;
+    o.backend = spec.backend;
+    o.local_rank = w.local_rank;
+    o.local_size = w.local_size;
+    o.memory_budget_bytes = spec.memory_budget_bytes;
+    o.blas_threads = spec.blas_threads;
+    dev = make_device(o);
+    if (spec.dtype != DType::fp32 && spec.backend == "cpu")
+      throw BadInput(std::string("--dtype: the cpu backend supports fp32 only (got ") +
+                     dtype_name(spec.dtype) + ")");
+  });
+  Peaks peaks;
+  agree(w.comm, [&] { peaks = resolve_peaks(spec, w, *dev); });
+  auto context = collect_context(w, cli.argv, dev->caps());
+  // The --topology preset and its knobs (issue 4 helper: one line; main.cc checked them).
+  if (w.rank == 0)
+    context["topology"] = topology_context(spec.topology, spec.collective, spec.config_dir);
+  std::optional<ResultsWriter> writer;
+  if (w.rank == 0) {
+    writer.emplace(spec.out, context, run_spec_to_json(spec));
+    report_archive(*writer);
+    if (context["oversubscribed"].get<bool>())
+      std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+                << " ranks per core: timings are time-sliced; use this run for function, not "
+                   "performance\n";
+  }
+  auto point = run_point(spec, w, *dev, peaks);
+  if (w.rank == 0) {
+    writer->add_point(point);
+    const auto verdicts = diagnose_point(point);
+    writer->set_section("diagnosis", verdicts_to_json(verdicts));
+    std::cout << format_point_table(point) << "diagnosis (the article's order):\n"
+              << format_verdicts(verdicts) << "results: " << spec.out << "/results.json\n"
+              << std::flush;
+  }
+  return 0;
+}
+
+}  // namespace tpb

@@ -1,0 +1,18 @@
+// The CLI verbs. Each takes the parsed command line and the world, returns an exit code, and
+// throws tpb::Error for failures main() reports.
+#pragma once
+#include "harness/config/cli.h"
+#include "harness/mpi/world.h"
+
+namespace tpb {
+
+int verb_run(const CliResult& cli, const World& w);
+int verb_sweep(const CliResult& cli, const World& w);
+int verb_collectives(const CliResult& cli, const World& w);
+int verb_compare(const CliResult& cli, const World& w);
+int verb_diagnose(const CliResult& cli, const World& w);
+int verb_info(const CliResult& cli, const World& w);
+int verb_report(const CliResult& cli, const World& w);
+int verb_calibrate(const CliResult& cli, const World& w);
+
+}  // namespace tpb

@@ -1,0 +1,114 @@
+// Per-rank timeline: preallocated segment records, stamped through Device::mark.
+// Recording in the timed loop is an index increment and two stamps; no allocation.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "layers/base/errors.h"
+#include "layers/device.h"
+#include "layers/ops.h"
+
+namespace tpb {
+
+// One stamped interval. Slots 2*i and 2*i+1 of the device's mark storage hold its ends.
+struct SegmentMeta {
+  int32_t step = 0;  // < 0 for warm-up steps
+  int16_t layer = 0;
+  Op op = Op::count;
+};
+
+// A resolved interval on a clock (seconds). POD so it can travel in MPI_Gatherv as bytes.
+struct SegmentRecord {
+  double t0 = 0;
+  double t1 = 0;
+  int32_t step = 0;
+  int16_t layer = 0;
+  Op op = Op::count;
+  uint8_t collective = 0;  // 1 for all-reduces
+};
+
+// Where a rank publishes its position at each collective (collectives/progress_board), so a
+// hang can be attributed. Kept abstract so the timeline stays free of MPI.
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  virtual void enter(int step, int layer, Op op) = 0;
+  virtual void leave() = 0;
+};
+
+class Timeline {
+ public:
+  // Capacity is fixed here; the device's mark storage is sized to match.
+  Timeline(Device& dev, std::size_t capacity) : dev_(dev) {
+    meta_.resize(capacity);
+    dev_.reserve_marks(2 * capacity);
+  }
+
+  // Opens a segment: stamps its start. Returns its index for close().
+  std::size_t open(Op op, int layer, int step) {
+    TPB_ASSERT(n_ < meta_.size(), "timeline capacity exceeded");
+    meta_[n_] = SegmentMeta{step, static_cast<int16_t>(layer), op};
+    if (sink_ && op_is_collective(op)) sink_->enter(step, layer, op);
+    dev_.mark(2 * n_);
+    return n_++;
+  }
+  void close(std::size_t i) {
+    dev_.mark(2 * i + 1);
+    if (sink_ && op_is_collective(meta_[i].op)) sink_->leave();
+  }
+  void set_progress_sink(ProgressSink* s) { sink_ = s; }
+
+  std::size_t size() const { return n_; }
+  // The op of segment i (open or closed). Lets --inject slowdown find the ops of the block
+  // that just ran without knowing the step driver's layout (helper change, issue 4).
+  Op op_at(std::size_t i) const { return meta_[i].op; }
+  void clear() { n_ = 0; }
+
+  // CUDA graphs (--cuda-graph). A captured step's marks stamp on every replay, shifted by a
+  // fixed number of slots (layers/device.h graph_replay_slot), so each replay's segments are
+  // the captured ones re-appended at a fixed stride: `metas` copies the captured block,
+  // `truncate` drops it after capture (its stamps never ran), and `append_unstamped` lays a
+  // copy down for each replay with that replay's step number, stamps left to the graph.
+  std::vector<SegmentMeta> metas(std::size_t first, std::size_t count) const {
+    return {meta_.begin() + static_cast<std::ptrdiff_t>(first),
+            meta_.begin() + static_cast<std::ptrdiff_t>(first + count)};
+  }
+  void truncate(std::size_t n) {
+    TPB_ASSERT(n <= n_, "timeline truncate beyond its size");
+    n_ = n;
+  }
+  std::size_t append_unstamped(const std::vector<SegmentMeta>& block, int step) {
+    TPB_ASSERT(n_ + block.size() <= meta_.size(), "timeline capacity exceeded");
+    const std::size_t first = n_;
+    for (const SegmentMeta& m : block) {
+      meta_[n_] = m;
+      meta_[n_++].step = step;
+    }
+    return first;
+  }
+
+  // After Device::synchronize(): records in host steady-clock seconds, plus `shift_s`
+  // (used by --inject clock_offset to emulate a skewed clock).
+  std::vector<SegmentRecord> resolve(double shift_s) const;
+
+ private:
+  Device& dev_;
+  std::vector<SegmentMeta> meta_;
+  std::size_t n_ = 0;
+  ProgressSink* sink_ = nullptr;
+};
+
+// RAII segment: open on construction, close on destruction.
+class Scoped {
+ public:
+  Scoped(Timeline& tl, Op op, int layer, int step) : tl_(tl), i_(tl.open(op, layer, step)) {}
+  ~Scoped() { tl_.close(i_); }
+  Scoped(const Scoped&) = delete;
+  Scoped& operator=(const Scoped&) = delete;
+
+ private:
+  Timeline& tl_;
+  std::size_t i_;
+};
+
+}  // namespace tpb
