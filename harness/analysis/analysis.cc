@@ -196,45 +196,27 @@ double union_length(std::vector<std::pair<double, double>> iv, double lo, double
   return sum;
 }
 
-PointAnalysis analyze(const AnalysisInput& in) {
-  PointAnalysis pa;
-  const std::size_t nr = in.ranks.size();
-  pa.ranks.resize(nr);
-  std::vector<RankScan> scans(nr);
-  std::map<int, std::vector<int>> groups;  // group id -> input indices, ascending group id
-  for (std::size_t i = 0; i < nr; ++i) {
-    const RankTrace& t = in.ranks[i];
-    RankMetrics& m = pa.ranks[i];
-    m.rank = t.rank, m.group = t.group, m.group_rank = t.group_rank;
-    scans[i] = scan_rank(t, in, m);
-    groups[t.group].push_back(static_cast<int>(i));
-  }
+namespace {
 
-  std::map<int, int> group_instances;  // instances with >= 2 participants, per group
-  for (auto& [g, members] : groups) {
-    std::sort(members.begin(), members.end(), [&](int a, int b) {
-      const RankMetrics &x = pa.ranks[a], &y = pa.ranks[b];
-      return x.group_rank != y.group_rank ? x.group_rank < y.group_rank : x.rank < y.rank;
-    });
-    match_group(members, scans, pa.ranks, in.clock_uncertainty_s, pa.collectives,
-                group_instances[g]);
-    // A step lasts as long as its slowest rank: the group cannot start the next one sooner.
-    std::vector<std::pair<int32_t, double>> all;
-    for (int i : members) all.insert(all.end(), scans[i].steps.begin(), scans[i].steps.end());
-    std::sort(all.begin(), all.end());
-    for (std::size_t a = 0; a < all.size();) {
-      double mx = all[a].second;
-      std::size_t b = a + 1;
-      for (; b < all.size() && all[b].first == all[a].first; ++b) mx = std::max(mx, all[b].second);
-      pa.step_time_s.push_back(mx);
-      a = b;
-    }
-  }
-  pa.step_time = summarize(pa.step_time_s);
-  pa.tokens_per_s =
-      safe_div(static_cast<double>(groups.size()) * in.tokens_per_step, pa.step_time.mean);
+using Groups = std::map<int, std::vector<int>>;  // group id -> input indices, ascending id
 
-  // Roofline: every rank holds one equal shard, so per-rank figures are the point's figures.
+// A step lasts as long as its slowest rank: the group cannot start the next one sooner.
+void append_group_step_times(const std::vector<int>& members, const std::vector<RankScan>& scans,
+                             std::vector<double>& out) {
+  std::vector<std::pair<int32_t, double>> all;
+  for (int i : members) all.insert(all.end(), scans[i].steps.begin(), scans[i].steps.end());
+  std::sort(all.begin(), all.end());
+  for (std::size_t a = 0; a < all.size();) {
+    double mx = all[a].second;
+    std::size_t b = a + 1;
+    for (; b < all.size() && all[b].first == all[a].first; ++b) mx = std::max(mx, all[b].second);
+    out.push_back(mx);
+    a = b;
+  }
+}
+
+// Roofline: every rank holds one equal shard, so per-rank figures are the point's figures.
+void roofline(const AnalysisInput& in, PointAnalysis& pa) {
   pa.flops = in.step_flops;
   pa.bytes = in.step_bytes;
   pa.intensity = safe_div(pa.flops, pa.bytes);
@@ -245,7 +227,11 @@ PointAnalysis analyze(const AnalysisInput& in) {
   pa.mfu = safe_div(pa.flops, p50 * in.peak_flops);
   pa.roofline_fraction =
       safe_div(safe_div(pa.flops, p50), std::min(in.peak_flops, pa.intensity * in.peak_bw));
+}
 
+// Per-rank MBU/MFU, then the point's figures as means over ranks and sums of wait/transfer.
+void roll_up_ranks(const AnalysisInput& in, const std::vector<RankScan>& scans, PointAnalysis& pa) {
+  const std::size_t nr = pa.ranks.size();
   double compute_per_step_sum = 0, wall_sum = 0;
   for (std::size_t i = 0; i < nr; ++i) {
     RankMetrics& m = pa.ranks[i];
@@ -276,9 +262,13 @@ PointAnalysis analyze(const AnalysisInput& in) {
   }
   pa.collectives.skew = summarize(pa.collectives.skew_s);
   pa.collectives.wait_fraction = safe_div(pa.collectives.wait_s_total, wall_sum);
+}
 
-  // Straggler: most arrived_last, ties to the lowest world rank. Without any multi-rank
-  // instance (TP=1) arrival says nothing, so the rank with the most compute stands in.
+// Straggler: most arrived_last, ties to the lowest world rank. Without any multi-rank
+// instance (TP=1) arrival says nothing, so the rank with the most compute stands in.
+void find_straggler(const Groups& groups, const std::map<int, int>& group_instances,
+                    PointAnalysis& pa) {
+  const std::size_t nr = pa.ranks.size();
   int best = -1;
   bool by_arrival = false;
   for (const RankMetrics& m : pa.ranks) by_arrival = by_arrival || m.arrived_last > 0;
@@ -293,16 +283,49 @@ PointAnalysis analyze(const AnalysisInput& in) {
     const double bv = by_arrival ? b.arrived_last : b.compute_s;
     if (mv > bv || (mv == bv && m.rank < b.rank)) best = static_cast<int>(i);
   }
-  if (best >= 0) {
-    const RankMetrics& s = pa.ranks[best];
-    pa.straggler.rank = s.rank;
-    if (by_arrival)
-      pa.straggler.arrived_last_share = safe_div(s.arrived_last, group_instances[s.group]);
-    std::vector<double> compute;
-    for (int i : groups[s.group]) compute.push_back(pa.ranks[i].compute_s);
-    const double med = lower_median(std::move(compute));
-    pa.straggler.excess_compute_fraction = med > 0 ? s.compute_s / med - 1 : 0;
+  if (best < 0) return;
+  const RankMetrics& s = pa.ranks[best];
+  pa.straggler.rank = s.rank;
+  if (by_arrival)
+    pa.straggler.arrived_last_share = safe_div(s.arrived_last, group_instances.at(s.group));
+  std::vector<double> compute;
+  for (int i : groups.at(s.group)) compute.push_back(pa.ranks[i].compute_s);
+  const double med = lower_median(std::move(compute));
+  pa.straggler.excess_compute_fraction = med > 0 ? s.compute_s / med - 1 : 0;
+}
+
+}  // namespace
+
+PointAnalysis analyze(const AnalysisInput& in) {
+  PointAnalysis pa;
+  const std::size_t nr = in.ranks.size();
+  pa.ranks.resize(nr);
+  std::vector<RankScan> scans(nr);
+  Groups groups;
+  for (std::size_t i = 0; i < nr; ++i) {
+    const RankTrace& t = in.ranks[i];
+    RankMetrics& m = pa.ranks[i];
+    m.rank = t.rank, m.group = t.group, m.group_rank = t.group_rank;
+    scans[i] = scan_rank(t, in, m);
+    groups[t.group].push_back(static_cast<int>(i));
   }
+
+  std::map<int, int> group_instances;  // instances with >= 2 participants, per group
+  for (auto& [g, members] : groups) {
+    std::sort(members.begin(), members.end(), [&](int a, int b) {
+      const RankMetrics &x = pa.ranks[a], &y = pa.ranks[b];
+      return x.group_rank != y.group_rank ? x.group_rank < y.group_rank : x.rank < y.rank;
+    });
+    match_group(members, scans, pa.ranks, in.clock_uncertainty_s, pa.collectives,
+                group_instances[g]);
+    append_group_step_times(members, scans, pa.step_time_s);
+  }
+  pa.step_time = summarize(pa.step_time_s);
+  pa.tokens_per_s =
+      safe_div(static_cast<double>(groups.size()) * in.tokens_per_step, pa.step_time.mean);
+  roofline(in, pa);
+  roll_up_ranks(in, scans, pa);
+  find_straggler(groups, group_instances, pa);
   return pa;
 }
 

@@ -13,6 +13,28 @@ namespace {
 
 constexpr int kMaxLaneElems = 8;  // head_dim <= 256: up to 8 elements of a K row per lane
 
+// Softmax over a block's chunk of n positions, a warp per head; probabilities overwrite the
+// scores sc[h][p], and stats[h] = {chunk max, sum of exponentials} for the combine step.
+__device__ __forceinline__ void chunk_softmax(float* sc, float* stats, int g, int n, int64_t chunk,
+                                              int warp, int lane, int nwarps) {
+  for (int h = warp; h < g; h += nwarps) {
+    float m = -INFINITY;
+    for (int p = lane; p < n; p += 32) m = fmaxf(m, sc[h * chunk + p]);
+    m = warp_max(m);
+    float l = 0.f;
+    for (int p = lane; p < n; p += 32) {
+      const float e = expf(sc[h * chunk + p] - m);
+      sc[h * chunk + p] = e;
+      l += e;
+    }
+    l = warp_sum(l);
+    if (lane == 0) {
+      stats[2 * h] = m;
+      stats[2 * h + 1] = l;
+    }
+  }
+}
+
 template <class T>
 __global__ void __launch_bounds__(kDecodeThreads)
     attention_decode_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
@@ -58,23 +80,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
   }
   __syncthreads();
 
-  // Softmax over the chunk, a warp per head; probabilities overwrite the scores.
-  for (int h = warp; h < g; h += nwarps) {
-    float m = -INFINITY;
-    for (int p = lane; p < n; p += 32) m = fmaxf(m, sc[h * chunk + p]);
-    m = warp_max(m);
-    float l = 0.f;
-    for (int p = lane; p < n; p += 32) {
-      const float e = expf(sc[h * chunk + p] - m);
-      sc[h * chunk + p] = e;
-      l += e;
-    }
-    l = warp_sum(l);
-    if (lane == 0) {
-      stats[2 * h] = m;
-      stats[2 * h + 1] = l;
-    }
-  }
+  chunk_softmax(sc, stats, g, n, chunk, warp, lane, nwarps);
   __syncthreads();
 
   // P V: a thread per output dimension keeps all g accumulators, so V is read once.
