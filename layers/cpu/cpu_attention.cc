@@ -38,6 +38,14 @@ typedef float F8 __attribute__((vector_size(32)));
 [[gnu::always_inline]] inline void store8(float* p, const F8& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
+// Eight floats from each of the four streams at p, p + cs, p + 2cs, p + 3cs.
+[[gnu::always_inline]] inline void load8x4(F8& v0, F8& v1, F8& v2, F8& v3, const float* p,
+                                           int64_t cs) {
+  load8(v0, p);
+  load8(v1, p + cs);
+  load8(v2, p + 2 * cs);
+  load8(v3, p + 3 * cs);
+}
 [[gnu::always_inline]] inline float sum8(const F8& v) {
   return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
@@ -62,10 +70,7 @@ struct DecodeGeom {
       for (int64_t i = 0; i < d; i += 8) {
         F8 qv, k0, k1, k2, k3;
         load8(qv, qh + i);
-        load8(k0, k + i);
-        load8(k1, k + cs + i);
-        load8(k2, k + 2 * cs + i);
-        load8(k3, k + 3 * cs + i);
+        load8x4(k0, k1, k2, k3, k + i, cs);
         a0 += qv * k0;
         a1 += qv * k1;
         a2 += qv * k2;
@@ -108,10 +113,7 @@ struct DecodeGeom {
       for (int64_t i = 0; i < d; i += 8) {
         F8 acc, v0, v1, v2, v3;
         load8(acc, o + i);
-        load8(v0, v + i);
-        load8(v1, v + cs + i);
-        load8(v2, v + 2 * cs + i);
-        load8(v3, v + 3 * cs + i);
+        load8x4(v0, v1, v2, v3, v + i, cs);
         acc += w0 * v0 + w1 * v1 + w2 * v2 + w3 * v3;
         store8(o + i, acc);
       }

@@ -15,21 +15,17 @@ namespace tpb::cuda_kernels {
 
 // All arithmetic is fp32; storage is T. The conversions round to nearest even, as the host
 // reference does (upload converts with the same functions).
-template <class T>
-__device__ __forceinline__ float to_f(T x);
-template <>
-__device__ __forceinline__ float to_f<float>(float x) {
+__device__ __forceinline__ float to_f(float x) {
   return x;
 }
-template <>
-__device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 x) {
+__device__ __forceinline__ float to_f(__nv_bfloat16 x) {
   return __bfloat162float(x);
 }
-template <>
-__device__ __forceinline__ float to_f<__half>(__half x) {
+__device__ __forceinline__ float to_f(__half x) {
   return __half2float(x);
 }
 
+// By return type, so a template: from_f<T>(x).
 template <class T>
 __device__ __forceinline__ T from_f(float x);
 template <>
