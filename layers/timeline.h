@@ -60,7 +60,7 @@ class Timeline {
 
   std::size_t size() const { return n_; }
   // The op of segment i (open or closed). Lets --inject slowdown find the ops of the block
-  // that just ran without knowing the step driver's layout (helper change, issue 4).
+  // that just ran without knowing the step driver's layout.
   Op op_at(std::size_t i) const { return meta_[i].op; }
   void clear() { n_ = 0; }
 

@@ -19,8 +19,8 @@ stage() { printf '\n=== %s ===\n' "$*"; }
 stage "format check (clang-format)"
 tests/format_check.sh
 
-# The CUDA backend compiles for its default architectures (layers/cuda/CMakeLists.txt: sm_80 and
-# sm_90 SASS, sm_100 PTX where nvcc has it), as issue 3 asks of CI. TPB_CI_CUDA_ARCHS=90-real
+# The CUDA backend compiles for its default architectures (the top CMakeLists.txt: sm_80 and
+# sm_90 SASS, sm_100 PTX where nvcc has it), so CI compiles what users run. TPB_CI_CUDA_ARCHS=90-real
 # narrows it for a quicker local run.
 CUDA_ARCHS=${TPB_CI_CUDA_ARCHS-}
 stage "release build (CUDA: $(command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] && echo "auto-on, archs ${CUDA_ARCHS:-default}" || echo off))"

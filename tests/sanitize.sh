@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sanitizer stages (issue 5, part 4), CPU only:
+# Sanitizer stages, CPU only:
 #   asan: ASan+UBSan build (preset asan -> build-asan/): the unit tests, then small np-2 CPU
 #         runs (decode with --check, prefill, and every --inject effect that runs on a CPU).
 #   tsan: TSan build (preset tsan -> build-tsan/) of the harness's own threads and their

@@ -1,4 +1,4 @@
-"""Bad input, systematically (issue 5, part 3): a table of malformed CLI lines, --set values,
+"""Bad input, systematically: a table of malformed CLI lines, --set values,
 --config files, model and hardware files and --inject specs. Every case must end the job
 quickly (no hang), with exit code 2 on every rank, exactly one "tpbench: error" line (rank 0
 only), no internal error, and a message that names the offending field.

@@ -1,4 +1,4 @@
-"""Results never lost or torn (issue 5, part 2) for `tpbench run`: SIGKILL the job from outside
+"""Results never lost or torn for `tpbench run`: SIGKILL the job from outside
 at chosen moments and check what is on disk.
 
 What it shows:

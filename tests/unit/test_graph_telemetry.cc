@@ -1,4 +1,4 @@
-// Host-side logic of issue 3's CUDA extras: the CUDA-graph stamp layout (graph_replay_slot and
+// Host-side logic of the CUDA extras: the CUDA-graph stamp layout (graph_replay_slot and
 // GraphSteps, on a fake device that replays captured marks as the stamp kernel does), the
 // null telemetry and clock lock of non-GPU backends, and the CPU-only BadInputs.
 #include <gtest/gtest.h>
