@@ -373,6 +373,14 @@ oj to_json(const PointParams& p) {
 PointRecord point_from_json(const oj& j) {
   return read_record<PointRecord>(j, "point");
 }
+std::optional<PointRecord> try_point_from_json(const oj& j) {
+  try {
+    return point_from_json(j);
+  } catch (const BadInput&) {
+    return std::nullopt;
+  }
+}
+
 RankRecord rank_from_json(const oj& j) {
   return read_record<RankRecord>(j, "rank");
 }

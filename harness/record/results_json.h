@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "harness/record/point_record.h"
 
@@ -18,6 +19,10 @@ nlohmann::ordered_json to_json(const PointParams& p);
 PointRecord point_from_json(const nlohmann::ordered_json& j);
 RankRecord rank_from_json(const nlohmann::ordered_json& j);
 PointParams params_from_json(const nlohmann::ordered_json& j);
+
+// For documents that may hold other kinds of points (a collectives run's): nothing when `j`
+// is not a model point record.
+std::optional<PointRecord> try_point_from_json(const nlohmann::ordered_json& j);
 
 PointStatus point_status_from_name(const std::string& name);
 

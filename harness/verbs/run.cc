@@ -60,7 +60,7 @@ int verb_run(const CliResult& cli, const World& w) {
   if (w.rank == 0) {
     writer->add_record(*outcome);
     const PointRecord& point = outcome->record;
-    const auto verdicts = diagnose_point(to_json(point));
+    const auto verdicts = diagnose_point(point);
     writer->set_section("diagnosis", verdicts_to_json(verdicts));
     std::cout << format_point_table(point) << "diagnosis (the article's order):\n"
               << format_verdicts(verdicts) << "results: " << spec.out << "/results.json\n"
