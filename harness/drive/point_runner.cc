@@ -1,10 +1,11 @@
 // One point, end to end. The order matters: memory is checked before anything is allocated,
-// clocks are synced around the measured steps, and only plain records cross MPI.
+// clocks are synced around the measured steps, and only plain records cross MPI. Nothing
+// here writes a file: the trace comes back with the record for the results writer.
 #include "harness/drive/point_runner.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -18,10 +19,11 @@
 #include "harness/drive/graph_steps.h"
 #include "harness/drive/injector.h"
 #include "harness/drive/mem_contender.h"
+#include "harness/drive/rank_gather.h"
 #include "harness/drive/verify.h"
 #include "harness/mpi/clock_sync.h"
-#include "harness/record/point_json.h"
-#include "harness/record/results_writer.h"
+#include "harness/record/point_builder.h"
+#include "harness/record/results_json.h"
 #include "harness/report/trace_writer.h"
 #include "layers/base/host_clock.h"
 #include "layers/cpu/cpu_device.h"
@@ -76,50 +78,122 @@ MemoryPlan plan_memory(const RunSpec& spec, const Device& dev, double reserve, b
   return p;
 }
 
-}  // namespace
+// Memory: a TP group is limited by its smallest budget, and every rank must agree on the
+// layer count and on whether the point runs at all.
+struct AgreedMemory {
+  MemoryPlan mine;
+  int64_t layers = 0;  // the smallest layer count any rank can hold
+  bool fits = false;   // on every rank
+  double need_max = 0, have_min = 0;
+};
 
-nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& dev,
-                                 const Peaks& peaks) {
-  TpGroup group = split_tp_groups(w, spec.tp, spec.tp_groups);
-  const InjectSpec inj = inject_for_rank(spec.inject, w.rank);
-  // A GPU's mem_contend hog allocates its two buffers through the device: reserve them here.
-  const std::size_t hog_bytes = mem_contend_buffer_bytes(dev.caps().llc_bytes);
-  const bool device_hog = inj.mem_contend && dev.caps().backend == "cuda";
-  const double reserve = inj.mem_reserve_gib * kGiB + (device_hog ? 2.0 * hog_bytes : 0.0);
-
-  // Memory: a TP group is limited by its smallest budget, and every rank must agree on the
-  // layer count and on whether the point runs at all.
-  MemoryPlan mem = plan_memory(spec, dev, reserve, spec.check && group.group_rank == 0);
-  long long layers_min = mem.layers;
-  int fits = mem.fits ? 1 : 0, all_fit = 0;
+AgreedMemory agree_memory(const RunSpec& spec, const World& w, const Device& dev, double reserve,
+                          bool reference) {
+  AgreedMemory m;
+  m.mine = plan_memory(spec, dev, reserve, reference);
+  long long layers_min = m.mine.layers;
+  int fits = m.mine.fits ? 1 : 0, all_fit = 0;
   TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &layers_min, 1, MPI_LONG_LONG, MPI_MIN, w.comm));
   TPB_MPI_CHECK(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, w.comm));
-  double need_have[2] = {mem.need, -mem.have}, nh_max[2];
+  double need_have[2] = {m.mine.need, -m.mine.have}, nh_max[2];
   TPB_MPI_CHECK(MPI_Allreduce(need_have, nh_max, 2, MPI_DOUBLE, MPI_MAX, w.comm));
-  if (!all_fit) {
-    return w.rank == 0 ? oom_point_json(spec, mem.layers, nh_max[0], -nh_max[1])
-                       : nlohmann::ordered_json();
-  }
+  m.layers = layers_min;
+  m.fits = all_fit != 0;
+  m.need_max = nh_max[0];
+  m.have_min = -nh_max[1];
+  return m;
+}
 
+// --inject mem_reserve: takes the capacity for the whole point.
+DeviceBuffer reserve_capacity(Device& dev, double gib) {
   DeviceBuffer reserved;
-  if (inj.mem_reserve_gib > 0) {
-    reserved = dev.alloc(static_cast<std::size_t>(inj.mem_reserve_gib * kGiB));
-    std::vector<float> zeros(1 << 20, 0.0f);  // touch it, so the capacity is really taken
-    for (std::size_t off = 0; off + zeros.size() * 4 <= reserved.bytes(); off += zeros.size() * 4)
-      dev.upload(static_cast<char*>(reserved.get()) + off, zeros.data(), zeros.size(), DType::fp32);
-  }
+  if (gib <= 0) return reserved;
+  reserved = dev.alloc(static_cast<std::size_t>(gib * kGiB));
+  std::vector<float> zeros(1 << 20, 0.0f);  // touch it, so the capacity is really taken
+  for (std::size_t off = 0; off + zeros.size() * 4 <= reserved.bytes(); off += zeros.size() * 4)
+    dev.upload(static_cast<char*>(reserved.get()) + off, zeros.data(), zeros.size(), DType::fp32);
+  return reserved;
+}
 
+// What the measured interval left besides the timeline.
+struct StepWindow {
+  double t0 = 0, t1 = 0;  // host clock around the measured steps
+  double hog_moved = 0;   // bytes the mem_contend hog moved in them
+  ThreadCpu cpu0, cpu1;   // the rank's thread over the same interval
+  nlohmann::ordered_json telemetry;
+};
+
+// The parts one rank steps with.
+struct StepParts {
+  const RunSpec& spec;
+  Device& dev;
+  TpModel& model;
+  Collective& coll;
+  Timeline& tl;
+  Injector& injector;
+};
+
+// Warm-up, the optional graph capture, then the measured steps; the hog, the telemetry and
+// the thread's CPU time are read around exactly the measured ones.
+StepWindow timed_steps(const StepParts& p, TelemetrySampler& telemetry, BandwidthHog* contender) {
+  auto one_step = [&](int s) {
+    const std::size_t i = p.tl.open(Op::step, 0, s);
+    p.injector.before_step(s);
+    p.model.step(p.coll, &p.tl, s, &p.injector);
+    p.dev.synchronize();
+    p.tl.close(i);
+  };
+  GraphSteps graph(p.dev, p.tl);  // --cuda-graph
+  auto capture = [&] {
+    p.coll.barrier();  // nothing of the collective's may be in flight during capture
+    p.dev.synchronize();
+    p.tl.set_progress_sink(nullptr);  // capture runs nothing: publish no positions
+    graph.capture([&] { p.model.step(p.coll, &p.tl, 0, &p.injector); });
+  };
+  auto measured_step = [&](int s) {
+    if (p.spec.cuda_graph)
+      graph.replay_step(s, [&] { p.injector.before_step(s); });
+    else
+      one_step(s);
+  };
+  StepWindow win;
+  for (int s = -p.spec.warmup; s < 0; ++s) one_step(s);
+  p.injector.calibrate(p.tl.resolve(0.0));
+  if (p.spec.cuda_graph) capture();
+  p.coll.barrier();
+  telemetry.start();
+  const double hog_start = contender ? contender->bytes_moved() : 0.0;
+  win.cpu0 = thread_cpu_now();
+  win.t0 = now_s();
+  for (int s = 0; s < p.spec.steps; ++s) measured_step(s);
+  p.dev.synchronize();
+  win.t1 = now_s();
+  win.cpu1 = thread_cpu_now();
+  win.hog_moved = (contender ? contender->bytes_moved() : 0.0) - hog_start;
+  win.telemetry = telemetry.stop();
+  return win;
+}
+
+// What one rank ran and measured, before anything travels.
+struct RankRun {
+  std::vector<SegmentRecord> segs;  // on the common clock (rank 0's)
+  ClockModel clock;
+  Verification ver;
+  StepWindow window;
+};
+
+RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup& group,
+                 const InjectSpec& inj, int64_t layers, std::size_t hog_bytes) {
+  RankRun run;
   auto coll = make_collective(spec, group.comm.get(), dev);
-  TpModelConfig mc{spec.shape, layers_min, spec.tp,      group.group_rank, spec.dtype,
+  TpModelConfig mc{spec.shape, layers,     spec.tp,      group.group_rank, spec.dtype,
                    spec.phase, spec.batch, spec.context, spec.prompt,      spec.seed};
   TpModel model(dev, mc);
-
-  Verification ver;
-  if (spec.check) ver = verify_against_reference(dev, model, mc, *coll, group.group_rank);
+  if (spec.check) run.ver = verify_against_reference(dev, model, mc, *coll, group.group_rank);
 
   // Capacity: every op plus up to two injected segments per layer, a jitter segment and the
   // step interval, for every step.
-  const std::size_t per_step = static_cast<std::size_t>(layers_min) * (kOpsPerLayer + 2) + 2;
+  const std::size_t per_step = static_cast<std::size_t>(layers) * (kOpsPerLayer + 2) + 2;
   Timeline tl(dev, per_step * static_cast<std::size_t>(spec.warmup + spec.steps));
   Injector injector(inj, dev, tl, spec.seed);
   // Telemetry (NVML on a GPU) and the --inject sm_clock lock, held for the whole point and
@@ -134,125 +208,77 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
 
   const double shift = inj.clock_offset_ms * 1e-3;
   auto rank_clock = [shift] { return now_s() + shift; };
-  ClockModel clock;
-  clock.start = measure_offset(w.comm, rank_clock, spec.sync_rounds);
-
-  auto one_step = [&](int s) {
-    const std::size_t i = tl.open(Op::step, 0, s);
-    injector.before_step(s);
-    model.step(*coll, &tl, s, &injector);
-    dev.synchronize();
-    tl.close(i);
-  };
-  GraphSteps graph(dev, tl);  // --cuda-graph
-  auto capture = [&] {
-    coll->barrier();  // nothing of the collective's may be in flight during capture
-    dev.synchronize();
-    tl.set_progress_sink(nullptr);  // capture runs nothing: publish no positions
-    graph.capture([&] { model.step(*coll, &tl, 0, &injector); });
-  };
-  auto measured_step = [&](int s) {
-    if (spec.cuda_graph)
-      graph.replay_step(s, [&] { injector.before_step(s); });
-    else
-      one_step(s);
-  };
+  run.clock.start = measure_offset(w.comm, rank_clock, spec.sync_rounds);
   ProgressBoard board(w.comm);
   tl.set_progress_sink(&board);
-  nlohmann::ordered_json telemetry_json;
-  // What the mem_contend hog moved during the measured steps, so results show it competed.
-  double hog_bytes_start = 0, hog_bytes_end = 0, hog_t0 = 0, hog_t1 = 0;
-  ThreadCpu cpu0, cpu1;  // the rank's thread over the same measured interval
   try {
-    for (int s = -spec.warmup; s < 0; ++s) one_step(s);
-    injector.calibrate(tl.resolve(0.0));
-    if (spec.cuda_graph) capture();
-    coll->barrier();
-    telemetry->start();
-    hog_bytes_start = contender ? contender->bytes_moved() : 0.0;
-    cpu0 = thread_cpu_now();
-    hog_t0 = now_s();
-    for (int s = 0; s < spec.steps; ++s) measured_step(s);
-    dev.synchronize();
-    hog_t1 = now_s();
-    cpu1 = thread_cpu_now();
-    hog_bytes_end = contender ? contender->bytes_moved() : 0.0;
-    telemetry_json = telemetry->stop();
+    run.window = timed_steps({spec, dev, model, *coll, tl, injector}, *telemetry, contender.get());
   } catch (const CollectiveTimeout& e) {
     report_hang(e, board, group.members, w.rank);
   }
   tl.set_progress_sink(nullptr);
   dev.synchronize();
   contender.reset();
-  if (telemetry_json.value("available", false)) {
+  nlohmann::ordered_json& tj = run.window.telemetry;
+  if (tj.value("available", false)) {
     const double u = telemetry->mean_utilization();
-    telemetry_json["utilization_gpu_mean"] = u >= 0 ? nlohmann::ordered_json(u) : nullptr;
+    tj["utilization_gpu_mean"] = u >= 0 ? nlohmann::ordered_json(u) : nullptr;
   }
-  if (inj.sm_clock_mhz > 0) telemetry_json["sm_clock_lock"] = clock_lock->to_json();
+  if (inj.sm_clock_mhz > 0) tj["sm_clock_lock"] = clock_lock->to_json();
   clock_lock.reset();  // restore the clock before the results travel
-  clock.end = measure_offset(w.comm, rank_clock, spec.sync_rounds);
+  run.clock.end = measure_offset(w.comm, rank_clock, spec.sync_rounds);
 
-  // Onto the common clock (rank 0's), then to rank 0.
-  std::vector<SegmentRecord> recs = tl.resolve(shift);
-  for (auto& r : recs) {
-    r.t0 = clock.to_common(r.t0);
-    r.t1 = clock.to_common(r.t1);
+  run.segs = tl.resolve(shift);
+  for (auto& r : run.segs) {
+    r.t0 = run.clock.to_common(r.t0);
+    r.t1 = run.clock.to_common(r.t1);
   }
-  auto rec_bytes = gather_bytes(w.comm, recs.data(), recs.size() * sizeof(SegmentRecord), 0);
-  nlohmann::ordered_json info;
-  info["rank"] = w.rank;
-  info["host"] = w.host;
-  info["device"] = dev.caps().name;
-  info["group"] = group.group;
-  info["group_rank"] = group.group_rank;
-  info["local_rank"] = w.local_rank;
-  info["layers"] = layers_min;
-  info["memory"] = {{"need_bytes", mem.need}, {"have_bytes", mem.have}};
-  info["inject"] = inject_to_json(inj);
-  info["slowdown_extra_s_per_block"] = {injector.extra_per_block_s(0),
-                                        injector.extra_per_block_s(1)};
-  info["clock"] = {{"offset_start_s", clock.start.offset_s},
-                   {"offset_end_s", clock.end.offset_s},
-                   {"uncertainty_s", std::max(clock.start.uncertainty_s, clock.end.uncertainty_s)},
-                   {"drift_ppm", clock.drift() * 1e6}};
-  info["verification"] = verification_to_json(ver);
-  info["is_verifier"] = spec.check && group.group_rank == 0;
-  info["telemetry"] = std::move(telemetry_json);
-  if (inj.mem_contend) {
-    const double moved = hog_bytes_end - hog_bytes_start, secs = hog_t1 - hog_t0;
-    info["mem_contend"] = {
-        {"where", dev.caps().backend == "cuda" ? "copy kernel on a side stream of the rank's GPU"
-                                               : "host thread (memcpy)"},
-        {"buffer_bytes", hog_bytes},
-        {"bytes_moved", moved},
-        {"GBps", secs > 0 ? moved / secs / 1e9 : 0.0}};
-  }
-  {
-    const double wall = hog_t1 - hog_t0, cpu = cpu1.cpu_s - cpu0.cpu_s;
-    info["host_thread"] = {
-        {"wall_s", wall},
-        {"cpu_s", cpu},
-        {"descheduled_fraction", descheduled_fraction(wall, cpu)},
-        {"involuntary_switches", cpu1.involuntary_switches - cpu0.involuntary_switches}};
-  }
-  auto infos = gather_strings(w.comm, info.dump(), 0);
-  if (w.rank != 0) return nlohmann::ordered_json();
+  return run;
+}
 
-  std::vector<RankTrace> traces;
-  std::vector<nlohmann::ordered_json> rank_info;
-  for (int r = 0; r < w.size; ++r) {
-    auto j = nlohmann::ordered_json::parse(infos[r]);
-    RankTrace t;
-    t.rank = r;
-    t.group = j["group"];
-    t.group_rank = j["group_rank"];
-    t.segs.resize(rec_bytes[r].size() / sizeof(SegmentRecord));
-    std::memcpy(t.segs.data(), rec_bytes[r].data(), t.segs.size() * sizeof(SegmentRecord));
-    traces.push_back(std::move(t));
-    rank_info.push_back(std::move(j));
-  }
+// This rank's own part of its RankRecord (the analysis adds the metrics on rank 0).
+RankSample rank_sample(const RunSpec& spec, const World& w, const Device& dev, const TpGroup& group,
+                       const InjectSpec& inj, const MemoryPlan& mem, const RankRun& run,
+                       std::size_t hog_bytes) {
+  RankSample s;
+  RankRecord& r = s.rank;
+  r.rank = w.rank;
+  r.host = w.host;
+  r.device = dev.caps().name;
+  r.group = group.group;
+  r.group_rank = group.group_rank;
+  r.memory = {mem.need, mem.have};
+  r.inject = inject_to_json(inj);
+  r.clock = {run.clock.start.offset_s, run.clock.end.offset_s,
+             std::max(run.clock.start.uncertainty_s, run.clock.end.uncertainty_s),
+             run.clock.drift() * 1e6};
+  r.telemetry = run.window.telemetry;
+  const StepWindow& win = run.window;
+  const double secs = win.t1 - win.t0;
+  if (inj.mem_contend)
+    r.mem_contend = MemContendRecord{dev.caps().backend == "cuda"
+                                         ? "copy kernel on a side stream of the rank's GPU"
+                                         : "host thread (memcpy)",
+                                     static_cast<int64_t>(hog_bytes), win.hog_moved,
+                                     secs > 0 ? win.hog_moved / secs / 1e9 : 0.0};
+  const double cpu = win.cpu1.cpu_s - win.cpu0.cpu_s;
+  r.host_thread = HostThreadRecord{secs, cpu, descheduled_fraction(secs, cpu),
+                                   win.cpu1.involuntary_switches - win.cpu0.involuntary_switches};
+  s.is_verifier = spec.check && group.group_rank == 0;
+  // JSON has no infinity: a non-finite error (a NaN in the output) is kept as 1e300, which
+  // still fails the check.
+  s.max_abs_err = std::isfinite(run.ver.max_abs_err) ? run.ver.max_abs_err : 1e300;
+  s.tolerance = run.ver.tolerance;
+  s.passed = run.ver.passed;
+  return s;
+}
+
+// Rank 0: the analysis of the gathered timelines, the trace document and the point's record.
+PointOutcome analyze_point(const RunSpec& spec, int64_t layers, const Peaks& peaks,
+                           const DeviceCaps& caps, std::vector<RankTrace> traces,
+                           const std::vector<RankSample>& samples) {
   CostQuery q = spec.cost_query();
-  q.layers = layers_min;
+  q.layers = layers;
   const StepCost cost = step_cost(q);
   AnalysisInput in;
   in.ranks = std::move(traces);
@@ -262,20 +288,44 @@ nlohmann::ordered_json run_point(const RunSpec& spec, const World& w, Device& de
   in.peak_flops = peaks.flops;
   in.peak_bw = peaks.bw;
   in.occupancy_window_s = spec.occupancy_window_s;
-  double unc = 0;
-  for (const auto& j : rank_info) unc = std::max(unc, j["clock"]["uncertainty_s"].get<double>());
-  in.clock_uncertainty_s = unc;
+  for (const auto& s : samples)
+    in.clock_uncertainty_s = std::max(in.clock_uncertainty_s, s.rank.clock.uncertainty_s);
+  PointOutcome out;
   const bool want_trace = !spec.trace_file.empty() && spec.trace_steps > 0;
   if (want_trace) {
     TraceOptions to;
     to.max_steps = spec.trace_steps;
-    to.meta = {{"params", params_json(spec, layers_min)}, {"tool", "tpbench"}};
-    write_file_atomic(spec.out + "/" + spec.trace_file, chrome_trace(in.ranks, to).dump() + "\n");
+    to.meta = trace_meta_json(params_record(spec, layers));
+    out.trace = chrome_trace(in.ranks, to);
   }
-  const PointAnalysis a = analyze(in);
-  auto point = ok_point_json(spec, layers_min, cost, peaks, a, rank_info, dev.caps());
-  if (want_trace) point["trace"] = spec.trace_file;
-  return point;
+  out.record = ok_point(spec, layers, cost, peaks, analyze(in), samples, caps);
+  if (want_trace) out.record.trace = spec.trace_file;
+  return out;
+}
+
+}  // namespace
+
+std::optional<PointOutcome> run_point(const RunSpec& spec, const World& w, Device& dev,
+                                      const Peaks& peaks) {
+  TpGroup group = split_tp_groups(w, spec.tp, spec.tp_groups);
+  const InjectSpec inj = inject_for_rank(spec.inject, w.rank);
+  // A GPU's mem_contend hog allocates its two buffers through the device: reserve them here.
+  const std::size_t hog_bytes = mem_contend_buffer_bytes(dev.caps().llc_bytes);
+  const bool device_hog = inj.mem_contend && dev.caps().backend == "cuda";
+  const double reserve = inj.mem_reserve_gib * kGiB + (device_hog ? 2.0 * hog_bytes : 0.0);
+
+  const AgreedMemory mem = agree_memory(spec, w, dev, reserve, spec.check && group.group_rank == 0);
+  if (!mem.fits) {
+    if (w.rank != 0) return std::nullopt;
+    return PointOutcome{oom_point(spec, mem.mine.layers, mem.need_max, mem.have_min), {}};
+  }
+  const DeviceBuffer reserved = reserve_capacity(dev, inj.mem_reserve_gib);
+  const RankRun run = run_rank(spec, w, dev, group, inj, mem.layers, hog_bytes);
+  const RankSample mine = rank_sample(spec, w, dev, group, inj, mem.mine, run, hog_bytes);
+  std::vector<RankSample> samples = gather_rank_samples(w.comm, mine, 0);
+  std::vector<RankTrace> traces = gather_rank_traces(w.comm, run.segs, samples, 0);
+  if (w.rank != 0) return std::nullopt;
+  return analyze_point(spec, mem.layers, peaks, dev.caps(), std::move(traces), samples);
 }
 
 }  // namespace tpb

@@ -11,18 +11,10 @@
 
 #include "collectives/mpi/mpi_check.h"
 #include "collectives/mpi/mpi_collective.h"
-#include "harness/record/point_json.h"
+#include "harness/record/point_builder.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
-
-nlohmann::ordered_json skipped_point_json(const RunSpec& spec, const std::string& reason) {
-  nlohmann::ordered_json p;
-  p["params"] = params_json(spec, spec.layers);
-  p["status"] = "skipped";
-  p["reason"] = reason;
-  return p;
-}
 
 std::string unsupported_reason(const RunSpec& spec, const Device& dev) {
   for (DType t : dev.caps().dtypes)
@@ -31,9 +23,9 @@ std::string unsupported_reason(const RunSpec& spec, const Device& dev) {
          dtype_name(spec.dtype);
 }
 
-nlohmann::ordered_json run_sweep_point(const RunSpec& spec, const World& w, Device& dev,
-                                       const Peaks& peaks, MPI_Comm outcome_comm) {
-  nlohmann::ordered_json point;
+std::optional<PointOutcome> run_sweep_point(const RunSpec& spec, const World& w, Device& dev,
+                                            const Peaks& peaks, MPI_Comm outcome_comm) {
+  std::optional<PointOutcome> point;
   std::string failure;
   try {
     point = run_point(spec, w, dev, peaks);
@@ -57,9 +49,10 @@ nlohmann::ordered_json run_sweep_point(const RunSpec& spec, const World& w, Devi
   std::vector<char> text(static_cast<std::size_t>(len));
   if (w.rank == first) text.assign(failure.begin(), failure.end());
   TPB_MPI_CHECK(MPI_Bcast(text.data(), len, MPI_CHAR, first, outcome_comm));
-  if (w.rank != 0) return nlohmann::ordered_json();
-  return error_point_json(
-      spec, "rank " + std::to_string(first) + ": " + std::string(text.begin(), text.end()));
+  if (w.rank != 0) return std::nullopt;
+  return PointOutcome{error_point(spec, "rank " + std::to_string(first) + ": " +
+                                            std::string(text.begin(), text.end())),
+                      {}};
 }
 
 }  // namespace tpb

@@ -4,7 +4,8 @@
 #pragma once
 #include <mpi.h>
 
-#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "harness/config/run_spec.h"
 #include "harness/drive/point_runner.h"
@@ -15,12 +16,9 @@ namespace tpb {
 
 // Collective over the world. `outcome_comm` is a duplicate of the world communicator kept
 // for the outcome vote, so the vote can never match a collective that a failed rank left
-// half-done on the world communicator. Returns the record on world rank 0, null elsewhere.
-nlohmann::ordered_json run_sweep_point(const RunSpec& spec, const World& w, Device& dev,
-                                       const Peaks& peaks, MPI_Comm outcome_comm);
-
-// A point that was not attempted: status "skipped" with the reason.
-nlohmann::ordered_json skipped_point_json(const RunSpec& spec, const std::string& reason);
+// half-done on the world communicator. Returns the outcome on world rank 0, none elsewhere.
+std::optional<PointOutcome> run_sweep_point(const RunSpec& spec, const World& w, Device& dev,
+                                            const Peaks& peaks, MPI_Comm outcome_comm);
 
 // Empty when `dev` can run `spec`; otherwise why not (the caps decide, not the backend name).
 std::string unsupported_reason(const RunSpec& spec, const Device& dev);

@@ -4,7 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/record/point_json.h"
+#include "harness/record/point_builder.h"
+#include "harness/record/results_json.h"
 #include "harness/record/results_writer.h"
 #include "layers/base/errors.h"
 
@@ -33,21 +34,25 @@ ResumeLedger read_ledger(const std::string& dir) {
       throw BadInput("--resume: line " + std::to_string(i + 1) + " of '" + path +
                      "' is not JSON and is not the last line; refusing to guess");
     }
-    if (!p.is_object() || !p.contains("params") || !p.contains("status"))
+    PointRecord rec;
+    try {
+      rec = point_from_json(p);
+    } catch (const BadInput&) {
       throw BadInput("--resume: line " + std::to_string(i + 1) + " of '" + path +
                      "' is not a point record");
-    if (p["status"] == "error") {  // a failure may be transient: run it again
+    }
+    if (rec.status == PointStatus::error) {  // a failure may be transient: run it again
       ++led.retried;
       continue;
     }
     bool dup = false;
-    for (const auto& q : led.points) dup = dup || q["params"] == p["params"];
+    for (const auto& q : led.points) dup = dup || to_json(q.params) == to_json(rec.params);
     if (dup) {
       ++led.duplicates;
       continue;
     }
     led.lines.push_back(line);
-    led.points.push_back(std::move(p));
+    led.points.push_back(std::move(rec));
   }
   return led;
 }
@@ -59,9 +64,7 @@ void rewrite_ledger(const std::string& dir, const ResumeLedger& ledger) {
 }
 
 nlohmann::ordered_json point_identity(const RunSpec& spec) {
-  nlohmann::ordered_json id = params_json(spec, spec.layers);
-  if (spec.layers == 0) id.erase("layers");
-  return id;
+  return params_identity_json(params_record(spec, spec.layers), spec.layers != 0);
 }
 
 bool same_point(const nlohmann::ordered_json& params, const nlohmann::ordered_json& identity) {

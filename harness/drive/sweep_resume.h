@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/config/run_spec.h"
+#include "harness/record/point_record.h"
 
 namespace tpb {
 
@@ -14,7 +15,7 @@ struct ResumeLedger {
   // Kept records, deduplicated (first wins), with their exact text so that rewriting the
   // ledger leaves finished points byte-identical.
   std::vector<std::string> lines;
-  std::vector<nlohmann::ordered_json> points;
+  std::vector<PointRecord> points;
   int torn = 0;        // unparsable lines dropped (a torn tail)
   int retried = 0;     // status "error" records dropped so the point runs again
   int duplicates = 0;  // repeated params dropped

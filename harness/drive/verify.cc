@@ -39,14 +39,4 @@ Verification verify_against_reference(Device& dev, TpModel& sharded, const TpMod
   return v;
 }
 
-nlohmann::ordered_json verification_to_json(const Verification& v) {
-  nlohmann::ordered_json j;
-  j["max_abs_err"] = std::isfinite(v.max_abs_err) ? v.max_abs_err : 1e300;
-  j["max_abs_ref"] = v.max_abs_ref;
-  j["tolerance"] = v.tolerance;
-  j["passed"] = v.passed;
-  j["reference"] = "unsharded tp=1 step of the same weights, KV cache and input on one rank";
-  return j;
-}
-
 }  // namespace tpb

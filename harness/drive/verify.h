@@ -3,8 +3,6 @@
 #pragma once
 #include <mpi.h>
 
-#include <nlohmann/json.hpp>
-
 #include "collectives/collective.h"
 #include "layers/device.h"
 #include "layers/tp_model.h"
@@ -22,7 +20,5 @@ struct Verification {
 // group rank 0 also builds the tp=1 model and compares. Valid on group rank 0.
 Verification verify_against_reference(Device& dev, TpModel& sharded, const TpModelConfig& cfg,
                                       Collective& tp_coll, int group_rank);
-
-nlohmann::ordered_json verification_to_json(const Verification& v);
 
 }  // namespace tpb

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "harness/record/results_json.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -115,6 +116,20 @@ void ResultsWriter::add_point(const nlohmann::ordered_json& point) {
   ::close(fd);
   doc_["points"].push_back(point);
   write_results();
+}
+
+void ResultsWriter::add_record(const PointOutcome& outcome) {
+  if (outcome.trace && outcome.record.trace)
+    write_file_atomic(dir_ + "/" + *outcome.record.trace, outcome.trace->dump() + "\n");
+  add_point(to_json(outcome.record));
+}
+
+std::string ResultsWriter::sweep_trace_name(std::size_t point_index) {
+  return "traces/point-" + std::to_string(point_index) + ".json";
+}
+
+void ResultsWriter::prepare_sweep_traces() const {
+  std::filesystem::create_directories(dir_ + "/traces");
 }
 
 void ResultsWriter::set_section(const std::string& key, const nlohmann::ordered_json& value) {

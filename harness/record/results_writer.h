@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "harness/record/point_record.h"
+
 namespace tpb {
 
 inline constexpr const char* kSchemaName = "tpbench.results";
@@ -22,6 +24,16 @@ class ResultsWriter {
                 nlohmann::ordered_json config, Existing existing = Existing::archive);
 
   void add_point(const nlohmann::ordered_json& point);
+  // Writes the outcome's trace (when it has one) under its record's `trace` name, then adds
+  // the record; the trace first, so the ledger never names a trace that is not there.
+  void add_record(const PointOutcome& outcome);
+
+  // Where a point's trace goes inside the folder: one per run, or one per sweep point
+  // (numbered by plan order, which --resume keeps, so a resumed point's trace stays its own).
+  static std::string run_trace_name() { return "trace.json"; }
+  static std::string sweep_trace_name(std::size_t point_index);
+  // Creates the folder sweep traces go in.
+  void prepare_sweep_traces() const;
   // Extra top-level sections (e.g. "diagnosis"); rewrites results.json.
   void set_section(const std::string& key, const nlohmann::ordered_json& value);
   const nlohmann::ordered_json& results() const { return doc_; }

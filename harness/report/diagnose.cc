@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "harness/record/json_number.h"
+#include "harness/record/results_json.h"
 
 namespace tpb {
 
@@ -15,145 +15,157 @@ namespace {
 
 using oj = nlohmann::ordered_json;
 
-}  // namespace
-
-std::vector<Verdict> diagnose_point(const oj& p) {
-  std::vector<Verdict> v;
-  if (p.value("status", "") != "ok") return v;
-  const oj& m = p["metrics"];
-  const bool decode = p["params"]["phase"] == "decode";
-  const double mfu = json_number(m, "mfu"), ceil = json_number(m, "mfu_ceiling"),
-               mbu = json_number(m, "mbu");
-  const double occ = json_number(m, "occupancy_sampled");
-
-  // 1. Regime.
-  const bool below_ridge = json_number(m, "intensity") < json_number(m, "ridge");
-  if (decode && below_ridge) {
+// 1. Regime: bandwidth-bound decode is judged by MBU, compute-bound work by MFU.
+void regime_verdicts(const PointRecord& p, std::vector<Verdict>& v) {
+  const MetricsRecord& m = *p.metrics;
+  const bool decode = p.params.phase == "decode";
+  const double mfu = m.mfu, ceil = m.mfu_ceiling, mbu = m.mbu;
+  if (decode && m.intensity < m.ridge) {
     const bool near_ceiling = ceil > 0 && mfu >= 0.5 * ceil;
     v.push_back(
         {1, "regime", mbu >= 0.5 ? "ok" : "note",
          fmt::format("decode is bandwidth-bound (intensity {:.2f} FLOP/B vs ridge {:.1f}): MFU "
                      "{:.4f} against a ceiling of {:.4f} is {}; judge it by MBU {:.2f} and "
                      "{:.1f} tokens/s{}",
-                     json_number(m, "intensity"), json_number(m, "ridge"), mfu, ceil,
+                     m.intensity, m.ridge, mfu, ceil,
                      near_ceiling ? "as good as this batch allows" : "below half its ceiling", mbu,
-                     json_number(m, "tokens_per_s"),
+                     m.tokens_per_s,
                      mbu < 0.5 ? " (MBU under 0.5: bandwidth is being lost)" : "")});
   } else {
     v.push_back(
         {1, "regime", mfu >= 0.4 ? "ok" : "problem",
          fmt::format("{} is compute-bound (intensity {:.0f} FLOP/B vs ridge {:.1f}, "
                      "ceiling {:.2f}): MFU {:.3f}{}",
-                     decode ? "decode at this batch" : "prefill", json_number(m, "intensity"),
-                     json_number(m, "ridge"), ceil, mfu,
+                     decode ? "decode at this batch" : "prefill", m.intensity, m.ridge, ceil, mfu,
                      mfu < 0.4 ? " is low for this regime: check kernels, sequence length and "
                                  "padding"
                                : "")});
   }
+  const double occ = m.occupancy_sampled;
   v.push_back({1, "regime", occ - mbu > 0.5 ? "note" : "ok",
                fmt::format("occupancy {:.2f} vs MBU {:.2f} vs MFU {:.4f}: occupancy counts waiting "
                            "and small kernels as busy; it is not efficiency",
                            occ, mbu, mfu)});
+}
 
-  // 3. ITL distribution (per-step time): spikes vs uniformly slow.
-  const oj& st = m["step_time_s"];
-  const double p50 = json_number(st, "p50"), p99 = json_number(st, "p99"),
-               mx = json_number(st, "max");
-  if (p50 > 0) {
-    const bool spiky = p99 > 1.5 * p50;
-    v.push_back(
-        {3, "itl", spiky ? "problem" : "ok",
-         fmt::format("step time p50 {:.2f} ms, p99 {:.2f} ms, max {:.2f} ms: {}", p50 * 1e3,
-                     p99 * 1e3, mx * 1e3,
-                     spiky ? "steady steps with spikes (p99 > 1.5x p50): interference "
-                             "(prefill, jitter, a noisy neighbour), not a bandwidth limit"
-                           : "uniform; a slow but steady step is a bandwidth limit, not a bug")});
-  }
+// 3. ITL distribution (per-step time): spikes vs uniformly slow.
+void itl_verdict(const StepTimeRecord& st, std::vector<Verdict>& v) {
+  if (!(st.p50 > 0)) return;
+  const bool spiky = st.p99 > 1.5 * st.p50;
+  v.push_back(
+      {3, "itl", spiky ? "problem" : "ok",
+       fmt::format("step time p50 {:.2f} ms, p99 {:.2f} ms, max {:.2f} ms: {}", st.p50 * 1e3,
+                   st.p99 * 1e3, st.max * 1e3,
+                   spiky ? "steady steps with spikes (p99 > 1.5x p50): interference "
+                           "(prefill, jitter, a noisy neighbour), not a bandwidth limit"
+                         : "uniform; a slow but steady step is a bandwidth limit, not a bug")});
+}
 
-  // 4. Host overhead.
-  const double gap = json_number(m, "host_gap_fraction");
+// 4. Host overhead.
+void host_verdict(const MetricsRecord& m, std::vector<Verdict>& v) {
+  const double gap = m.host_gap_fraction;
   v.push_back({4, "host", gap > 0.1 ? "problem" : "ok",
                fmt::format("host gap {:.1f}% of wall (no device work in flight){}", 100 * gap,
                            gap > 0.1 ? ": host-side work is comparable to device work; batch it or "
                                        "capture the step in a graph"
                                      : "")});
+}
 
-  // Balance across TP ranks: high occupancy with low throughput.
-  const oj& c = p["collectives"];
-  const oj& s = p["straggler"];
-  const double wait = json_number(c, "wait_fraction");
-  if (json_number(c, "count") > 0) {
-    const double excess = json_number(s, "excess_compute_fraction");
-    const bool imbalanced = wait > 0.1 && excess > 0.05;
-    v.push_back(
-        {4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
-         fmt::format("ranks wait {:.1f}% of wall in collectives (skew p95 {:.0f} us); "
-                     "rank {} arrived last in {:.0f}% of them with {:+.1f}% compute vs the "
-                     "group median{}",
-                     100 * wait, json_number(c["skew_s"], "p95") * 1e6, s["rank"].get<int>(),
-                     100 * json_number(s, "arrived_last_share"), 100 * excess,
-                     imbalanced ? ": a straggler; check its clocks, memory pressure and "
-                                  "placement before anything else"
-                                : "")});
-  }
+// Balance across TP ranks: high occupancy with low throughput.
+void balance_verdict(const PointRecord& p, std::vector<Verdict>& v) {
+  if (!p.collectives || !(p.collectives->count > 0)) return;
+  const CollectivesRecord& c = *p.collectives;
+  const StragglerRecord s = p.straggler.value_or(StragglerRecord{});
+  const double wait = c.wait_fraction, excess = s.excess_compute_fraction;
+  const bool imbalanced = wait > 0.1 && excess > 0.05;
+  v.push_back(
+      {4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
+       fmt::format("ranks wait {:.1f}% of wall in collectives (skew p95 {:.0f} us); "
+                   "rank {} arrived last in {:.0f}% of them with {:+.1f}% compute vs the "
+                   "group median{}",
+                   100 * wait, c.skew_s.p95 * 1e6, s.rank, 100 * s.arrived_last_share, 100 * excess,
+                   imbalanced ? ": a straggler; check its clocks, memory pressure and "
+                                "placement before anything else"
+                              : "")});
+}
 
-  // 5. Kernels last: the op that takes the most time, and its own bandwidth.
-  if (p.contains("ops") && !p["ops"].empty()) {
-    const oj* top = nullptr;
-    for (const auto& o : p["ops"])
-      if (!o["op"].get<std::string>().starts_with("allreduce") &&
-          (!top || json_number(o, "time_s_per_step") > json_number(*top, "time_s_per_step")))
-        top = &o;
-    if (top)
-      v.push_back(
-          {5, "kernels", "note",
-           fmt::format("largest compute op: {} at {:.1f}% of the step, MBU {:.2f} on its "
-                       "own bytes",
-                       (*top)["op"].get<std::string>(), 100 * json_number(*top, "share_of_step"),
-                       json_number(*top, "mbu"))});
-  }
-  for (const auto& w : p.value("warnings", oj::array()))
-    v.push_back({0, "measurement", "note", w.get<std::string>()});
+// 5. Kernels last: the op that takes the most time, and its own bandwidth.
+void kernels_verdict(const PointRecord& p, std::vector<Verdict>& v) {
+  if (!p.ops) return;
+  const OpRecord* top = nullptr;
+  for (const auto& o : *p.ops)
+    if (!o.op.starts_with("allreduce") && (!top || o.time_s_per_step > top->time_s_per_step))
+      top = &o;
+  if (top)
+    v.push_back({5, "kernels", "note",
+                 fmt::format("largest compute op: {} at {:.1f}% of the step, MBU {:.2f} on its "
+                             "own bytes",
+                             top->op, 100 * top->share_of_step, top->mbu.value_or(0.0))});
+}
+
+}  // namespace
+
+std::vector<Verdict> diagnose_point(const PointRecord& p) {
+  std::vector<Verdict> v;
+  if (p.status != PointStatus::ok || !p.metrics) return v;
+  regime_verdicts(p, v);
+  itl_verdict(p.metrics->step_time_s, v);
+  host_verdict(*p.metrics, v);
+  balance_verdict(p, v);
+  kernels_verdict(p, v);
+  for (const auto& w : p.warnings.value_or(std::vector<std::string>{}))
+    v.push_back({0, "measurement", "note", w});
   std::stable_sort(v.begin(), v.end(),
                    [](const Verdict& a, const Verdict& b) { return a.order < b.order; });
   return v;
 }
 
-std::vector<Verdict> diagnose_sweep(const oj& points) {
+std::vector<Verdict> diagnose_sweep(const std::vector<PointRecord>& points) {
   std::vector<Verdict> v;
   // 2. Batch and memory: the memory-exhaustion point caps the batch.
   for (const auto& p : points)
-    if (p.value("status", "") == "oom") {
-      v.push_back(
-          {2, "memory", "note",
-           fmt::format("batch {} does not fit ({}): memory, not compute, sets the largest "
-                       "batch; shrink the KV cache (shorter context, fewer bytes per element)",
-                       p["params"]["batch"].get<long long>(), p.value("reason", ""))});
+    if (p.status == PointStatus::oom) {
+      v.push_back({2, "memory", "note",
+                   fmt::format("batch {} does not fit ({}): memory, not compute, sets the largest "
+                               "batch; shrink the KV cache (shorter context, fewer bytes per "
+                               "element)",
+                               p.params.batch, p.reason)});
       break;
     }
   // The knee: where adding batch stops adding tokens/s faster than it adds latency.
-  std::vector<const oj*> dec;
+  std::vector<const PointRecord*> dec;
   for (const auto& p : points)
-    if (p.value("status", "") == "ok" && p["params"]["phase"] == "decode") dec.push_back(&p);
-  std::sort(dec.begin(), dec.end(), [](const oj* a, const oj* b) {
-    return (*a)["params"]["batch"].get<long long>() < (*b)["params"]["batch"].get<long long>();
+    if (p.status == PointStatus::ok && p.metrics && p.params.phase == "decode") dec.push_back(&p);
+  std::sort(dec.begin(), dec.end(), [](const PointRecord* a, const PointRecord* b) {
+    return a->params.batch < b->params.batch;
   });
   for (std::size_t i = 1; i < dec.size(); ++i) {
-    const double tput = json_number((*dec[i])["metrics"], "tokens_per_s") /
-                        json_number((*dec[i - 1])["metrics"], "tokens_per_s");
-    const double lat = json_number((*dec[i])["metrics"]["step_time_s"], "p95") /
-                       json_number((*dec[i - 1])["metrics"]["step_time_s"], "p95");
+    const MetricsRecord &now = *dec[i]->metrics, &before = *dec[i - 1]->metrics;
+    const double tput = now.tokens_per_s / before.tokens_per_s;
+    const double lat = now.step_time_s.p95 / before.step_time_s.p95;
     if (lat > 1.0 && tput / lat < 1.2) {
       v.push_back(
           {2, "knee", "note",
            fmt::format("knee near batch {}: going to batch {} multiplies tokens/s by {:.2f} "
                        "but p95 step time by {:.2f}",
-                       (*dec[i - 1])["params"]["batch"].get<long long>(),
-                       (*dec[i])["params"]["batch"].get<long long>(), tput, lat)});
+                       dec[i - 1]->params.batch, dec[i]->params.batch, tput, lat)});
       break;
     }
   }
   return v;
+}
+
+std::vector<Verdict> diagnose_point(const oj& point) {
+  const auto p = try_point_from_json(point);
+  return p ? diagnose_point(*p) : std::vector<Verdict>{};
+}
+
+std::vector<Verdict> diagnose_sweep(const oj& points) {
+  std::vector<PointRecord> recs;
+  if (points.is_array())
+    for (const auto& j : points)
+      if (auto p = try_point_from_json(j)) recs.push_back(std::move(*p));
+  return diagnose_sweep(recs);
 }
 
 oj verdicts_to_json(const std::vector<Verdict>& v) {

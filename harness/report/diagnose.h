@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/record/point_record.h"
+
 namespace tpb {
 
 struct Verdict {
@@ -14,9 +16,14 @@ struct Verdict {
   std::string text;   // the finding, with its numbers
 };
 
-// Verdicts for one ok point (and the sweep around it when `points` has several).
-std::vector<Verdict> diagnose_point(const nlohmann::ordered_json& point);
+// Verdicts for one ok point (none for other statuses).
+std::vector<Verdict> diagnose_point(const PointRecord& point);
 // Sweep-level findings (memory exhaustion, the throughput/latency knee).
+std::vector<Verdict> diagnose_sweep(const std::vector<PointRecord>& points);
+
+// The same for points read from a results file, which may hold points of other kinds (a
+// collectives run's): those get no verdicts.
+std::vector<Verdict> diagnose_point(const nlohmann::ordered_json& point);
 std::vector<Verdict> diagnose_sweep(const nlohmann::ordered_json& points);
 
 nlohmann::ordered_json verdicts_to_json(const std::vector<Verdict>& v);

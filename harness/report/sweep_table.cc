@@ -6,8 +6,6 @@
 
 #include <cmath>
 
-#include "harness/record/json_number.h"
-
 namespace tpb {
 
 namespace {
@@ -18,15 +16,12 @@ std::string duration(double s) {
   return fmt::format("{:.0f}m{:02.0f}s", std::floor(s / 60), std::fmod(s, 60));
 }
 
-std::string params_text(const nlohmann::ordered_json& par) {
-  const bool decode = par.value("phase", "decode") == "decode";
+std::string params_text(const PointParams& par) {
+  const bool decode = par.phase == "decode";
   std::string inj;
-  for (const auto& e : par.value("inject", nlohmann::ordered_json::array()))
-    inj += (inj.empty() ? "" : ",") + e.get<std::string>();
-  return fmt::format("{} b={} {}={} tp={} {} {}{}", par.value("phase", "?"),
-                     par.value("batch", 0LL), decode ? "ctx" : "prompt",
-                     decode ? par.value("context", 0LL) : par.value("prompt", 0LL),
-                     par.value("tp", 0), par.value("dtype", "?"), par.value("topology", "?"),
+  for (const auto& e : par.inject) inj += (inj.empty() ? "" : ",") + e;
+  return fmt::format("{} b={} {}={} tp={} {} {}{}", par.phase, par.batch, decode ? "ctx" : "prompt",
+                     decode ? par.context : par.prompt, par.tp, par.dtype, par.topology,
                      inj.empty() ? "" : " inject=" + inj);
 }
 
@@ -46,28 +41,25 @@ std::string format_progress(const SweepProgress& p) {
                      p.resumed ? fmt::format(" ({} resumed)", p.resumed) : "");
 }
 
-std::string format_sweep_table(const std::vector<nlohmann::ordered_json>& points) {
+std::string format_sweep_table(const std::vector<PointRecord>& points) {
   std::string out =
       fmt::format("\n{:>3}  {:<48} {:>7} {:>10} {:>10} {:>7} {:>8} {:>10} {:>6}\n", "#", "point",
                   "status", "tok/s", "step_p50", "MBU", "MFU", "skew_p95", "wait%");
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto& p = points[i];
-    const std::string status = p.value("status", "?");
-    std::string row = fmt::format("{:>3}  {:<48} {:>7}", i + 1, params_text(p["params"]), status);
-    if (status == "ok") {
-      const auto& m = p["metrics"];
+    const PointRecord& p = points[i];
+    std::string row = fmt::format("{:>3}  {:<48} {:>7}", i + 1, params_text(p.params),
+                                  point_status_name(p.status));
+    if (p.status == PointStatus::ok && p.metrics && p.collectives) {
+      const MetricsRecord& m = *p.metrics;
       row += fmt::format(" {:>10.1f} {:>8.2f}ms {:>7.3f} {:>8.5f} {:>8.1f}us {:>6.1f}",
-                         json_number(m, "tokens_per_s"), json_number(m["step_time_s"], "p50") * 1e3,
-                         json_number(m, "mbu"), json_number(m, "mfu"),
-                         json_number(p["collectives"]["skew_s"], "p95") * 1e6,
-                         100 * json_number(p["collectives"], "wait_fraction"));
-    } else if (p.contains("memory")) {
+                         m.tokens_per_s, m.step_time_s.p50 * 1e3, m.mbu, m.mfu,
+                         p.collectives->skew_s.p95 * 1e6, 100 * p.collectives->wait_fraction);
+    } else if (p.memory) {
       row += fmt::format("  need {:.2f} GiB > have {:.2f} GiB{}",
-                         json_number(p["memory"], "need_bytes") / 1073741824.0,
-                         json_number(p["memory"], "have_bytes") / 1073741824.0,
-                         p.value("memory_exhaustion", false) ? "  <- memory exhaustion" : "");
+                         p.memory->need_bytes / 1073741824.0, p.memory->have_bytes / 1073741824.0,
+                         p.memory_exhaustion.value_or(false) ? "  <- memory exhaustion" : "");
     } else {
-      row += "  " + p.value("reason", std::string());
+      row += "  " + p.reason;
     }
     out += row + "\n";
   }

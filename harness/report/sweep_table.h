@@ -1,9 +1,10 @@
 // Console output of a sweep: the progress line rank 0 prints before each point, and the
 // summary table at the end (one row per point record). Formatting only.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "harness/record/point_record.h"
 
 namespace tpb {
 
@@ -23,6 +24,6 @@ std::string format_progress(const SweepProgress& p);
 // skipped points cost nothing and are not counted in the mean.
 double sweep_eta_s(double elapsed_run_s, std::size_t points_run, std::size_t points_left);
 
-std::string format_sweep_table(const std::vector<nlohmann::ordered_json>& points);
+std::string format_sweep_table(const std::vector<PointRecord>& points);
 
 }  // namespace tpb

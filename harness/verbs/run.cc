@@ -11,6 +11,7 @@
 #include "harness/drive/point_runner.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/rerun.h"
+#include "harness/record/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/console_table.h"
@@ -27,7 +28,7 @@ int verb_run(const CliResult& cli, const World& w) {
     const nlohmann::json config =
         cli.from.empty() ? cli.config : rerun_config(cli.from, cli.from_point, cli.config);
     spec = resolve_run_spec(config, w.size, default_config_dir());
-    spec.trace_file = "trace.json";
+    spec.trace_file = ResultsWriter::run_trace_name();
     if (w.rank == 0) ensure_writable_dir(spec.out);
     DeviceOptions o;
     o.backend = spec.backend;
@@ -43,7 +44,7 @@ int verb_run(const CliResult& cli, const World& w) {
   Peaks peaks;
   agree(w.comm, [&] { peaks = resolve_peaks(spec, w, *dev); });
   auto context = collect_context(w, cli.argv, dev->caps());
-  // The --topology preset and its knobs (issue 4 helper: one line; main.cc checked them).
+  // The --topology preset and its knobs (main.cc checked them).
   if (w.rank == 0)
     context["topology"] = topology_context(spec.topology, spec.collective, spec.config_dir);
   std::optional<ResultsWriter> writer;
@@ -55,9 +56,10 @@ int verb_run(const CliResult& cli, const World& w) {
                 << " ranks per core: timings are time-sliced; use this run for function, not "
                    "performance\n";
   }
-  auto point = run_point(spec, w, *dev, peaks);
+  const auto outcome = run_point(spec, w, *dev, peaks);
   if (w.rank == 0) {
-    writer->add_point(point);
+    writer->add_record(*outcome);
+    const PointRecord& point = outcome->record;
     const auto verdicts = diagnose_point(point);
     writer->set_section("diagnosis", verdicts_to_json(verdicts));
     std::cout << format_point_table(point) << "diagnosis (the article's order):\n"

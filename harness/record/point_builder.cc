@@ -1,0 +1,281 @@
+// Point records from the analysis. Formatting into JSON is results_json.cc's; here only what
+// each figure is.
+#include "harness/record/point_builder.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/analysis/stats.h"
+
+namespace tpb {
+
+namespace {
+
+StepTimeRecord step_time_record(const Summary& s) {
+  return {s.p50, s.p95, s.p99, s.mean, s.min, s.max, static_cast<int64_t>(s.n)};
+}
+
+template <class F>
+MinMeanMax across(const std::vector<RankMetrics>& ranks, F f) {
+  std::vector<double> v;
+  for (const auto& r : ranks) v.push_back(f(r));
+  return min_mean_max(v);
+}
+
+AcrossRanksRecord across_ranks(const std::vector<RankMetrics>& r) {
+  AcrossRanksRecord x;
+  x.busy_fraction = across(r, [](const RankMetrics& m) { return m.busy_fraction; });
+  x.useful_fraction = across(r, [](const RankMetrics& m) { return m.useful_fraction; });
+  x.occupancy_sampled = across(r, [](const RankMetrics& m) { return m.occupancy_sampled; });
+  x.host_gap_fraction = across(r, [](const RankMetrics& m) { return m.host_gap_fraction; });
+  x.mbu = across(r, [](const RankMetrics& m) { return m.mbu; });
+  x.mfu = across(r, [](const RankMetrics& m) { return m.mfu; });
+  x.compute_s = across(r, [](const RankMetrics& m) { return m.compute_s; });
+  x.wait_s = across(r, [](const RankMetrics& m) { return m.wait_s; });
+  x.transfer_s = across(r, [](const RankMetrics& m) { return m.transfer_s; });
+  return x;
+}
+
+MetricsRecord metrics_record(const PointAnalysis& a, const Peaks& peaks) {
+  MetricsRecord m;
+  m.step_time_s = step_time_record(a.step_time);
+  m.tokens_per_s = a.tokens_per_s;
+  m.mbu = a.mbu;
+  m.mfu = a.mfu;
+  m.mbu_compute = a.mbu_compute;
+  m.mfu_compute = a.mfu_compute;
+  m.mfu_ceiling = a.mfu_ceiling;
+  m.intensity = a.intensity;
+  m.ridge = a.ridge;
+  m.roofline_fraction = a.roofline_fraction;
+  m.busy_fraction = a.busy_fraction;
+  m.useful_fraction = a.useful_fraction;
+  m.occupancy_sampled = a.occupancy_sampled;
+  m.host_gap_fraction = a.host_gap_fraction;
+  m.peaks = {peaks.flops, peaks.bw, peaks.source};
+  m.across_ranks = across_ranks(a.ranks);
+  return m;
+}
+
+CostRecord cost_record(const StepCost& c) {
+  CostRecord r;
+  r.scope = "per rank, per step (all layers)";
+  r.flops = c.flops;
+  r.bytes_read = c.bytes_read;
+  r.bytes_written = c.bytes_written;
+  r.weight_bytes = c.weight_bytes;
+  r.kv_read_bytes = c.kv_read_bytes;
+  r.kv_write_bytes = c.kv_write_bytes;
+  r.activation_bytes = c.activation_bytes;
+  r.comm_bytes = c.comm_bytes;
+  r.collectives_per_step = static_cast<int64_t>(c.comm.size());
+  r.tokens = c.tokens;
+  return r;
+}
+
+// Per-op time next to the op's cost-model bytes and FLOPs, so a slow op can be judged by its
+// own bandwidth, not only by its share of the step (what Nsight's kernel table lacks).
+std::vector<OpRecord> op_records(const PointAnalysis& a, const StepCost& cost, const Peaks& peaks,
+                                 double layers) {
+  std::vector<OpRecord> ops;
+  for (std::size_t o = 0; o < static_cast<std::size_t>(Op::count); ++o) {
+    const Op op = static_cast<Op>(o);
+    if (op == Op::step) continue;
+    double sum = 0;
+    int n = 0;
+    for (const auto& r : a.ranks)
+      if (r.measured_steps > 0) sum += r.op_s[o] / r.measured_steps, ++n;
+    const double per_step = n ? sum / n : 0;
+    if (per_step <= 0) continue;
+    OpRecord j;
+    j.op = op_name(op);
+    j.time_s_per_step = per_step;
+    j.share_of_step = a.step_time.mean > 0 ? per_step / a.step_time.mean : 0;
+    for (const auto& c : cost.layer_ops)
+      if (c.op == op) {
+        const double bytes = (c.bytes_read + c.bytes_written) * layers;
+        j.bytes_per_step = bytes;
+        j.flops_per_step = c.flops * layers;
+        j.achieved_bw = bytes / per_step;
+        j.mbu = peaks.bw > 0 ? bytes / per_step / peaks.bw : 0;
+      }
+    ops.push_back(j);
+  }
+  return ops;
+}
+
+CollectivesRecord collectives_record(const CollectiveSummary& c) {
+  return {c.count,
+          {c.skew.p50, c.skew.p95, c.skew.max},
+          c.wait_fraction,
+          c.transfer_s_total,
+          c.wait_s_total};
+}
+
+// The analysis's figures on top of what the rank measured about itself.
+RankRecord rank_record(const RankMetrics& r, const RankSample& s) {
+  RankRecord j = s.rank;
+  j.rank = r.rank;
+  j.group = r.group;
+  j.group_rank = r.group_rank;
+  j.wall_s = r.wall_s;
+  j.compute_s = r.compute_s;
+  j.wait_s = r.wait_s;
+  j.transfer_s = r.transfer_s;
+  j.busy_fraction = r.busy_fraction;
+  j.useful_fraction = r.useful_fraction;
+  j.host_gap_fraction = r.host_gap_fraction;
+  j.occupancy_sampled = r.occupancy_sampled;
+  j.step_time_p50_s = r.step_time_p50_s;
+  j.mbu = r.mbu;
+  j.mfu = r.mfu;
+  j.mbu_compute = r.mbu_compute;
+  j.mfu_compute = r.mfu_compute;
+  j.arrived_last = r.arrived_last;
+  j.collectives = r.collectives;
+  j.clock_condition_violations = r.clock_condition_violations;
+  return j;
+}
+
+ClockSyncRecord clock_sync_record(const std::vector<RankSample>& samples, int violations) {
+  ClockSyncRecord c;
+  c.method = "ping-pong to rank 0, min-RTT sample, start and end (linear drift)";
+  for (const auto& s : samples) {
+    const RankClockRecord& ck = s.rank.clock;
+    c.max_offset_s =
+        std::max({c.max_offset_s, std::fabs(ck.offset_start_s), std::fabs(ck.offset_end_s)});
+    c.max_uncertainty_s = std::max(c.max_uncertainty_s, ck.uncertainty_s);
+    c.drift_ppm = std::max(c.drift_ppm, std::fabs(ck.drift_ppm));
+    c.offsets_s.push_back(ck.offset_start_s);
+  }
+  c.clock_condition_violations = violations;
+  return c;
+}
+
+// Every verifier (group rank 0 of each TP group) must pass.
+std::optional<VerificationRecord> verification_record(const std::vector<RankSample>& samples) {
+  std::optional<VerificationRecord> v;
+  for (const auto& s : samples) {
+    if (!s.is_verifier) continue;
+    if (!v)
+      v = VerificationRecord{0, 0, true, "unsharded tp=1 step, same weights, KV cache and input"};
+    v->passed = v->passed && s.passed;
+    v->max_abs_err = std::max(v->max_abs_err, s.max_abs_err);
+    v->tolerance = std::max(v->tolerance, s.tolerance);
+  }
+  return v;
+}
+
+// A CPU rank computes and waits (yielding) on its own thread the whole time, so time that
+// thread was off a core is the scheduler's. Above 5% the timings mix the benchmark with the
+// other runnable threads; ARCHITECTURE: oversubscribed runs are for function, not
+// performance. Not applied to GPU backends, whose host thread may block in a synchronize.
+std::string time_sliced_warning(const std::vector<RankSample>& samples, const DeviceCaps& caps) {
+  if (caps.backend != "cpu") return "";
+  constexpr double kLimit = 0.05;
+  double worst = 0;
+  int64_t worst_rank = -1, over = 0;
+  int64_t switches = 0;
+  for (const auto& s : samples) {
+    if (!s.rank.host_thread) continue;
+    const double f = s.rank.host_thread->descheduled_fraction;
+    switches += s.rank.host_thread->involuntary_switches;
+    if (f > kLimit) ++over;
+    if (f > worst) worst = f, worst_rank = s.rank.rank;
+  }
+  if (over == 0) return "";
+  return "time_sliced: " + std::to_string(over) + " rank(s) were off a core for more than 5% of " +
+         "the measured steps (worst rank " + std::to_string(worst_rank) + ": " +
+         std::to_string(static_cast<int>(std::lround(worst * 100))) + "%; " +
+         std::to_string(switches) +
+         " involuntary context switches in all): more runnable threads than cores, so compute, "
+         "wait and skew include the scheduler's time";
+}
+
+std::vector<std::string> warnings(const StepCost& cost, const Peaks& peaks, const PointAnalysis& a,
+                                  const std::vector<RankSample>& samples, const DeviceCaps& caps) {
+  std::vector<std::string> w;
+  const double working_set = cost.weight_bytes + cost.kv_read_bytes;
+  if (caps.llc_bytes > 0 && working_set < 4 * caps.llc_bytes)
+    w.push_back("cache_resident: per-rank working set " + std::to_string(working_set / 1048576.0) +
+                " MiB is under 4x the LLC (" + std::to_string(caps.llc_bytes / 1048576.0) +
+                " MiB); MBU against DRAM peak is not meaningful");
+  if (a.mbu > 1.0 || a.mfu > 1.0)
+    w.push_back("peak_exceeded: the run beat its peaks (MBU " + std::to_string(a.mbu) + ", MFU " +
+                std::to_string(a.mfu) + "); the peaks (" + peaks.source +
+                ") understate this machine, e.g. a start-up probe taken under load");
+  if (auto t = time_sliced_warning(samples, caps); !t.empty()) w.push_back(t);
+  return w;
+}
+
+}  // namespace
+
+PointParams params_record(const RunSpec& spec, int64_t layers) {
+  PointParams p;
+  p.phase = phase_name(spec.phase);
+  p.batch = spec.batch;
+  p.context = spec.phase == Phase::decode ? spec.context : 0;
+  p.prompt = spec.phase == Phase::prefill ? spec.prompt : 0;
+  p.tp = spec.tp;
+  p.dtype = dtype_name(spec.dtype);
+  p.backend = spec.backend;
+  p.collective = spec.collective;
+  p.topology = spec.topology;
+  p.inject = spec.inject_text;
+  p.model = spec.shape.name;
+  p.layers = layers;
+  p.steps = spec.steps;
+  p.warmup = spec.warmup;
+  p.tp_groups = spec.tp_groups;
+  return p;
+}
+
+PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, double have_bytes) {
+  PointRecord p;
+  p.params = params_record(spec, layers);
+  p.status = PointStatus::oom;
+  p.reason = "KV cache + weights + activations need " + std::to_string(need_bytes / 1073741824.0) +
+             " GiB per rank; the smallest rank budget in the job is " +
+             std::to_string(have_bytes / 1073741824.0) + " GiB";
+  p.memory = MemoryRecord{need_bytes, have_bytes};
+  return p;
+}
+
+PointRecord error_point(const RunSpec& spec, const std::string& reason) {
+  PointRecord p;
+  p.params = params_record(spec, spec.layers);
+  p.status = PointStatus::error;
+  p.reason = reason;
+  return p;
+}
+
+PointRecord skipped_point(const RunSpec& spec, const std::string& reason) {
+  PointRecord p = error_point(spec, reason);
+  p.status = PointStatus::skipped;
+  return p;
+}
+
+PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, const Peaks& peaks,
+                     const PointAnalysis& a, const std::vector<RankSample>& samples,
+                     const DeviceCaps& caps) {
+  PointRecord p;
+  p.params = params_record(spec, layers);
+  p.status = PointStatus::ok;
+  p.metrics = metrics_record(a, peaks);
+  p.cost = cost_record(cost);
+  p.ops = op_records(a, cost, peaks, static_cast<double>(layers));
+  p.collectives = collectives_record(a.collectives);
+  p.ranks.emplace();
+  for (const auto& r : a.ranks)
+    p.ranks->push_back(rank_record(r, samples[static_cast<std::size_t>(r.rank)]));
+  p.straggler =
+      StragglerRecord{a.straggler.rank, a.straggler.arrived_last_share,
+                      a.straggler.excess_compute_fraction, "lower median of the rank's TP group"};
+  p.clock_sync = clock_sync_record(samples, a.clock_condition_violations);
+  p.verification = verification_record(samples);
+  p.warnings = warnings(cost, peaks, a, samples, caps);
+  p.samples = SamplesRecord{a.step_time_s, a.collectives.skew_s};
+  return p;
+}
+
+}  // namespace tpb

@@ -1,0 +1,39 @@
+// Builds a point's record from what the driver knows: the spec for every status, and for an
+// ok point the cost model, the peaks, the analysis and what each rank measured about itself.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/analysis.h"
+#include "harness/analysis/peaks.h"
+#include "harness/config/run_spec.h"
+#include "harness/record/point_record.h"
+#include "layers/cost_model.h"
+#include "layers/device.h"
+
+namespace tpb {
+
+// One rank's own measurements, gathered to rank 0 before the analysis. `rank` holds what the
+// rank knows (host, device, group, inject, host thread, memory, clock, telemetry); the
+// analysis fills in its metrics. Only verifiers (group rank 0 with --check) carry a result.
+struct RankSample {
+  RankRecord rank;
+  bool is_verifier = false;
+  double max_abs_err = 0, tolerance = 0;
+  bool passed = false;
+};
+
+PointParams params_record(const RunSpec& spec, int64_t layers);
+
+PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, double have_bytes);
+PointRecord error_point(const RunSpec& spec, const std::string& reason);
+// A point that was not attempted (a dtype the device lacks, peaks that could not be had).
+PointRecord skipped_point(const RunSpec& spec, const std::string& reason);
+
+// `samples` is indexed by world rank.
+PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, const Peaks& peaks,
+                     const PointAnalysis& a, const std::vector<RankSample>& samples,
+                     const DeviceCaps& caps);
+
+}  // namespace tpb

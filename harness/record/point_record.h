@@ -1,0 +1,173 @@
+// A measured point as plain data (ARCHITECTURE.md, "Results contract"): the driver builds it,
+// results_json.h maps it to and from JSON, and the printers read its members.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/stats.h"
+
+namespace tpb {
+
+enum class PointStatus { ok, oom, skipped, error };
+
+// What identifies the point: the swept axes and the resolved run shape.
+struct PointParams {
+  std::string phase;
+  int64_t batch = 0, context = 0, prompt = 0, tp = 0;
+  std::string dtype, backend, collective, topology;
+  std::vector<std::string> inject;  // the --inject texts as given
+  std::string model;
+  int64_t layers = 0, steps = 0, warmup = 0;
+  std::string tp_groups;
+};
+
+struct MemoryRecord {
+  double need_bytes = 0, have_bytes = 0;
+};
+
+struct StepTimeRecord {
+  double p50 = 0, p95 = 0, p99 = 0, mean = 0, min = 0, max = 0;
+  int64_t n = 0;
+};
+
+struct PeaksRecord {
+  double flops = 0, bw = 0;
+  std::string source;
+};
+
+// Spread of the per-rank figures, so an imbalance shows without reading ranks[].
+struct AcrossRanksRecord {
+  MinMeanMax busy_fraction, useful_fraction, occupancy_sampled, host_gap_fraction, mbu, mfu,
+      compute_s, wait_s, transfer_s;
+};
+
+struct MetricsRecord {
+  StepTimeRecord step_time_s;
+  double tokens_per_s = 0;
+  double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0, mfu_ceiling = 0;
+  double intensity = 0, ridge = 0, roofline_fraction = 0;
+  double busy_fraction = 0, useful_fraction = 0, occupancy_sampled = 0, host_gap_fraction = 0;
+  PeaksRecord peaks;
+  AcrossRanksRecord across_ranks;
+};
+
+struct CostRecord {
+  std::string scope;
+  double flops = 0, bytes_read = 0, bytes_written = 0, weight_bytes = 0, kv_read_bytes = 0,
+         kv_write_bytes = 0, activation_bytes = 0, comm_bytes = 0;
+  int64_t collectives_per_step = 0;
+  double tokens = 0;
+};
+
+struct OpRecord {
+  std::string op;
+  double time_s_per_step = 0, share_of_step = 0;
+  // The op's cost-model work per step; absent when the cost model does not list the op.
+  std::optional<double> bytes_per_step, flops_per_step, achieved_bw, mbu;
+};
+
+struct SkewRecord {
+  double p50 = 0, p95 = 0, max = 0;
+};
+
+struct CollectivesRecord {
+  int64_t count = 0;
+  SkewRecord skew_s;
+  double wait_fraction = 0, transfer_s_total = 0, wait_s_total = 0;
+};
+
+// What the --inject mem_contend bandwidth hog moved during the measured steps.
+struct MemContendRecord {
+  std::string where;
+  int64_t buffer_bytes = 0;
+  double bytes_moved = 0, GBps = 0;
+};
+
+// The rank's own thread over the measured steps: time off a core means time-slicing.
+struct HostThreadRecord {
+  double wall_s = 0, cpu_s = 0, descheduled_fraction = 0;
+  int64_t involuntary_switches = 0;
+};
+
+struct RankClockRecord {
+  double offset_start_s = 0, offset_end_s = 0, uncertainty_s = 0, drift_ppm = 0;
+};
+
+struct RankRecord {
+  int64_t rank = 0;
+  std::string host, device;
+  int64_t group = 0, group_rank = 0;
+  // From the analysis of the gathered timelines.
+  double wall_s = 0, compute_s = 0, wait_s = 0, transfer_s = 0;
+  double busy_fraction = 0, useful_fraction = 0, host_gap_fraction = 0, occupancy_sampled = 0;
+  double step_time_p50_s = 0;
+  double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
+  int64_t arrived_last = 0, collectives = 0, clock_condition_violations = 0;
+  // What the rank measured about itself.
+  nlohmann::ordered_json inject;  // the rank's parsed --inject (config's inject_to_json)
+  std::optional<MemContendRecord> mem_contend;
+  std::optional<HostThreadRecord> host_thread;
+  MemoryRecord memory;
+  RankClockRecord clock;
+  // Device-specific and open-ended (NVML fields, sampling, clock locks): kept as the telemetry
+  // code wrote it rather than typed here, so a new counter needs no change to the record.
+  nlohmann::ordered_json telemetry;
+};
+
+struct StragglerRecord {
+  int64_t rank = -1;
+  double arrived_last_share = 0, excess_compute_fraction = 0;
+  std::string median;  // which median "excess" is measured against
+};
+
+struct ClockSyncRecord {
+  std::string method;
+  double max_offset_s = 0, max_uncertainty_s = 0, drift_ppm = 0;
+  int64_t clock_condition_violations = 0;
+  std::vector<double> offsets_s;  // per rank, at the start
+};
+
+struct VerificationRecord {
+  double max_abs_err = 0, tolerance = 0;
+  bool passed = false;
+  std::string reference;
+};
+
+struct SamplesRecord {
+  std::vector<double> step_time_s, skew_s;  // raw, so percentiles can be recomputed
+};
+
+// One point. Only params, status and reason are always there: an oom point adds memory, an ok
+// point the measured blocks; a block that was not written stays std::nullopt.
+struct PointRecord {
+  PointParams params;
+  PointStatus status = PointStatus::ok;
+  std::string reason;
+  std::optional<MemoryRecord> memory;  // oom: what the plan needed and had
+  std::optional<MetricsRecord> metrics;
+  std::optional<CostRecord> cost;
+  std::optional<std::vector<OpRecord>> ops;
+  std::optional<CollectivesRecord> collectives;
+  std::optional<std::vector<RankRecord>> ranks;
+  std::optional<StragglerRecord> straggler;
+  std::optional<ClockSyncRecord> clock_sync;
+  std::optional<VerificationRecord> verification;  // with --check only
+  std::optional<std::vector<std::string>> warnings;
+  std::optional<SamplesRecord> samples;
+  std::optional<std::string> trace;       // the trace's name inside the results folder
+  std::optional<bool> memory_exhaustion;  // a sweep's first point that did not fit
+};
+
+// A point as the driver hands it over: the record and, when the spec asks for one, its trace
+// document, which the results writer stores under the record's `trace` name.
+struct PointOutcome {
+  PointRecord record;
+  std::optional<nlohmann::ordered_json> trace;
+};
+
+const char* point_status_name(PointStatus s);
+
+}  // namespace tpb

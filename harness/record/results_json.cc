@@ -1,0 +1,412 @@
+// Each record's fields are listed once, in schema order, by a fields() function that a writer
+// and a reader both walk; so the two directions cannot drift apart and a field is added in
+// one line.
+#include "harness/record/results_json.h"
+
+#include <cmath>
+#include <concepts>
+#include <limits>
+#include <type_traits>
+
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+using oj = nlohmann::ordered_json;
+
+// `R` is T or const T: the writer walks a const record, the reader a mutable one.
+template <class R, class T>
+concept Is = std::same_as<std::remove_const_t<R>, T>;
+
+template <class V, Is<PointParams> R>
+void fields(V& v, R& r) {
+  v("phase", r.phase);
+  v("batch", r.batch);
+  v("context", r.context);
+  v("prompt", r.prompt);
+  v("tp", r.tp);
+  v("dtype", r.dtype);
+  v("backend", r.backend);
+  v("collective", r.collective);
+  v("topology", r.topology);
+  v("inject", r.inject);
+  v("model", r.model);
+  v("layers", r.layers);
+  v("steps", r.steps);
+  v("warmup", r.warmup);
+  v("tp_groups", r.tp_groups);
+}
+
+template <class V, Is<MemoryRecord> R>
+void fields(V& v, R& r) {
+  v("need_bytes", r.need_bytes);
+  v("have_bytes", r.have_bytes);
+}
+
+template <class V, Is<StepTimeRecord> R>
+void fields(V& v, R& r) {
+  v("p50", r.p50);
+  v("p95", r.p95);
+  v("p99", r.p99);
+  v("mean", r.mean);
+  v("min", r.min);
+  v("max", r.max);
+  v("n", r.n);
+}
+
+template <class V, Is<PeaksRecord> R>
+void fields(V& v, R& r) {
+  v("flops", r.flops);
+  v("bw", r.bw);
+  v("source", r.source);
+}
+
+template <class V, Is<MinMeanMax> R>
+void fields(V& v, R& r) {
+  v("min", r.min);
+  v("mean", r.mean);
+  v("max", r.max);
+}
+
+template <class V, Is<AcrossRanksRecord> R>
+void fields(V& v, R& r) {
+  v("busy_fraction", r.busy_fraction);
+  v("useful_fraction", r.useful_fraction);
+  v("occupancy_sampled", r.occupancy_sampled);
+  v("host_gap_fraction", r.host_gap_fraction);
+  v("mbu", r.mbu);
+  v("mfu", r.mfu);
+  v("compute_s", r.compute_s);
+  v("wait_s", r.wait_s);
+  v("transfer_s", r.transfer_s);
+}
+
+template <class V, Is<MetricsRecord> R>
+void fields(V& v, R& r) {
+  v("step_time_s", r.step_time_s);
+  v("tokens_per_s", r.tokens_per_s);
+  v("mbu", r.mbu);
+  v("mfu", r.mfu);
+  v("mbu_compute", r.mbu_compute);
+  v("mfu_compute", r.mfu_compute);
+  v("mfu_ceiling", r.mfu_ceiling);
+  v("intensity", r.intensity);
+  v("ridge", r.ridge);
+  v("roofline_fraction", r.roofline_fraction);
+  v("busy_fraction", r.busy_fraction);
+  v("useful_fraction", r.useful_fraction);
+  v("occupancy_sampled", r.occupancy_sampled);
+  v("host_gap_fraction", r.host_gap_fraction);
+  v("peaks", r.peaks);
+  v("across_ranks", r.across_ranks);
+}
+
+template <class V, Is<CostRecord> R>
+void fields(V& v, R& r) {
+  v("scope", r.scope);
+  v("flops", r.flops);
+  v("bytes_read", r.bytes_read);
+  v("bytes_written", r.bytes_written);
+  v("weight_bytes", r.weight_bytes);
+  v("kv_read_bytes", r.kv_read_bytes);
+  v("kv_write_bytes", r.kv_write_bytes);
+  v("activation_bytes", r.activation_bytes);
+  v("comm_bytes", r.comm_bytes);
+  v("collectives_per_step", r.collectives_per_step);
+  v("tokens", r.tokens);
+}
+
+template <class V, Is<OpRecord> R>
+void fields(V& v, R& r) {
+  v("op", r.op);
+  v("time_s_per_step", r.time_s_per_step);
+  v("share_of_step", r.share_of_step);
+  v("bytes_per_step", r.bytes_per_step);
+  v("flops_per_step", r.flops_per_step);
+  v("achieved_bw", r.achieved_bw);
+  v("mbu", r.mbu);
+}
+
+template <class V, Is<SkewRecord> R>
+void fields(V& v, R& r) {
+  v("p50", r.p50);
+  v("p95", r.p95);
+  v("max", r.max);
+}
+
+template <class V, Is<CollectivesRecord> R>
+void fields(V& v, R& r) {
+  v("count", r.count);
+  v("skew_s", r.skew_s);
+  v("wait_fraction", r.wait_fraction);
+  v("transfer_s_total", r.transfer_s_total);
+  v("wait_s_total", r.wait_s_total);
+}
+
+template <class V, Is<MemContendRecord> R>
+void fields(V& v, R& r) {
+  v("where", r.where);
+  v("buffer_bytes", r.buffer_bytes);
+  v("bytes_moved", r.bytes_moved);
+  v("GBps", r.GBps);
+}
+
+template <class V, Is<HostThreadRecord> R>
+void fields(V& v, R& r) {
+  v("wall_s", r.wall_s);
+  v("cpu_s", r.cpu_s);
+  v("descheduled_fraction", r.descheduled_fraction);
+  v("involuntary_switches", r.involuntary_switches);
+}
+
+template <class V, Is<RankClockRecord> R>
+void fields(V& v, R& r) {
+  v("offset_start_s", r.offset_start_s);
+  v("offset_end_s", r.offset_end_s);
+  v("uncertainty_s", r.uncertainty_s);
+  v("drift_ppm", r.drift_ppm);
+}
+
+template <class V, Is<RankRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("host", r.host);
+  v("device", r.device);
+  v("group", r.group);
+  v("group_rank", r.group_rank);
+  v("wall_s", r.wall_s);
+  v("compute_s", r.compute_s);
+  v("wait_s", r.wait_s);
+  v("transfer_s", r.transfer_s);
+  v("busy_fraction", r.busy_fraction);
+  v("useful_fraction", r.useful_fraction);
+  v("host_gap_fraction", r.host_gap_fraction);
+  v("occupancy_sampled", r.occupancy_sampled);
+  v("step_time_p50_s", r.step_time_p50_s);
+  v("mbu", r.mbu);
+  v("mfu", r.mfu);
+  v("mbu_compute", r.mbu_compute);
+  v("mfu_compute", r.mfu_compute);
+  v("arrived_last", r.arrived_last);
+  v("collectives", r.collectives);
+  v("clock_condition_violations", r.clock_condition_violations);
+  v("inject", r.inject);
+  v("mem_contend", r.mem_contend);
+  v("host_thread", r.host_thread);
+  v("memory", r.memory);
+  v("clock", r.clock);
+  v("telemetry", r.telemetry);
+}
+
+template <class V, Is<StragglerRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("arrived_last_share", r.arrived_last_share);
+  v("excess_compute_fraction", r.excess_compute_fraction);
+  v("median", r.median);
+}
+
+template <class V, Is<ClockSyncRecord> R>
+void fields(V& v, R& r) {
+  v("method", r.method);
+  v("max_offset_s", r.max_offset_s);
+  v("max_uncertainty_s", r.max_uncertainty_s);
+  v("drift_ppm", r.drift_ppm);
+  v("clock_condition_violations", r.clock_condition_violations);
+  v("offsets_s", r.offsets_s);
+}
+
+template <class V, Is<VerificationRecord> R>
+void fields(V& v, R& r) {
+  v("max_abs_err", r.max_abs_err);
+  v("tolerance", r.tolerance);
+  v("passed", r.passed);
+  v("reference", r.reference);
+}
+
+template <class V, Is<SamplesRecord> R>
+void fields(V& v, R& r) {
+  v("step_time_s", r.step_time_s);
+  v("skew_s", r.skew_s);
+}
+
+template <class V, Is<PointRecord> R>
+void fields(V& v, R& r) {
+  v("params", r.params);
+  v("status", r.status);
+  v("reason", r.reason);
+  v("memory", r.memory);
+  v("metrics", r.metrics);
+  v("cost", r.cost);
+  v("ops", r.ops);
+  v("collectives", r.collectives);
+  v("ranks", r.ranks);
+  v("straggler", r.straggler);
+  v("clock_sync", r.clock_sync);
+  v("verification", r.verification);
+  v("warnings", r.warnings);
+  v("samples", r.samples);
+  v("trace", r.trace);
+  v("memory_exhaustion", r.memory_exhaustion);
+}
+
+struct Writer;
+template <class T>
+concept Record = requires(Writer& w, const T& t) {
+  fields(w, t);
+};
+
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+
+// Appends each field to `j` in the order fields() names them.
+struct Writer {
+  oj& j;
+  template <class T>
+  static oj encode(const T& x) {
+    if constexpr (Record<T>) {
+      oj o = oj::object();
+      Writer w{o};
+      fields(w, x);
+      return o;
+    } else if constexpr (IsVector<T>::value) {
+      oj a = oj::array();
+      for (const auto& e : x) a.push_back(encode(e));
+      return a;
+    } else if constexpr (std::is_same_v<T, PointStatus>) {
+      return point_status_name(x);
+    } else {
+      return oj(x);  // numbers, strings, bools, opaque blocks; NaN prints as null
+    }
+  }
+  template <class T>
+  void operator()(const char* k, const T& x) {
+    j[k] = encode(x);
+  }
+  template <class T>
+  void operator()(const char* k, const std::optional<T>& x) {
+    if (x) (*this)(k, *x);
+  }
+};
+
+// Reads each field from `j`; a missing required field throws (json's out_of_range).
+struct Reader {
+  const oj& j;
+  template <class T>
+  static void decode(const oj& in, T& x) {
+    if constexpr (Record<T>) {
+      Reader r{in};
+      fields(r, x);
+    } else if constexpr (IsVector<T>::value) {
+      x.clear();
+      for (const auto& e : in.template get_ref<const oj::array_t&>()) decode(e, x.emplace_back());
+    } else if constexpr (std::is_same_v<T, PointStatus>) {
+      x = point_status_from_name(in.get<std::string>());
+    } else if constexpr (std::is_same_v<T, double>) {
+      x = in.is_null() ? std::numeric_limits<double>::quiet_NaN() : in.get<double>();
+    } else if constexpr (std::is_same_v<T, oj>) {
+      x = in;
+    } else {
+      x = in.get<T>();
+    }
+  }
+  template <class T>
+  void operator()(const char* k, T& x) {
+    decode(j.at(k), x);
+  }
+  template <class T>
+  void operator()(const char* k, std::optional<T>& x) {
+    x.reset();
+    if (!j.contains(k)) return;
+    decode(j[k], x.emplace());
+  }
+};
+
+template <class T>
+T read_record(const oj& j, const char* what) {
+  T r;
+  try {
+    Reader::decode(j, r);
+  } catch (const nlohmann::json::exception& e) {
+    throw BadInput(std::string("not a ") + what + " record: " + e.what());
+  }
+  return r;
+}
+
+}  // namespace
+
+const char* point_status_name(PointStatus s) {
+  switch (s) {
+    case PointStatus::ok:
+      return "ok";
+    case PointStatus::oom:
+      return "oom";
+    case PointStatus::skipped:
+      return "skipped";
+    case PointStatus::error:
+      return "error";
+  }
+  return "error";
+}
+
+PointStatus point_status_from_name(const std::string& name) {
+  for (PointStatus s :
+       {PointStatus::ok, PointStatus::oom, PointStatus::skipped, PointStatus::error})
+    if (name == point_status_name(s)) return s;
+  throw BadInput("unknown point status '" + name + "' (expected ok, oom, skipped or error)");
+}
+
+oj to_json(const PointRecord& p) {
+  return Writer::encode(p);
+}
+oj to_json(const RankRecord& r) {
+  return Writer::encode(r);
+}
+oj to_json(const PointParams& p) {
+  return Writer::encode(p);
+}
+
+PointRecord point_from_json(const oj& j) {
+  return read_record<PointRecord>(j, "point");
+}
+std::optional<PointRecord> try_point_from_json(const oj& j) {
+  try {
+    return point_from_json(j);
+  } catch (const BadInput&) {
+    return std::nullopt;
+  }
+}
+
+RankRecord rank_from_json(const oj& j) {
+  return read_record<RankRecord>(j, "rank");
+}
+PointParams params_from_json(const oj& j) {
+  return read_record<PointParams>(j, "params");
+}
+
+oj params_identity_json(const PointParams& p, bool with_layers) {
+  oj id = to_json(p);
+  if (!with_layers) id.erase("layers");
+  return id;
+}
+
+oj memory_exhaustion_json(std::size_t point_index, const PointRecord& p) {
+  const MemoryRecord m = p.memory.value_or(MemoryRecord{});
+  return {{"point_index", point_index},
+          {"params", to_json(p.params)},
+          {"need_bytes", m.need_bytes},
+          {"have_bytes", m.have_bytes},
+          {"meaning",
+           "first point of the sweep whose weights + KV cache + activations do not "
+           "fit the TP group's smallest per-rank memory budget"}};
+}
+
+oj trace_meta_json(const PointParams& p) {
+  return {{"params", to_json(p)}, {"tool", "tpbench"}};
+}
+
+}  // namespace tpb

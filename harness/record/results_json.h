@@ -1,0 +1,39 @@
+// The one mapping between point records and the results' JSON: every field name of a point
+// is spelled in results_json.cc and nowhere else. Key order is the schema's (results/SCHEMA.md).
+#pragma once
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "harness/record/point_record.h"
+
+namespace tpb {
+
+nlohmann::ordered_json to_json(const PointRecord& p);
+nlohmann::ordered_json to_json(const RankRecord& r);
+nlohmann::ordered_json to_json(const PointParams& p);
+
+// Inverses of to_json: to_json(point_from_json(j)) == j for any point tpbench wrote. Fields the
+// record leaves optional stay absent when absent; a null number reads as NaN, which writes
+// back as null. Throws BadInput when `j` lacks a field every point has.
+PointRecord point_from_json(const nlohmann::ordered_json& j);
+RankRecord rank_from_json(const nlohmann::ordered_json& j);
+PointParams params_from_json(const nlohmann::ordered_json& j);
+
+// For documents that may hold other kinds of points (a collectives run's): nothing when `j`
+// is not a model point record.
+std::optional<PointRecord> try_point_from_json(const nlohmann::ordered_json& j);
+
+PointStatus point_status_from_name(const std::string& name);
+
+// The params that identify a point across launches (sweep --resume): without the layer count
+// when it was left to the memory plan, since it is then an outcome, not an input.
+nlohmann::ordered_json params_identity_json(const PointParams& p, bool with_layers);
+
+// The results' memory_exhaustion section: the sweep's first point that did not fit.
+nlohmann::ordered_json memory_exhaustion_json(std::size_t point_index, const PointRecord& p);
+
+// The metadata a point's trace.json carries, so a trace file names its point.
+nlohmann::ordered_json trace_meta_json(const PointParams& p);
+
+}  // namespace tpb

@@ -1,0 +1,106 @@
+// The results' one JSON mapping against files the previous binary wrote (tests/golden): every
+// point read into a PointRecord and written back must print byte for byte as it was read, so
+// the typed records change nothing in the schema.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "harness/record/results_json.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+namespace {
+
+using oj = nlohmann::ordered_json;
+
+oj golden(const std::string& name) {
+  std::ifstream f(std::string(TPB_SOURCE_DIR) + "/tests/golden/" + name);
+  EXPECT_TRUE(f.good()) << name;
+  std::stringstream s;
+  s << f.rdbuf();
+  return oj::parse(s.str());
+}
+
+void expect_points_round_trip(const std::string& name, std::size_t min_points) {
+  const oj doc = golden(name);
+  ASSERT_TRUE(doc.contains("points")) << name;
+  ASSERT_GE(doc["points"].size(), min_points) << name;
+  for (std::size_t i = 0; i < doc["points"].size(); ++i) {
+    const oj& in = doc["points"][i];
+    EXPECT_EQ(to_json(point_from_json(in)).dump(), in.dump()) << name << " point " << i;
+  }
+}
+
+TEST(ResultsRoundTrip, RunPoint) {
+  expect_points_round_trip("results_run.json", 1);
+}
+TEST(ResultsRoundTrip, SweepPoints) {
+  expect_points_round_trip("results_sweep.json", 2);
+}
+TEST(ResultsRoundTrip, SweepWithOomPoints) {
+  expect_points_round_trip("results_sweep_oom.json", 2);
+}
+
+// The golden files hold what the cases below depend on, so the round trips above cover them.
+TEST(ResultsRoundTrip, GoldenCoverOptionalBlocks) {
+  const oj run = golden("results_run.json")["points"][0];
+  EXPECT_TRUE(run.contains("verification"));
+  EXPECT_TRUE(run.contains("trace"));
+  EXPECT_TRUE(run["ranks"][0].contains("host_thread"));
+  bool oom = false;
+  const oj sweep = golden("results_sweep_oom.json");
+  for (const auto& p : sweep["points"])
+    oom = oom || (p["status"] == "oom" && p.contains("memory") && p.contains("memory_exhaustion"));
+  EXPECT_TRUE(oom);
+}
+
+TEST(ResultsRoundTrip, RecordMembersReachTheJson) {
+  const oj in = golden("results_run.json")["points"][0];
+  PointRecord p = point_from_json(in);
+  ASSERT_TRUE(p.metrics && p.ranks && !p.ranks->empty());
+  EXPECT_EQ(p.metrics->tokens_per_s, in["metrics"]["tokens_per_s"].get<double>());
+  EXPECT_EQ((*p.ranks)[1].rank, 1);
+  // A changed member changes the output: the comparison above can fail.
+  p.metrics->tokens_per_s += 1;
+  EXPECT_NE(to_json(p).dump(), in.dump());
+  p = point_from_json(in);
+  (*p.ranks)[0].host += "x";
+  EXPECT_NE(to_json(p).dump(), in.dump());
+  p = point_from_json(in);
+  p.trace.reset();  // absent stays absent
+  EXPECT_FALSE(to_json(p).contains("trace"));
+}
+
+TEST(ResultsRoundTrip, NullStaysNullAndAbsentStaysAbsent) {
+  oj in = golden("results_run.json")["points"][0];
+  in["metrics"]["mbu"] = nullptr;  // what a NaN prints as
+  in["ranks"][0]["telemetry"]["utilization_gpu_mean"] = nullptr;
+  in["ranks"][0].erase("host_thread");
+  in.erase("verification");
+  const PointRecord p = point_from_json(in);
+  EXPECT_TRUE(std::isnan(p.metrics->mbu));
+  EXPECT_FALSE((*p.ranks)[0].host_thread);
+  EXPECT_EQ(to_json(p).dump(), in.dump());
+}
+
+TEST(ResultsRoundTrip, MissingRequiredFieldIsBadInput) {
+  oj in = golden("results_run.json")["points"][0];
+  in["params"].erase("batch");
+  EXPECT_THROW(point_from_json(in), BadInput);
+  in = golden("results_run.json")["points"][0];
+  in["status"] = "fine";
+  EXPECT_THROW(point_from_json(in), BadInput);
+}
+
+TEST(ResultsRoundTrip, ParamsIdentityDropsLayersOnlyWhenAsked) {
+  const PointParams p = point_from_json(golden("results_run.json")["points"][0]).params;
+  EXPECT_TRUE(params_identity_json(p, true).contains("layers"));
+  EXPECT_FALSE(params_identity_json(p, false).contains("layers"));
+  EXPECT_EQ(to_json(params_from_json(to_json(p))).dump(), to_json(p).dump());
+}
+
+}  // namespace
+}  // namespace tpb
