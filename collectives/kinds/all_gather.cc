@@ -1,5 +1,6 @@
 // all_gather: every rank ends with all ranks' blocks, rank q's block at position q.
 #include "collectives/kinds/coll_kind.h"
+#include "collectives/kinds/kind_parts.h"
 #include "collectives/kinds/verify_fill.h"
 #include "collectives/mpi/mpi_check.h"
 
@@ -9,14 +10,8 @@ namespace {
 
 // S is the gathered total, joined from n equal blocks: round down to a multiple of n.
 CollElements elements(int64_t count, int n) {
-  const int64_t total = count - count % n;
+  const int64_t total = whole_blocks(count, n);
   return {total / n, total, total};
-}
-
-// Ring: each rank sends (n-1) chunks of S/n -> (n-1)/n.
-double bus_factor(int n) {
-  const double d = static_cast<double>(n);
-  return (d - 1.0) / d;
 }
 
 // In place, MPI_Allgather takes each rank's block from its own slot of the receive buffer.
@@ -40,15 +35,7 @@ void call_mpi(const CollMpiArgs& a, MPI_Request* req) {
 
 }  // namespace
 
-const CollKindInfo& all_gather_kind() {
-  static const CollKindInfo k{.kind = CollKind::all_gather,
-                              .name = "all_gather",
-                              .elements = elements,
-                              .bus_factor = bus_factor,
-                              .fill = fill,
-                              .expected = expected,
-                              .mpi = call_mpi};
-  return k;
-}
+constinit const CollKindInfo kAllGather{
+    CollKind::all_gather, "all_gather", elements, ring_block_factor, fill, expected, call_mpi};
 
 }  // namespace tpb

@@ -1,16 +1,12 @@
 // all_reduce: every rank ends with the elementwise reduction of all ranks' buffers.
 #include "collectives/kinds/coll_kind.h"
+#include "collectives/kinds/kind_parts.h"
 #include "collectives/kinds/verify_fill.h"
 #include "collectives/mpi/mpi_check.h"
 
 namespace tpb {
 
 namespace {
-
-// Each rank sends and receives all of S.
-CollElements elements(int64_t count, int /*n*/) {
-  return {count, count, count};
-}
 
 // Reduce-scatter then all-gather on a ring: 2(n-1) chunks of S/n per rank -> 2(n-1)/n.
 double bus_factor(int n) {
@@ -33,15 +29,8 @@ void call_mpi(const CollMpiArgs& a, MPI_Request* req) {
 
 }  // namespace
 
-const CollKindInfo& all_reduce_kind() {
-  static const CollKindInfo k{.kind = CollKind::all_reduce,
-                              .name = "all_reduce",
-                              .elements = elements,
-                              .bus_factor = bus_factor,
-                              .fill = fill_own_input,
-                              .expected = expected,
-                              .mpi = call_mpi};
-  return k;
-}
+constinit const CollKindInfo kAllReduce{
+    CollKind::all_reduce, "all_reduce", whole_message, bus_factor,
+    fill_own_input,       expected,     call_mpi};
 
 }  // namespace tpb

@@ -1,20 +1,12 @@
 // broadcast: every rank ends with the root's buffer.
 #include "collectives/kinds/coll_kind.h"
+#include "collectives/kinds/kind_parts.h"
 #include "collectives/kinds/verify_fill.h"
 #include "collectives/mpi/mpi_check.h"
 
 namespace tpb {
 
 namespace {
-
-CollElements elements(int64_t count, int /*n*/) {
-  return {count, count, count};
-}
-
-// Pipelined, every link carries S once -> 1.
-double bus_factor(int /*n*/) {
-  return 1.0;
-}
 
 // Only the root holds input; the others' buffers stay zero until the call writes them.
 void fill(const CollVerify& v, float* send, float* recv) {
@@ -34,16 +26,8 @@ void call_mpi(const CollMpiArgs& a, MPI_Request* req) {
 
 }  // namespace
 
-const CollKindInfo& broadcast_kind() {
-  static const CollKindInfo k{.kind = CollKind::broadcast,
-                              .name = "broadcast",
-                              .elements = elements,
-                              .bus_factor = bus_factor,
-                              .fill = fill,
-                              .expected = expected,
-                              .mpi = call_mpi,
-                              .one_buffer = true};
-  return k;
-}
+constinit const CollKindInfo kBroadcast{
+    CollKind::broadcast,    "broadcast", whole_message, pipelined_factor, fill, expected, call_mpi,
+    CollBuffers::one_buffer};
 
 }  // namespace tpb

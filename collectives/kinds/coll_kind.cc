@@ -11,9 +11,8 @@ namespace tpb {
 namespace {
 
 const std::vector<const CollKindInfo*>& table() {
-  static const std::vector<const CollKindInfo*> t{&all_reduce_kind(), &reduce_scatter_kind(),
-                                                  &all_gather_kind(), &broadcast_kind(),
-                                                  &reduce_kind()};
+  static const std::vector<const CollKindInfo*> t{&kAllReduce, &kReduceScatter, &kAllGather,
+                                                  &kBroadcast, &kReduce};
   return t;
 }
 

@@ -49,6 +49,13 @@ struct CollMpiArgs {
   int recv_count() const { return static_cast<int>(counts.recv); }
 };
 
+// Where a kind's data lives on each rank.
+enum class CollBuffers {
+  send_and_recv,  // a send and a receive buffer; every rank's receive buffer is written
+  one_buffer,     // the MPI call has one buffer per rank: always in place
+  root_output,    // only the root's receive buffer is written
+};
+
 struct CollKindInfo {
   CollKind kind;
   const char* name;
@@ -63,16 +70,15 @@ struct CollKindInfo {
   float (*expected)(const CollVerify& v, int64_t j);
   // The call on host buffers: nonblocking into *req, or blocking when req is null.
   void (*mpi)(const CollMpiArgs& a, MPI_Request* req);
-  bool one_buffer = false;           // the MPI call has one buffer per rank: always in place
-  bool output_on_root_only = false;  // the other ranks' receive buffers are not written
+  CollBuffers buffers = CollBuffers::send_and_recv;
 };
 
-// The entries, one per file in this folder.
-const CollKindInfo& all_reduce_kind();
-const CollKindInfo& reduce_scatter_kind();
-const CollKindInfo& all_gather_kind();
-const CollKindInfo& broadcast_kind();
-const CollKindInfo& reduce_kind();
+// The entries, one per file in this folder; constant-initialized, so valid before main.
+extern const CollKindInfo kAllReduce;
+extern const CollKindInfo kReduceScatter;
+extern const CollKindInfo kAllGather;
+extern const CollKindInfo kBroadcast;
+extern const CollKindInfo kReduce;
 
 // The registry.
 const CollKindInfo& coll_kind_info(CollKind kind);

@@ -1,20 +1,12 @@
 // reduce: the root ends with the elementwise reduction of all ranks' buffers.
 #include "collectives/kinds/coll_kind.h"
+#include "collectives/kinds/kind_parts.h"
 #include "collectives/kinds/verify_fill.h"
 #include "collectives/mpi/mpi_check.h"
 
 namespace tpb {
 
 namespace {
-
-CollElements elements(int64_t count, int /*n*/) {
-  return {count, count, count};
-}
-
-// Pipelined, every link carries S once -> 1.
-double bus_factor(int /*n*/) {
-  return 1.0;
-}
 
 float expected(const CollVerify& v, int64_t j) {
   return reduced_value(v.op, v.n, j);
@@ -31,16 +23,8 @@ void call_mpi(const CollMpiArgs& a, MPI_Request* req) {
 
 }  // namespace
 
-const CollKindInfo& reduce_kind() {
-  static const CollKindInfo k{.kind = CollKind::reduce,
-                              .name = "reduce",
-                              .elements = elements,
-                              .bus_factor = bus_factor,
-                              .fill = fill_own_input,
-                              .expected = expected,
-                              .mpi = call_mpi,
-                              .output_on_root_only = true};
-  return k;
-}
+constinit const CollKindInfo kReduce{
+    CollKind::reduce, "reduce", whole_message, pipelined_factor,
+    fill_own_input,   expected, call_mpi,      CollBuffers::root_output};
 
 }  // namespace tpb

@@ -1,5 +1,6 @@
 // reduce_scatter: rank r ends with block r of the elementwise reduction of all ranks' buffers.
 #include "collectives/kinds/coll_kind.h"
+#include "collectives/kinds/kind_parts.h"
 #include "collectives/kinds/verify_fill.h"
 #include "collectives/mpi/mpi_check.h"
 
@@ -9,14 +10,8 @@ namespace {
 
 // S is the input total, split into n equal blocks: round down to a multiple of n.
 CollElements elements(int64_t count, int n) {
-  const int64_t total = count - count % n;
+  const int64_t total = whole_blocks(count, n);
   return {total, total / n, total};
-}
-
-// Ring: each rank sends (n-1) chunks of S/n -> (n-1)/n.
-double bus_factor(int n) {
-  const double d = static_cast<double>(n);
-  return (d - 1.0) / d;
 }
 
 float expected(const CollVerify& v, int64_t j) {
@@ -34,15 +29,8 @@ void call_mpi(const CollMpiArgs& a, MPI_Request* req) {
 
 }  // namespace
 
-const CollKindInfo& reduce_scatter_kind() {
-  static const CollKindInfo k{.kind = CollKind::reduce_scatter,
-                              .name = "reduce_scatter",
-                              .elements = elements,
-                              .bus_factor = bus_factor,
-                              .fill = fill_own_input,
-                              .expected = expected,
-                              .mpi = call_mpi};
-  return k;
-}
+constinit const CollKindInfo kReduceScatter{
+    CollKind::reduce_scatter, "reduce_scatter", elements, ring_block_factor,
+    fill_own_input,           expected,         call_mpi};
 
 }  // namespace tpb

@@ -62,7 +62,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
     s.inplace = true;  // the interface reduces in place
     if (s.baseline) throw BadInput("--baseline: the plain loop is MPI on host buffers only");
   }
-  if (coll_kind_info(s.kind).one_buffer) s.inplace = true;
+  if (coll_kind_info(s.kind).buffers == CollBuffers::one_buffer) s.inplace = true;
   if (lo < 1 || hi < lo)
     throw BadInput("--minbytes/--maxbytes: need 1 <= minbytes <= maxbytes (got " +
                    std::to_string(lo) + ", " + std::to_string(hi) + ")");

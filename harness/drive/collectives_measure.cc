@@ -79,7 +79,7 @@ class MeasuredCall {
   // Elements of this rank's output that differ from the exact answer.
   int64_t count_wrong() {
     dev_.download(h_recv_.data(), d_recv_.get(), h_recv_.size(), s_.dtype);
-    if (kind_.output_on_root_only && w_.rank != s_.root) return 0;
+    if (kind_.buffers == CollBuffers::root_output && w_.rank != s_.root) return 0;
     int64_t wrong = 0;
     for (int64_t j = 0; j < verify_.counts.recv; ++j)
       wrong += h_recv_[j] != kind_.expected(verify_, j) ? 1 : 0;

@@ -44,7 +44,7 @@ std::vector<CollRankResult> gather_results(const World& w, const CollRankResult&
 }  // namespace
 
 int verb_collectives(const CliResult& cli, const World& w) {
-  CollSweepSpec s;
+  CollectivesSpec s;
   std::unique_ptr<Device> dev;
   agree(w.comm, [&] {
     s = resolve_coll_spec(cli.config, w.size, default_config_dir());
@@ -74,7 +74,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
     std::cout << coll_table_header(s, w.size) << std::flush;
   }
   std::vector<std::string> hosts = gather_strings(w.comm, w.host, 0);
-  auto coll = make_sweep_collective(s, w, *dev);
+  auto coll = make_measured_collective(s, w, *dev);
   std::vector<nlohmann::ordered_json> points;
   int64_t last_bytes = -1;
   for (int64_t size : s.sizes) {
