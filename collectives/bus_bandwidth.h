@@ -3,14 +3,12 @@
 // busbw = algbw * factor(n), where algbw = S / t and S is the size nccl-tests reports for the
 // operation (for all_gather the gathered total, for reduce_scatter the input total).
 #pragma once
-#include <string>
-#include <vector>
+#include "collectives/kinds/coll_kind.h"
 
 namespace tpb {
 
-enum class CollKind { all_reduce, reduce_scatter, all_gather, broadcast, reduce };
-
-// The factor for n ranks. Derivations (a ring on n ranks, per rank and per link):
+// The factor for n ranks; each kind's entry (collectives/kinds/) holds its formula.
+// Derivations (a ring on n ranks, per rank and per link):
 //  all_reduce:     reduce-scatter then all-gather: each rank sends 2(n-1) chunks of S/n
 //                  -> 2(n-1)/n
 //  reduce_scatter: each rank sends (n-1) chunks of S/n -> (n-1)/n
@@ -19,10 +17,5 @@ enum class CollKind { all_reduce, reduce_scatter, all_gather, broadcast, reduce 
 //  reduce:         pipelined, every link carries S once -> 1
 // A single rank moves nothing over a bus; its factor is 0 (nccl-tests prints 0 too).
 double bus_factor(CollKind kind, int n);
-
-const char* coll_kind_name(CollKind kind);
-// Throws BadInput naming `field` for an unknown name.
-CollKind parse_coll_kind(const std::string& name, const std::string& field);
-const std::vector<CollKind>& all_coll_kinds();
 
 }  // namespace tpb

@@ -1,5 +1,5 @@
 // The Collective interface: the TP group's communication, passed explicitly (no globals).
-// Implementations: MPI (collectives/mpi_collective), NCCL (collectives/nccl_collective).
+// Implementations: MPI (collectives/mpi/mpi_collective), NCCL (collectives/nccl/nccl_collective).
 // Stamping enter/exit is the step driver's job (Device::mark around the call), so device-side
 // backends stamp on the stream where the collective really runs.
 #pragma once

@@ -1,4 +1,4 @@
-// Validation of `tpbench collectives` options and nccl-tests' size arithmetic.
+// Validation of `tpbench collectives` options.
 #include "harness/config/collectives_spec.h"
 
 #include <algorithm>
@@ -21,10 +21,10 @@ int64_t size_field(ConfigFields& f, const nlohmann::json& cfg, const std::string
 
 }  // namespace
 
-CollSweepSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
-                                const std::string& default_config_dir) {
+CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
+                                  const std::string& default_config_dir) {
   ConfigFields f(cfg);
-  CollSweepSpec s;
+  CollectivesSpec s;
   s.config_dir = f.str("config_dir", default_config_dir);
   s.backend = f.choice("backend", "cpu", {"cpu", "cuda"});
   s.collective = f.choice("collective", s.backend == "cuda" ? "nccl" : "mpi", {"mpi", "nccl"});
@@ -62,7 +62,7 @@ CollSweepSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
     s.inplace = true;  // the interface reduces in place
     if (s.baseline) throw BadInput("--baseline: the plain loop is MPI on host buffers only");
   }
-  if (s.kind == CollKind::broadcast) s.inplace = true;  // MPI_Bcast has one buffer per rank
+  if (coll_kind_info(s.kind).buffers == CollBuffers::one_buffer) s.inplace = true;
   if (lo < 1 || hi < lo)
     throw BadInput("--minbytes/--maxbytes: need 1 <= minbytes <= maxbytes (got " +
                    std::to_string(lo) + ", " + std::to_string(hi) + ")");
@@ -79,7 +79,7 @@ CollSweepSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   return s;
 }
 
-nlohmann::ordered_json coll_spec_to_json(const CollSweepSpec& s) {
+nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
   nlohmann::ordered_json j;
   j["kind"] = coll_kind_name(s.kind);
   j["op"] = s.op;
@@ -98,32 +98,6 @@ nlohmann::ordered_json coll_spec_to_json(const CollSweepSpec& s) {
   j["out"] = s.out;
   j["config_dir"] = s.config_dir;
   return j;
-}
-
-CollCounts coll_counts(CollKind kind, int64_t bytes, DType t, int n) {
-  const auto e = static_cast<int64_t>(dtype_bytes(t));
-  CollCounts c;
-  int64_t count = bytes / e;
-  // reduce_scatter splits and all_gather joins n equal blocks: round down to a multiple of n.
-  if (kind == CollKind::reduce_scatter || kind == CollKind::all_gather) count -= count % n;
-  if (count == 0) return c;
-  c.bytes = count * e;
-  switch (kind) {
-    case CollKind::all_reduce:
-    case CollKind::broadcast:
-    case CollKind::reduce:
-      c.send = c.recv = count;
-      break;
-    case CollKind::reduce_scatter:
-      c.send = count;
-      c.recv = count / n;
-      break;
-    case CollKind::all_gather:
-      c.send = count / n;
-      c.recv = count;
-      break;
-  }
-  return c;
 }
 
 }  // namespace tpb

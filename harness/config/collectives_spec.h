@@ -1,5 +1,5 @@
-// `tpbench collectives` options, validated, and nccl-tests' size arithmetic (elements per
-// buffer for a message size of each collective kind on n ranks).
+// `tpbench collectives` options, validated. The size arithmetic per kind (coll_counts) is in
+// collectives/kinds/coll_kind.h.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -11,7 +11,7 @@
 
 namespace tpb {
 
-struct CollSweepSpec {
+struct CollectivesSpec {
   CollKind kind = CollKind::all_reduce;
   std::string op = "sum";  // sum | max | min
   DType dtype = DType::fp32;
@@ -28,17 +28,12 @@ struct CollSweepSpec {
   std::string out, config_dir;
 };
 
-// Validates the flat config; throws BadInput naming the flag.
-CollSweepSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
-                                const std::string& default_config_dir);
-nlohmann::ordered_json coll_spec_to_json(const CollSweepSpec& s);
+// The name harness/verbs/calibrate.cc still spells; it goes when calibrate says CollectivesSpec.
+using CollSweepSpec = CollectivesSpec;
 
-// Elements per rank buffer for `bytes` of `kind` on n ranks: nccl-tests' rounding (down to a
-// multiple of n elements for the scatter/gather kinds). 0 = too small to run.
-struct CollCounts {
-  int64_t send = 0, recv = 0;  // elements in this rank's send and receive buffers
-  int64_t bytes = 0;           // the size S reported and used for algbw
-};
-CollCounts coll_counts(CollKind kind, int64_t bytes, DType t, int n);
+// Validates the flat config; throws BadInput naming the flag.
+CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
+                                  const std::string& default_config_dir);
+nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s);
 
 }  // namespace tpb

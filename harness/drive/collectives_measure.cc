@@ -1,12 +1,11 @@
-// Measurement of one message size. Inputs are verifiable (nccl-tests' idea): rank r's element
-// i is a small integer v(r, i) in 1..13, so sums over up to 1290 ranks stay exact in fp32 and
-// bf16 holds them too at small n; every expected output is computed exactly on the host.
+// Measurement of one message size: buffers filled with the kind's verification input
+// (collectives/kinds/verify_fill.h), the timed loop on synced clocks, the optional plain MPI
+// loop, and one verification call on fresh inputs.
 #include "harness/drive/collectives_measure.h"
 
 #include <mpi.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 
 #include "collectives/mpi/mpi_check.h"
@@ -15,161 +14,114 @@
 #include "harness/config/run_spec.h"
 #include "harness/mpi/clock_sync.h"
 #include "layers/base/host_clock.h"
-#include "layers/cpu/cpu_device.h"
 
 namespace tpb {
 
 namespace {
 
-float pattern(int r, int64_t i) {
-  return static_cast<float>((i * 7 + r * 3) % 13 + 1);
-}
-
-float reduce_over(const std::string& op, int n, int64_t i) {
-  float acc = pattern(0, i);
-  for (int q = 1; q < n; ++q) {
-    const float v = pattern(q, i);
-    acc = op == "sum" ? acc + v : op == "max" ? std::max(acc, v) : std::min(acc, v);
-  }
-  return acc;
-}
-
 MPI_Op mpi_op(const std::string& op) {
   return op == "sum" ? MPI_SUM : op == "max" ? MPI_MAX : MPI_MIN;
 }
 
-// Host images of the buffers before the call: input where the kind and placement put it,
-// the rest zero (no pattern value is 0, so an unwritten output element counts as wrong).
-void fill_inputs(const CollSweepSpec& s, const CollCounts& c, int r, std::vector<float>& send,
-                 std::vector<float>& recv) {
-  std::fill(send.begin(), send.end(), 0.0f);
-  std::fill(recv.begin(), recv.end(), 0.0f);
-  const bool bcast = s.kind == CollKind::broadcast;
-  if (bcast && r != s.root) return;
-  std::vector<float>& in = s.inplace ? recv : send;
-  const int64_t base = s.inplace && s.kind == CollKind::all_gather ? r * c.send : 0;
-  for (int64_t i = 0; i < c.send; ++i) in[base + i] = pattern(bcast ? s.root : r, i);
-}
+// One size's buffers (host images and device copies) and what is done with them: fill, call,
+// barrier and check. The call goes through the Collective when there is one, else through the
+// kind's MPI call on the host buffers.
+class MeasuredCall {
+ public:
+  MeasuredCall(const CollectivesSpec& s, const CollCounts& c, const World& w, Device& dev,
+               Collective* coll)
+      : s_(s),
+        kind_(coll_kind_info(s.kind)),
+        w_(w),
+        dev_(dev),
+        coll_(coll),
+        verify_{.op = s.op,
+                .root = s.root,
+                .rank = w.rank,
+                .n = w.size,
+                .inplace = s.inplace,
+                .counts = c},
+        // In-place reduce_scatter reads all n blocks from the receive buffer.
+        h_send_(static_cast<std::size_t>(c.send)),
+        h_recv_(static_cast<std::size_t>(std::max(c.recv, s.inplace ? c.send : int64_t{0}))),
+        d_send_(dev.alloc(h_send_.size() * dtype_bytes(s.dtype))),
+        d_recv_(dev.alloc(h_recv_.size() * dtype_bytes(s.dtype))) {}
 
-// Elements of this rank's output that differ from the exact answer.
-int64_t count_wrong(const CollSweepSpec& s, const CollCounts& c, int r, int n,
-                    const std::vector<float>& recv) {
-  int64_t wrong = 0;
-  auto want = [&](int64_t j) -> float {
-    switch (s.kind) {
-      case CollKind::all_reduce:
-      case CollKind::reduce:
-        return reduce_over(s.op, n, j);
-      case CollKind::reduce_scatter:
-        return reduce_over(s.op, n, r * c.recv + j);
-      case CollKind::all_gather:
-        return pattern(static_cast<int>(j / (c.recv / n)), j % (c.recv / n));
-      case CollKind::broadcast:
-        return pattern(s.root, j);
-    }
-    return 0;
-  };
-  if (s.kind == CollKind::reduce && r != s.root) return 0;  // only the root receives
-  for (int64_t j = 0; j < c.recv; ++j) wrong += recv[j] != want(j) ? 1 : 0;
-  return wrong;
-}
+  // Fresh verification inputs; everything the kind does not fill is zero.
+  void upload() {
+    std::fill(h_send_.begin(), h_send_.end(), 0.0f);
+    std::fill(h_recv_.begin(), h_recv_.end(), 0.0f);
+    kind_.fill(verify_, h_send_.data(), h_recv_.data());
+    dev_.upload(d_send_.get(), h_send_.data(), h_send_.size(), s_.dtype);
+    dev_.upload(d_recv_.get(), h_recv_.data(), h_recv_.size(), s_.dtype);
+  }
 
-// One nonblocking MPI call on host buffers, polled with the timeout like the TP collective.
-void mpi_call(const CollSweepSpec& s, const CollCounts& c, void* send, void* recv, MPI_Comm comm,
-              int r, bool blocking) {
-  const int sc = static_cast<int>(c.send), rc = static_cast<int>(c.recv);
-  const MPI_Op op = mpi_op(s.op);
-  const void* sb = s.inplace ? MPI_IN_PLACE : send;
-  MPI_Request req = MPI_REQUEST_NULL;
-  switch (s.kind) {
-    case CollKind::all_reduce:
-      if (blocking)
-        TPB_MPI_CHECK(MPI_Allreduce(sb, recv, rc, MPI_FLOAT, op, comm));
-      else
-        TPB_MPI_CHECK(MPI_Iallreduce(sb, recv, rc, MPI_FLOAT, op, comm, &req));
-      break;
-    case CollKind::reduce_scatter:
-      if (blocking)
-        TPB_MPI_CHECK(MPI_Reduce_scatter_block(sb, recv, rc, MPI_FLOAT, op, comm));
-      else
-        TPB_MPI_CHECK(MPI_Ireduce_scatter_block(sb, recv, rc, MPI_FLOAT, op, comm, &req));
-      break;
-    case CollKind::all_gather:
-      if (blocking)
-        TPB_MPI_CHECK(MPI_Allgather(sb, sc, MPI_FLOAT, recv, sc, MPI_FLOAT, comm));
-      else
-        TPB_MPI_CHECK(MPI_Iallgather(sb, sc, MPI_FLOAT, recv, sc, MPI_FLOAT, comm, &req));
-      break;
-    case CollKind::broadcast:
-      if (blocking)
-        TPB_MPI_CHECK(MPI_Bcast(recv, rc, MPI_FLOAT, s.root, comm));
-      else
-        TPB_MPI_CHECK(MPI_Ibcast(recv, rc, MPI_FLOAT, s.root, comm, &req));
-      break;
-    case CollKind::reduce: {
-      // In place, only the root passes MPI_IN_PLACE; the others send from their one buffer.
-      const void* rsb = s.inplace ? (r == s.root ? MPI_IN_PLACE : recv) : send;
-      if (blocking)
-        TPB_MPI_CHECK(MPI_Reduce(rsb, recv, rc, MPI_FLOAT, op, s.root, comm));
-      else
-        TPB_MPI_CHECK(MPI_Ireduce(rsb, recv, rc, MPI_FLOAT, op, s.root, comm, &req));
-      break;
+  // The call as timed: nonblocking MPI polled with the timeout, like the TP collective.
+  void call() {
+    if (coll_ == nullptr) {
+      MPI_Request req = MPI_REQUEST_NULL;
+      kind_.mpi(mpi_args(), &req);
+      wait_or_timeout(req, s_.timeout_s, "collectives sweep");
+    } else {
+      coll_->all_reduce(d_recv_.get(), static_cast<std::size_t>(verify_.counts.recv), s_.dtype);
     }
   }
-  if (!blocking) wait_or_timeout(req, s.timeout_s, "collectives sweep");
-}
 
-}  // namespace
+  void blocking_mpi_call() { kind_.mpi(mpi_args(), nullptr); }
 
-std::unique_ptr<Collective> make_sweep_collective(const CollSweepSpec& s, const World& w,
-                                                  Device& dev) {
-  if (s.collective == "mpi" && s.backend == "cpu") return nullptr;  // direct MPI calls
-  RunSpec rs;
-  rs.backend = s.backend;
-  rs.collective = s.collective;
-  rs.collective_timeout_s = s.timeout_s;
-  return make_collective(rs, w.comm, dev);
-}
-
-CollRankResult measure_collective(const CollSweepSpec& s, const CollCounts& c, const World& w,
-                                  Device& dev, Collective* coll) {
-  const bool direct = coll == nullptr;
-  const int r = w.rank, n = w.size;
-  // In-place reduce_scatter reads all n blocks from the receive buffer.
-  const int64_t recv_n = std::max(c.recv, s.inplace ? c.send : int64_t{0});
-  std::vector<float> h_send(static_cast<std::size_t>(c.send)),
-      h_recv(static_cast<std::size_t>(recv_n));
-  DeviceBuffer d_send = dev.alloc(static_cast<std::size_t>(c.send) * dtype_bytes(s.dtype));
-  DeviceBuffer d_recv = dev.alloc(static_cast<std::size_t>(recv_n) * dtype_bytes(s.dtype));
-  auto upload = [&] {
-    fill_inputs(s, c, r, h_send, h_recv);
-    dev.upload(d_send.get(), h_send.data(), h_send.size(), s.dtype);
-    dev.upload(d_recv.get(), h_recv.data(), h_recv.size(), s.dtype);
-  };
-  auto call = [&] {
-    if (direct)
-      mpi_call(s, c, d_send.get(), d_recv.get(), w.comm, r, false);
+  void barrier() {
+    if (coll_)
+      coll_->barrier();
     else
-      coll->all_reduce(d_recv.get(), static_cast<std::size_t>(c.recv), s.dtype);
-  };
-  auto barrier = [&] {
-    if (coll)
-      coll->barrier();
-    else
-      TPB_MPI_CHECK(MPI_Barrier(w.comm));
-  };
+      TPB_MPI_CHECK(MPI_Barrier(w_.comm));
+  }
 
-  upload();
-  CollRankResult out;
+  // Elements of this rank's output that differ from the exact answer.
+  int64_t count_wrong() {
+    dev_.download(h_recv_.data(), d_recv_.get(), h_recv_.size(), s_.dtype);
+    if (kind_.buffers == CollBuffers::root_output && w_.rank != s_.root) return 0;
+    int64_t wrong = 0;
+    for (int64_t j = 0; j < verify_.counts.recv; ++j)
+      wrong += h_recv_[j] != kind_.expected(verify_, j) ? 1 : 0;
+    return wrong;
+  }
+
+ private:
+  CollMpiArgs mpi_args() {
+    return {.send = d_send_.get(),
+            .recv = d_recv_.get(),
+            .counts = verify_.counts,
+            .type = MPI_FLOAT,
+            .op = mpi_op(s_.op),
+            .root = s_.root,
+            .rank = w_.rank,
+            .inplace = s_.inplace,
+            .comm = w_.comm};
+  }
+
+  const CollectivesSpec& s_;
+  const CollKindInfo& kind_;
+  const World& w_;
+  Device& dev_;
+  Collective* coll_;
+  const CollVerify verify_;
+  std::vector<float> h_send_, h_recv_;
+  DeviceBuffer d_send_, d_recv_;
+};
+
+// Warm-up, then the stamped iterations between two clock measurements; the stamps land in
+// `out` on the synced clock, with the own-clock loop mean and the clock's error terms.
+void timed_loop(const CollectivesSpec& s, const World& w, Device& dev, MeasuredCall& m,
+                CollRankResult& out) {
   ClockModel clock;
   clock.start = measure_offset(w.comm, now_s, s.sync_rounds);
-  for (int i = 0; i < s.warmup; ++i) call();
+  for (int i = 0; i < s.warmup; ++i) m.call();
   dev.synchronize();
-  barrier();
+  m.barrier();
   Timeline tl(dev, static_cast<std::size_t>(s.iters));
   for (int i = 0; i < s.iters; ++i) {
     const std::size_t k = tl.open(Op::allreduce_attn, 0, i);
-    call();
+    m.call();
     tl.close(k);
   }
   dev.synchronize();
@@ -183,23 +135,42 @@ CollRankResult measure_collective(const CollSweepSpec& s, const CollCounts& c, c
   out.offset_s = clock.start.offset_s;
   out.uncertainty_s = std::max(clock.start.uncertainty_s, clock.end.uncertainty_s);
   out.drift_ppm = clock.drift() * 1e6;
+}
 
-  if (s.baseline) {
-    // The plain loop: blocking calls, no stamps, MPI_Wtime around the loop, so the harness's
-    // own overhead (polling, stamping) shows up as the ratio between the two.
-    TPB_MPI_CHECK(MPI_Barrier(w.comm));
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < s.iters; ++i) mpi_call(s, c, d_send.get(), d_recv.get(), w.comm, r, true);
-    out.baseline_s = (MPI_Wtime() - t0) / s.iters;
-  }
+// The plain loop: blocking calls, no stamps, MPI_Wtime around the loop, so the harness's own
+// overhead (polling, stamping) shows up as the ratio between the two.
+double baseline_loop(const CollectivesSpec& s, const World& w, MeasuredCall& m) {
+  TPB_MPI_CHECK(MPI_Barrier(w.comm));
+  const double t0 = MPI_Wtime();
+  for (int i = 0; i < s.iters; ++i) m.blocking_mpi_call();
+  return (MPI_Wtime() - t0) / s.iters;
+}
 
+}  // namespace
+
+std::unique_ptr<Collective> make_measured_collective(const CollectivesSpec& s, const World& w,
+                                                     Device& dev) {
+  if (s.collective == "mpi" && s.backend == "cpu") return nullptr;  // direct MPI calls
+  RunSpec rs;
+  rs.backend = s.backend;
+  rs.collective = s.collective;
+  rs.collective_timeout_s = s.timeout_s;
+  return make_collective(rs, w.comm, dev);
+}
+
+CollRankResult measure_collective(const CollectivesSpec& s, const CollCounts& c, const World& w,
+                                  Device& dev, Collective* coll) {
+  MeasuredCall m(s, c, w, dev, coll);
+  m.upload();
+  CollRankResult out;
+  timed_loop(s, w, dev, m, out);
+  if (s.baseline) out.baseline_s = baseline_loop(s, w, m);
   // Verification on fresh inputs: the timed iterations may have reduced in place many times.
-  upload();
-  barrier();
-  call();
+  m.upload();
+  m.barrier();
+  m.call();
   dev.synchronize();
-  dev.download(h_recv.data(), d_recv.get(), h_recv.size(), s.dtype);
-  out.wrong = count_wrong(s, c, r, n, h_recv);
+  out.wrong = m.count_wrong();
   return out;
 }
 

@@ -31,14 +31,21 @@
 
 namespace tpb {
 
-// The Collective the sweep measures through, made once (an NCCL communicator is expensive), or
-// null for the direct MPI path on host buffers. Collective over `w`.
-std::unique_ptr<Collective> make_sweep_collective(const CollSweepSpec& s, const World& w,
-                                                  Device& dev);
+// The Collective the measurement goes through, made once for all sizes (an NCCL communicator
+// is expensive), or null for the direct MPI path on host buffers. Collective over `w`.
+std::unique_ptr<Collective> make_measured_collective(const CollectivesSpec& s, const World& w,
+                                                     Device& dev);
+
+// The name harness/verbs/calibrate.cc still spells; it goes when calibrate says
+// make_measured_collective.
+inline std::unique_ptr<Collective> make_sweep_collective(const CollectivesSpec& s, const World& w,
+                                                         Device& dev) {
+  return make_measured_collective(s, w, dev);
+}
 
 // Collective over `w`: measures one size. `dev` holds the buffers; `coll` is
-// make_sweep_collective's result.
-CollRankResult measure_collective(const CollSweepSpec& s, const CollCounts& c, const World& w,
+// make_measured_collective's result.
+CollRankResult measure_collective(const CollectivesSpec& s, const CollCounts& c, const World& w,
                                   Device& dev, Collective* coll);
 
 }  // namespace tpb

@@ -1,6 +1,6 @@
-// Collective sweep records. Skew, wait, transfer and arrived_last come from harness/analysis
-// with each timed iteration as one collective instance, so they mean exactly what they mean
-// for the TP step's all-reduces (ARCHITECTURE.md "Metric definitions").
+// `tpbench collectives` records and console rows. Skew, wait, transfer and arrived_last come from
+// harness/analysis with each timed iteration as one collective instance, so they mean exactly what
+// they mean for the TP step's all-reduces (ARCHITECTURE.md "Metric definitions").
 #include "harness/report/collectives_table.h"
 
 #include <fmt/format.h>
@@ -26,91 +26,117 @@ oj time_json(const Summary& s, double mean) {
             {"max", s.max}, {"iter_mean", s.mean}, {"n", s.n}};
 }
 
-}  // namespace
+// Per iteration, on the synced clock: the first rank's enter and the span from it to the last
+// rank's exit.
+struct IterationSpans {
+  std::vector<double> first, span;
+};
 
-oj coll_point_json(const CollSweepSpec& s, const CollCounts& c,
-                   const std::vector<CollRankResult>& ranks,
-                   const std::vector<std::string>& hosts) {
-  const int n = static_cast<int>(ranks.size());
-  // Per-iteration span (first enter .. last exit) and each rank's arrival lag behind the first.
+IterationSpans iteration_spans(const std::vector<CollRankResult>& ranks) {
   const std::size_t iters = ranks[0].iters.size();
-  std::vector<double> span(iters), first(iters, std::numeric_limits<double>::infinity());
+  IterationSpans x{std::vector<double>(iters, std::numeric_limits<double>::infinity()),
+                   std::vector<double>(iters)};
   std::vector<double> last_exit(iters, -std::numeric_limits<double>::infinity());
   for (const auto& r : ranks)
     for (std::size_t i = 0; i < iters; ++i) {
-      first[i] = std::min(first[i], r.iters[i].t0);
+      x.first[i] = std::min(x.first[i], r.iters[i].t0);
       last_exit[i] = std::max(last_exit[i], r.iters[i].t1);
     }
-  for (std::size_t i = 0; i < iters; ++i) span[i] = last_exit[i] - first[i];
+  for (std::size_t i = 0; i < iters; ++i) x.span[i] = last_exit[i] - x.first[i];
+  return x;
+}
 
-  AnalysisInput in;
-  double mean = 0, base = 0, unc = 0, max_off = 0, drift = 0;
+// The size's figures over ranks: the slowest rank bounds the time, the worst clock bounds the
+// sync, and wrong values add up.
+struct OverRanks {
+  double mean = 0, baseline = 0, uncertainty = 0, max_offset = 0, drift = 0;
   int64_t wrong = 0;
-  for (int r = 0; r < n; ++r) {
+};
+
+OverRanks over_ranks(const std::vector<CollRankResult>& ranks) {
+  OverRanks o;
+  for (const auto& r : ranks) {
+    o.mean = std::max(o.mean, r.loop_s);
+    o.baseline = std::max(o.baseline, r.baseline_s);
+    o.uncertainty = std::max(o.uncertainty, r.uncertainty_s);
+    o.max_offset = std::max(o.max_offset, std::abs(r.offset_s));
+    o.drift = std::max(o.drift, std::abs(r.drift_ppm));
+    o.wrong += r.wrong;
+  }
+  return o;
+}
+
+// Each timed iteration is one collective instance of harness/analysis.
+PointAnalysis analyze_iterations(const std::vector<CollRankResult>& ranks, double uncertainty) {
+  AnalysisInput in;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
     RankTrace t;
-    t.rank = r;
-    t.group_rank = r;
+    t.rank = static_cast<int>(r);
+    t.group_rank = static_cast<int>(r);
     t.segs = ranks[r].iters;
     in.ranks.push_back(std::move(t));
-    mean = std::max(mean, ranks[r].loop_s);
-    base = std::max(base, ranks[r].baseline_s);
-    unc = std::max(unc, ranks[r].uncertainty_s);
-    max_off = std::max(max_off, std::abs(ranks[r].offset_s));
-    drift = std::max(drift, std::abs(ranks[r].drift_ppm));
-    wrong += ranks[r].wrong;
   }
-  in.clock_uncertainty_s = unc;
-  const PointAnalysis a = analyze(in);
+  in.clock_uncertainty_s = uncertainty;
+  return analyze(in);
+}
 
-  oj p;
-  p["params"] = {{"kind", coll_kind_name(s.kind)},
-                 {"op", s.op},
-                 {"dtype", dtype_name(s.dtype)},
-                 {"bytes", c.bytes},
-                 {"count", c.recv},
-                 {"ranks", n},
-                 {"inplace", s.inplace},
-                 {"root", s.root},
-                 {"collective", s.collective},
-                 {"backend", s.backend},
-                 {"topology", s.topology},
-                 {"iters", s.iters},
-                 {"warmup_iters", s.warmup}};
-  p["status"] = "ok";
-  p["reason"] = "";
+oj params_json(const CollectivesSpec& s, const CollCounts& c, int n) {
+  return {{"kind", coll_kind_name(s.kind)},
+          {"op", s.op},
+          {"dtype", dtype_name(s.dtype)},
+          {"bytes", c.bytes},
+          {"count", c.recv},
+          {"ranks", n},
+          {"inplace", s.inplace},
+          {"root", s.root},
+          {"collective", s.collective},
+          {"backend", s.backend},
+          {"topology", s.topology},
+          {"iters", s.iters},
+          {"warmup_iters", s.warmup}};
+}
+
+oj metrics_json(const CollectivesSpec& s, const CollCounts& c, int n,
+                const std::vector<double>& span, const OverRanks& o) {
   const double factor = bus_factor(s.kind, n);
-  const double algbw = mean > 0 ? static_cast<double>(c.bytes) / mean / 1e9 : 0;
+  const double algbw = o.mean > 0 ? static_cast<double>(c.bytes) / o.mean / 1e9 : 0;
   oj m;
-  m["time_s"] = time_json(summarize(span), mean);
+  m["time_s"] = time_json(summarize(span), o.mean);
   m["algbw_GBps"] = algbw;
   m["busbw_GBps"] = algbw * factor;
   m["busbw_factor"] = factor;
-  m["wrong"] = wrong;
+  m["wrong"] = o.wrong;
   m["definitions"] = {
       {"time_s.mean", "max over ranks of (last exit - first enter) / iters, own clock"},
       {"time_s.p50/p99", "per iteration: last rank's exit - first rank's enter, synced clock"},
       {"algbw_GBps", "bytes / time_s.mean / 1e9"},
       {"busbw_GBps", "algbw_GBps * busbw_factor (nccl-tests PERFORMANCE.md)"}};
   if (s.baseline)
-    m["baseline"] = {{"time_s", base},
-                     {"ratio", base > 0 ? mean / base : 0},
+    m["baseline"] = {{"time_s", o.baseline},
+                     {"ratio", o.baseline > 0 ? o.mean / o.baseline : 0},
                      {"what", "plain blocking MPI loop, MPI_Wtime around it, max over ranks"}};
-  p["metrics"] = m;
-  const auto& cs = a.collectives;
-  p["collectives"] = {
-      {"count", cs.count},
-      {"skew_s", {{"p50", cs.skew.p50}, {"p95", cs.skew.p95}, {"max", cs.skew.max}}},
-      {"wait_fraction", cs.wait_fraction},
-      {"wait_s_total", cs.wait_s_total},
-      {"transfer_s_total", cs.transfer_s_total}};
+  return m;
+}
+
+oj collectives_json(const CollectiveSummary& cs) {
+  return {{"count", cs.count},
+          {"skew_s", {{"p50", cs.skew.p50}, {"p95", cs.skew.p95}, {"max", cs.skew.max}}},
+          {"wait_fraction", cs.wait_fraction},
+          {"wait_s_total", cs.wait_s_total},
+          {"transfer_s_total", cs.transfer_s_total}};
+}
+
+// Per rank: its arrival lag behind the first rank, and its analysis figures.
+oj ranks_json(const std::vector<CollRankResult>& ranks, const std::vector<std::string>& hosts,
+              const std::vector<double>& first, const PointAnalysis& a) {
   oj rj = oj::array();
-  for (int r = 0; r < n; ++r) {
-    std::vector<double> lag(iters);
-    for (std::size_t i = 0; i < iters; ++i) lag[i] = ranks[r].iters[i].t0 - first[i];
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    std::vector<double> lag(first.size());
+    for (std::size_t i = 0; i < first.size(); ++i) lag[i] = ranks[r].iters[i].t0 - first[i];
     const Summary ls = summarize(lag);
     const RankMetrics& rm = a.ranks[r];
     rj.push_back(
-        {{"rank", r},
+        {{"rank", static_cast<int>(r)},
          {"host", hosts[r]},
          {"arrival_lag_s", {{"mean", ls.mean}, {"p50", ls.p50}, {"p95", ls.p95}, {"max", ls.max}}},
          {"wait_s", rm.wait_s},
@@ -120,19 +146,37 @@ oj coll_point_json(const CollSweepSpec& s, const CollCounts& c,
          {"time_s", ranks[r].loop_s},
          {"wrong", ranks[r].wrong}});
   }
-  p["ranks"] = rj;
+  return rj;
+}
+
+}  // namespace
+
+oj coll_point_json(const CollectivesSpec& s, const CollCounts& c,
+                   const std::vector<CollRankResult>& ranks,
+                   const std::vector<std::string>& hosts) {
+  const int n = static_cast<int>(ranks.size());
+  const IterationSpans it = iteration_spans(ranks);
+  const OverRanks o = over_ranks(ranks);
+  const PointAnalysis a = analyze_iterations(ranks, o.uncertainty);
+  oj p;
+  p["params"] = params_json(s, c, n);
+  p["status"] = "ok";
+  p["reason"] = "";
+  p["metrics"] = metrics_json(s, c, n, it.span, o);
+  p["collectives"] = collectives_json(a.collectives);
+  p["ranks"] = ranks_json(ranks, hosts, it.first, a);
   p["straggler"] = {{"rank", a.straggler.rank},
                     {"arrived_last_share", a.straggler.arrived_last_share}};
   p["clock_sync"] = {{"method", "ping-pong to rank 0, min-RTT sample, before and after the size"},
-                     {"max_offset_s", max_off},
-                     {"max_uncertainty_s", unc},
-                     {"drift_ppm", drift},
+                     {"max_offset_s", o.max_offset},
+                     {"max_uncertainty_s", o.uncertainty},
+                     {"drift_ppm", o.drift},
                      {"clock_condition_violations", a.clock_condition_violations}};
-  p["samples"] = {{"iter_time_s", span}, {"skew_s", cs.skew_s}};
+  p["samples"] = {{"iter_time_s", it.span}, {"skew_s", a.collectives.skew_s}};
   return p;
 }
 
-std::string coll_table_header(const CollSweepSpec& s, int n) {
+std::string coll_table_header(const CollectivesSpec& s, int n) {
   std::string h = fmt::format(
       "# tpbench collectives: {} op {} dtype {} on {} ranks, collective {} ({}), topology {}, "
       "{}, warmup {} iters {}\n",

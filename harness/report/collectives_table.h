@@ -14,11 +14,11 @@ namespace tpb {
 // metrics {time_s {mean, p50, p99, ...}, algbw_GBps, busbw_GBps, busbw_factor, wrong, ...},
 // collectives {skew_s, wait_fraction, ...}, ranks[] {arrival lag, wait, transfer,
 // arrived_last}, clock_sync and raw samples.
-nlohmann::ordered_json coll_point_json(const CollSweepSpec& s, const CollCounts& c,
+nlohmann::ordered_json coll_point_json(const CollectivesSpec& s, const CollCounts& c,
                                        const std::vector<CollRankResult>& ranks,
                                        const std::vector<std::string>& hosts);
 
-std::string coll_table_header(const CollSweepSpec& s, int n);
+std::string coll_table_header(const CollectivesSpec& s, int n);
 std::string coll_table_row(const nlohmann::ordered_json& point, bool baseline);
 
 // nccl-tests' closing lines: wrong values in all, and the mean busbw over sizes.

@@ -41,10 +41,43 @@ std::vector<CollRankResult> gather_results(const World& w, const CollRankResult&
   return all;
 }
 
+// Rank 0 (every rank collects the context): the results folder when --out is given, the
+// oversubscription warning and the table header.
+std::optional<ResultsWriter> open_results(const CliResult& cli, const World& w,
+                                          const CollectivesSpec& s, const Device& dev) {
+  auto context = collect_context(w, cli.argv, dev.caps());
+  std::optional<ResultsWriter> writer;
+  if (w.rank != 0) return writer;
+  context["topology"] = topology_context(s.topology, s.collective, s.config_dir);
+  if (!s.out.empty()) {
+    writer.emplace(s.out, context, coll_spec_to_json(s));
+    report_archive(*writer);
+  }
+  if (context["oversubscribed"].get<bool>())
+    std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+              << " ranks per core: timings are time-sliced\n";
+  std::cout << coll_table_header(s, w.size) << std::flush;
+  return writer;
+}
+
+// Rank 0: nccl-tests' closing lines, also as the results' summary section; returns the
+// number of wrong values.
+int64_t write_summary(const CollectivesSpec& s, const std::vector<nlohmann::ordered_json>& points,
+                      std::optional<ResultsWriter>& writer) {
+  const auto summary = coll_summary_json(points);
+  std::cout << coll_summary_text(summary);
+  if (writer) {
+    writer->set_section("collectives_summary", summary);
+    std::cout << "results: " << s.out << "/results.json\n";
+  }
+  std::cout << std::flush;
+  return summary["wrong_total"].get<int64_t>();
+}
+
 }  // namespace
 
 int verb_collectives(const CliResult& cli, const World& w) {
-  CollSweepSpec s;
+  CollectivesSpec s;
   std::unique_ptr<Device> dev;
   agree(w.comm, [&] {
     s = resolve_coll_spec(cli.config, w.size, default_config_dir());
@@ -60,21 +93,9 @@ int verb_collectives(const CliResult& cli, const World& w) {
       throw BadInput(std::string("--dtype: the ") + s.backend + " backend has no " +
                      dtype_name(s.dtype));
   });
-  auto context = collect_context(w, cli.argv, dev->caps());
-  std::optional<ResultsWriter> writer;
-  if (w.rank == 0) {
-    context["topology"] = topology_context(s.topology, s.collective, s.config_dir);
-    if (!s.out.empty()) {
-      writer.emplace(s.out, context, coll_spec_to_json(s));
-      report_archive(*writer);
-    }
-    if (context["oversubscribed"].get<bool>())
-      std::cerr << "warning: " << context["ranks_per_core"].get<double>()
-                << " ranks per core: timings are time-sliced\n";
-    std::cout << coll_table_header(s, w.size) << std::flush;
-  }
+  std::optional<ResultsWriter> writer = open_results(cli, w, s, *dev);
   std::vector<std::string> hosts = gather_strings(w.comm, w.host, 0);
-  auto coll = make_sweep_collective(s, w, *dev);
+  auto coll = make_measured_collective(s, w, *dev);
   std::vector<nlohmann::ordered_json> points;
   int64_t last_bytes = -1;
   for (int64_t size : s.sizes) {
@@ -89,17 +110,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
     std::cout << coll_table_row(points.back(), s.baseline) << std::flush;
     if (writer) writer->add_point(points.back());
   }
-  int64_t wrong = 0;
-  if (w.rank == 0) {
-    const auto summary = coll_summary_json(points);
-    wrong = summary["wrong_total"].get<int64_t>();
-    std::cout << coll_summary_text(summary);
-    if (writer) {
-      writer->set_section("collectives_summary", summary);
-      std::cout << "results: " << s.out << "/results.json\n";
-    }
-    std::cout << std::flush;
-  }
+  int64_t wrong = w.rank == 0 ? write_summary(s, points, writer) : 0;
   // A wrong value is a failed run, as in nccl-tests: every rank exits with the same code.
   TPB_MPI_CHECK(MPI_Bcast(&wrong, 1, MPI_INT64_T, 0, w.comm));
   return wrong == 0 ? 0 : static_cast<int>(ExitCode::internal);

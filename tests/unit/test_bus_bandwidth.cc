@@ -52,7 +52,7 @@ TEST(CollCounts, NcclTestsRounding) {
 
 TEST(CollSpec, SizesAndRules) {
   nlohmann::json cfg = {{"minbytes", "1K"}, {"maxbytes", "4M"}, {"stepfactor", "4"}};
-  CollSweepSpec s = resolve_coll_spec(cfg, 2, ".");
+  CollectivesSpec s = resolve_coll_spec(cfg, 2, ".");
   EXPECT_EQ(s.sizes,
             (std::vector<int64_t>{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22}));
   cfg = {{"minbytes", "8"}, {"maxbytes", "40"}, {"stepbytes", "16"}};

@@ -1,0 +1,33 @@
+// broadcast: every rank ends with the root's buffer.
+#include "collectives/kinds/coll_kind.h"
+#include "collectives/kinds/kind_parts.h"
+#include "collectives/kinds/verify_fill.h"
+#include "collectives/mpi/mpi_check.h"
+
+namespace tpb {
+
+namespace {
+
+// Only the root holds input; the others' buffers stay zero until the call writes them.
+void fill(const CollVerify& v, float* send, float* recv) {
+  if (v.rank == v.root) fill_own_input(v, send, recv);
+}
+
+float expected(const CollVerify& v, int64_t j) {
+  return fill_value(v.root, j);
+}
+
+void call_mpi(const CollMpiArgs& a, MPI_Request* req) {
+  if (req)
+    TPB_MPI_CHECK(MPI_Ibcast(a.recv, a.recv_count(), a.type, a.root, a.comm, req));
+  else
+    TPB_MPI_CHECK(MPI_Bcast(a.recv, a.recv_count(), a.type, a.root, a.comm));
+}
+
+}  // namespace
+
+constinit const CollKindInfo kBroadcast{
+    CollKind::broadcast,    "broadcast", whole_message, pipelined_factor, fill, expected, call_mpi,
+    CollBuffers::one_buffer};
+
+}  // namespace tpb
