@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
 #include "layers/base/errors.h"
 
@@ -28,19 +29,20 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   RunSpec s;
   constexpr int64_t kMaxI = std::numeric_limits<int32_t>::max();
   s.config_dir = f.str("config_dir", default_config_dir);
-  s.backend = f.choice("backend", "cpu", {"cpu", "cuda"});
-  s.collective = f.choice("collective", s.backend == "cuda" ? "nccl" : "mpi", {"mpi", "nccl"});
-  if (s.collective == "nccl" && s.backend != "cuda")
+  s.backend = f.choice("backend", "cpu", backend_names());
+  const BackendTraits& bt = backend_traits(s.backend);
+  s.collective = f.choice("collective", bt.default_collective, {"mpi", "nccl"});
+  if (s.collective == "nccl" && !bt.device_collectives)
     throw BadInput("--collective: nccl needs --backend cuda (got --backend " + s.backend + ")");
   s.model = f.str("model", "tiny");
-  s.hardware = f.str("hardware", s.backend == "cpu" ? "cpu" : "h100-sxm");
+  s.hardware = f.str("hardware", bt.default_hardware);
   s.phase = f.choice("phase", "decode", {"decode", "prefill"}) == "decode" ? Phase::decode
                                                                            : Phase::prefill;
   s.batch = f.integer("batch", 1, 1, 1 << 20);
   s.context = f.integer("context", 1024, 0, 1 << 24);
   s.prompt = f.integer("prompt", 512, 1, 1 << 24);
   s.layers = f.integer("layers", 0, 0, 100000);
-  s.dtype = parse_dtype(f.str("dtype", s.backend == "cpu" ? "fp32" : "bf16"), "--dtype");
+  s.dtype = parse_dtype(f.str("dtype", dtype_name(bt.default_dtype)), "--dtype");
   s.tp = static_cast<int>(f.integer("tp", world, 1, 1 << 16));
   s.steps = static_cast<int>(f.integer("steps", 20, 1, 1000000));
   s.warmup = static_cast<int>(f.integer("warmup", 3, 0, 1000000));
@@ -65,10 +67,10 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   f.reject_unknown();
 
   for (const InjectSpec& i : s.inject)
-    if (i.sm_clock_mhz > 0 && s.backend != "cuda")
+    if (i.sm_clock_mhz > 0 && !bt.clock_control)
       throw BadInput("--inject: sm_clock needs --backend cuda");
   if (s.cuda_graph) {
-    if (s.backend != "cuda") throw BadInput("--cuda-graph: needs --backend cuda");
+    if (!bt.graphs) throw BadInput("--cuda-graph: needs --backend cuda");
     if (s.warmup < 1)
       throw BadInput(
           "--cuda-graph: needs --warmup >= 1 (capture follows a warm-up step, which "

@@ -66,6 +66,9 @@ CpuDevice::CpuDevice(const DeviceOptions& o) {
   caps_.name = cpu_model();
   caps_.dtypes = {DType::fp32};
   caps_.device_timer = false;
+  caps_.host_compute = true;
+  caps_.startup_probe = true;  // the BLAS probe in cpu_probe.h
+  caps_.host_ranks = o.local_size;
   // Ranks on one host share its memory; each gets an equal part unless a budget is given.
   caps_.memory_bytes = o.memory_budget_bytes > 0
                            ? o.memory_budget_bytes
