@@ -38,4 +38,14 @@ std::string default_collective(const std::string& backend) {
   return b ? b->default_collective : "mpi";
 }
 
+BackendChoice choose_backend(ConfigFields& f) {
+  BackendChoice c;
+  c.backend = f.choice("backend", "cpu", backend_names());
+  const BackendTraits& bt = backend_traits(c.backend);
+  c.collective = f.choice("collective", bt.default_collective, {"mpi", "nccl"});
+  if (c.collective == "nccl" && !bt.device_collectives)
+    throw BadInput("--collective: nccl needs --backend cuda (got --backend " + c.backend + ")");
+  return c;
+}
+
 }  // namespace tpb

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/config/config_fields.h"
 #include "layers/base/dtype.h"
 
 namespace tpb {
@@ -28,5 +29,12 @@ const BackendTraits& backend_traits(const std::string& name);
 // The collective a run uses when --collective is not given; "mpi" for a name that is not a
 // backend (validation rejects it later, naming --backend).
 std::string default_collective(const std::string& backend);
+
+// --backend and --collective of a config: the backend's default collective, and nccl only on a
+// backend with device collectives. Throws BadInput naming the flag.
+struct BackendChoice {
+  std::string backend, collective;
+};
+BackendChoice choose_backend(ConfigFields& f);
 
 }  // namespace tpb

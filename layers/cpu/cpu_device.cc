@@ -86,7 +86,7 @@ CpuDevice::CpuDevice(const DeviceOptions& o) {
 
 // Each block carries its size in a 64-byte header (alignment is kept), so free_raw can
 // return it to the budget: a device reused across sweep points would otherwise run out of
-// budget after a few points. (Helper change for issue 4, the sweep driver.)
+// budget after a few points.
 constexpr std::size_t kAllocHeader = 64;
 
 DeviceBuffer CpuDevice::alloc(std::size_t bytes) {

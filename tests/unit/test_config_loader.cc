@@ -9,6 +9,7 @@
 
 #include "layers/base/config_loader.h"
 #include "layers/base/errors.h"
+#include "tests/support/bad_input.h"
 
 namespace tpb {
 namespace {
@@ -16,17 +17,6 @@ namespace {
 const std::string kConfigs = TPB_SOURCE_DIR "/configs";
 const ConfigKind kModel{"--model", "models", "model", {}};
 const ConfigKind kPreset{"--topology", "topologies", "preset", {"default"}, true, true};
-
-template <class F>
-std::string bad_input(F f) {
-  try {
-    f();
-  } catch (const BadInput& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected BadInput";
-  return "";
-}
 
 TEST(ConfigLoader, NameAndPathLoadTheSameFile) {
   const ConfigFile by_name = load_config(kModel, "tiny", kConfigs);
