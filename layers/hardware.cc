@@ -111,10 +111,7 @@ Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
 
 Hardware load_hardware(const std::string& name_or_path, const std::string& config_dir) {
   static const ConfigKind kind{"--hardware", "hardware", "hardware", {}};
-  const ConfigFile f = load_config(kind, name_or_path, config_dir);
-  Hardware h = hardware_from_json(f.json, f.path);
-  if (h.name.empty()) h.name = f.stem;
-  return h;
+  return load_named_config<Hardware>(kind, name_or_path, config_dir, hardware_from_json);
 }
 
 nlohmann::ordered_json hardware_to_json(const Hardware& h) {

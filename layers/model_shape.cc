@@ -148,10 +148,7 @@ ModelShape model_from_json(const nlohmann::json& j, const std::string& where) {
 
 ModelShape load_model(const std::string& name_or_path, const std::string& config_dir) {
   static const ConfigKind kind{"--model", "models", "model", {}};
-  const ConfigFile f = load_config(kind, name_or_path, config_dir);
-  ModelShape m = model_from_json(f.json, f.path);
-  if (m.name.empty()) m.name = f.stem;
-  return m;
+  return load_named_config<ModelShape>(kind, name_or_path, config_dir, model_from_json);
 }
 
 nlohmann::ordered_json model_to_json(const ModelShape& m) {

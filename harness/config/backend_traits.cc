@@ -8,8 +8,9 @@ namespace {
 
 const std::vector<BackendTraits>& table() {
   static const std::vector<BackendTraits> t = {
-      {"cpu", "mpi", "cpu", DType::fp32, false, false, false},
-      {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true},
+      // name, collective, hardware, dtype, device memory, nccl, sm clock, graphs
+      {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false},
+      {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true},
   };
   return t;
 }

@@ -15,6 +15,7 @@ struct BackendTraits {
   std::string default_collective;  // NCCL on a GPU, MPI elsewhere
   std::string default_hardware;    // the profile under configs/hardware/
   DType default_dtype = DType::fp32;
+  bool device_memory = false;       // buffers live on the device (DeviceCaps::device_memory)
   bool device_collectives = false;  // --collective nccl
   bool clock_control = false;       // --inject sm_clock
   bool graphs = false;              // --cuda-graph

@@ -36,4 +36,14 @@ std::vector<std::string> config_names(const ConfigKind& kind, const std::string&
 ConfigFile load_config(const ConfigKind& kind, const std::string& name_or_path,
                        const std::string& config_dir);
 
+// load_config, then `parse(json, path)`; a result without a name takes the file's stem.
+template <class T, class Parse>
+T load_named_config(const ConfigKind& kind, const std::string& name_or_path,
+                    const std::string& config_dir, Parse parse) {
+  const ConfigFile f = load_config(kind, name_or_path, config_dir);
+  T v = parse(f.json, f.path);
+  if (v.name.empty()) v.name = f.stem;
+  return v;
+}
+
 }  // namespace tpb

@@ -23,6 +23,8 @@ TEST(BackendTraits, DefaultsByBackend) {
   EXPECT_EQ(backend_traits("cuda").default_hardware, "h100-sxm");
   EXPECT_EQ(backend_traits("cuda").default_dtype, DType::bf16);
   EXPECT_FALSE(backend_traits("cpu").graphs);
+  EXPECT_FALSE(backend_traits("cpu").device_memory);
+  EXPECT_TRUE(backend_traits("cuda").device_memory);
   EXPECT_EQ(bad_input([] { backend_traits("tpu"); }), "--backend: unknown backend 'tpu'");
 }
 
