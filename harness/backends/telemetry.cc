@@ -17,7 +17,6 @@ class NullTelemetry final : public TelemetrySampler {
   std::string reason_;
 };
 
-
 }  // namespace
 
 std::unique_ptr<TelemetrySampler> make_null_telemetry(const std::string& reason) {
