@@ -9,8 +9,8 @@
 #include <set>
 
 #include "collectives/topology.h"
+#include "layers/base/config_loader.h"
 #include "layers/base/errors.h"
-#include "layers/base/read_text.h"
 
 namespace tpb {
 
@@ -22,14 +22,11 @@ using Env = std::map<std::string, std::string>;
   throw BadInput("--topology: " + what);
 }
 
-std::string known_presets(const std::string& config_dir) {
-  std::set<std::string> names{"default"};
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(config_dir + "/topologies", ec))
-    if (e.path().extension() == ".json") names.insert(e.path().stem().string());
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
+// "default" needs no file. A missing path reads as an unknown preset, and a file that is not
+// JSON names --topology, as they always have.
+const ConfigKind& preset_kind() {
+  static const ConfigKind kind{"--topology", "topologies", "preset", {"default"}, true, true};
+  return kind;
 }
 
 Env env_object(const nlohmann::json& j, const std::string& where) {
@@ -44,17 +41,9 @@ Env env_object(const nlohmann::json& j, const std::string& where) {
 
 // Loads PRESET.json's section for `family` into `c`.
 void load_preset(TopologyChoice& c, const std::string& config_dir) {
-  const bool is_path = c.preset.size() > 5 && c.preset.substr(c.preset.size() - 5) == ".json";
-  const std::string path = is_path ? c.preset : config_dir + "/topologies/" + c.preset + ".json";
-  if (!std::filesystem::is_regular_file(path))
-    bad("unknown preset '" + c.preset + "' (known: " + known_presets(config_dir) + ")");
-  const std::string text = read_text_file(path, "--topology");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    bad("'" + path + "' is malformed JSON: " + e.what());
-  }
+  const ConfigFile f = load_config(preset_kind(), c.preset, config_dir);
+  const std::string& path = f.path;
+  const nlohmann::json& j = f.json;
   if (!j.is_object()) bad("'" + path + "' must hold an object");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "name" && it.key() != "description" && it.key() != "mpi" && it.key() != "nccl")

@@ -8,6 +8,7 @@
 
 #include "collectives/topology_presets.h"
 #include "harness/config/axis.h"
+#include "harness/config/backend_traits.h"
 #include "harness/config/cli.h"
 #include "harness/config/config_dir.h"
 #include "harness/mpi/agreement.h"
@@ -29,7 +30,7 @@ void prepare_topology(const tpb::CliResult& cli, const tpb::World& w) {
   std::vector<std::string> texts;
   if (c.contains("topology")) texts = tpb::axis_values(c["topology"], "--topology", false);
   const std::string backend = config_text(c, "backend", "cpu");
-  const std::string family = config_text(c, "collective", backend == "cuda" ? "nccl" : "mpi");
+  const std::string family = config_text(c, "collective", tpb::default_collective(backend));
   tpb::prepare_topologies(texts, family, config_text(c, "config_dir", tpb::default_config_dir()),
                           w.size, cli.argv);
 }

@@ -23,6 +23,11 @@ struct DeviceCaps {
   double timer_resolution_s = 0;  // observed resolution of mark()
   double memory_bytes = 0;        // what this rank may allocate
   double llc_bytes = 0;
+  // What callers test instead of the backend's name:
+  bool host_compute = false;   // ops run on the calling host thread and are done on return
+  bool device_memory = false;  // buffers are device memory: not host-addressable
+  bool startup_probe = false;  // peaks can be measured at start-up (--hardware measure_at_startup)
+  int host_ranks = 1;          // ranks sharing this host (DeviceOptions::local_size)
 };
 
 class Device;

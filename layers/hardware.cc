@@ -4,18 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "layers/base/config_loader.h"
 #include "layers/base/errors.h"
-#include "layers/base/read_text.h"
 
 namespace tpb {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string prefix(const std::string& where) {
   return "hardware '" + where + "': ";
@@ -54,21 +49,6 @@ double number(const nlohmann::json& v, const std::string& key, bool positive,
     throw BadInput(prefix(where) + "field '" + key + "' must be a " +
                    (positive ? "positive" : "non-negative") + " number");
   return v.get<double>();
-}
-
-std::vector<std::string> known_names(const fs::path& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -130,30 +110,8 @@ Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
 }
 
 Hardware load_hardware(const std::string& name_or_path, const std::string& config_dir) {
-  // Same resolution rule as load_model: NAME under configs/hardware/, or a path ending in .json.
-  fs::path path;
-  if (ends_with(name_or_path, ".json")) {
-    path = name_or_path;
-    if (!fs::is_regular_file(path))
-      throw BadInput("--hardware: file '" + name_or_path + "' not found");
-  } else {
-    const fs::path dir = fs::path(config_dir) / "hardware";
-    path = dir / (name_or_path + ".json");
-    if (name_or_path.empty() || name_or_path.find('/') != std::string::npos ||
-        !fs::is_regular_file(path))
-      throw BadInput("--hardware: unknown hardware '" + name_or_path +
-                     "' (known: " + join(known_names(dir)) + ")");
-  }
-  const std::string text = read_text_file(path.string(), "--hardware");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput(path.string() + ": malformed JSON: " + e.what());
-  }
-  Hardware h = hardware_from_json(j, path.string());
-  if (h.name.empty()) h.name = path.stem().string();
-  return h;
+  static const ConfigKind kind{"--hardware", "hardware", "hardware", {}};
+  return load_named_config<Hardware>(kind, name_or_path, config_dir, hardware_from_json);
 }
 
 nlohmann::ordered_json hardware_to_json(const Hardware& h) {

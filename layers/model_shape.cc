@@ -4,19 +4,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <vector>
 
+#include "layers/base/config_loader.h"
 #include "layers/base/errors.h"
-#include "layers/base/read_text.h"
 
 namespace tpb {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string prefix(const std::string& where) {
   return "model '" + where + "': ";
@@ -73,22 +68,6 @@ std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
-}
-
-// Stems of the *.json files in `dir`, sorted, for "known: ..." hints.
-std::vector<std::string> known_names(const fs::path& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -168,31 +147,8 @@ ModelShape model_from_json(const nlohmann::json& j, const std::string& where) {
 }
 
 ModelShape load_model(const std::string& name_or_path, const std::string& config_dir) {
-  // A NAME resolves under configs/models/; anything ending in .json is a path the user gave.
-  fs::path path;
-  if (ends_with(name_or_path, ".json")) {
-    path = name_or_path;
-    if (!fs::is_regular_file(path))
-      throw BadInput("--model: file '" + name_or_path + "' not found");
-  } else {
-    const fs::path dir = fs::path(config_dir) / "models";
-    path = dir / (name_or_path + ".json");
-    // A name with a path separator would escape configs/models/; treat it as unknown.
-    if (name_or_path.empty() || name_or_path.find('/') != std::string::npos ||
-        !fs::is_regular_file(path))
-      throw BadInput("--model: unknown model '" + name_or_path +
-                     "' (known: " + join(known_names(dir)) + ")");
-  }
-  const std::string text = read_text_file(path.string(), "--model");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput(path.string() + ": malformed JSON: " + e.what());
-  }
-  ModelShape m = model_from_json(j, path.string());
-  if (m.name.empty()) m.name = path.stem().string();
-  return m;
+  static const ConfigKind kind{"--model", "models", "model", {}};
+  return load_named_config<ModelShape>(kind, name_or_path, config_dir, model_from_json);
 }
 
 nlohmann::ordered_json model_to_json(const ModelShape& m) {

@@ -1,8 +1,11 @@
-// Picks the Collective for a point by name and backend (run-time choice, never build-time).
+// Picks the Collective for a point by name and the device's memory (run-time choice, never
+// build-time); the table is in registry.cc.
 #pragma once
 #include <mpi.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "collectives/collective.h"
 #include "harness/config/run_spec.h"
@@ -12,5 +15,8 @@ namespace tpb {
 
 // Throws BadInput when the combination is not built in or not supported.
 std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_comm, Device& dev);
+
+// Names of the collectives compiled into this binary, in the registry's order.
+std::vector<std::string> built_collectives();
 
 }  // namespace tpb

@@ -1,6 +1,7 @@
 // Per-rank device telemetry during a point (ranks[].telemetry) and the --inject sm_clock lock,
 // behind an interface so the point runner builds without CUDA. make_telemetry picks NVML for a
-// CUDA device (harness/backends/telemetry_factory.cc) and a null sampler for every other backend.
+// CUDA device (the registry, harness/backends/registry.cc) and a null sampler for every other
+// backend.
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>

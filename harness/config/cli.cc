@@ -6,8 +6,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "harness/config/config_fields.h"
+#include "layers/base/config_loader.h"
 #include "layers/base/errors.h"
-#include "layers/base/read_text.h"
 
 namespace tpb {
 
@@ -80,93 +81,79 @@ const OptionDef kCalibrateOptions[] = {
     {"reps", "repetitions per measurement (best is kept)"},
 };
 
-std::string flag_of(const std::string& key) {
-  std::string f = "--" + key;
-  for (char& c : f)
-    if (c == '_') c = '-';
-  return f;
-}
-
-}  // namespace
-
-void merge_config_file(const std::string& path, nlohmann::json& config) {
-  const std::string text = read_text_file(path, "--config");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput("--config: '" + path + "' is malformed JSON: " + e.what());
-  }
-  if (!j.is_object()) throw BadInput("--config: '" + path + "' must hold a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (!config.contains(it.key())) config[it.key()] = it.value();
-}
-
-CliResult parse_cli(int argc, char** argv) {
-  CliResult r;
-  for (int i = 0; i < argc; ++i) r.argv.emplace_back(argv[i]);
-  CLI::App app{"tpbench: tensor-parallel inference benchmark harness"};
-  app.require_subcommand(1);
-  std::map<std::string, std::string> values;
-  std::vector<std::string> injects, sets;
+// Where CLI11 stores what it parses, one field per kind of option, before it becomes config.
+struct CliValues {
+  std::map<std::string, std::string> values;  // by config key
+  std::vector<std::string> injects, sets, positional;
   std::string config_file, resume, compare_out;  // compare_out: --out of compare and report
-  bool no_plots = false;
-  bool check = false, inplace = false, baseline = false;
-  bool cuda_graph = false;
-  std::vector<std::string> positional;
-
-  auto add_point_options = [&](CLI::App* sub, const char* inject_help) {
-    for (const auto& o : kPointOptions) sub->add_option(flag_of(o.key), values[o.key], o.help);
-    sub->add_option("--inject", injects, inject_help);
-    sub->add_flag("--check", check, "verify TP output against an unsharded reference");
-    sub->add_flag("--cuda-graph", cuda_graph, "capture one step in a CUDA graph and replay it");
-    sub->add_option("--config", config_file, "JSON config file");
-    sub->add_option("--set", sets, "override any config key: key=value (repeatable)");
-  };
-  CLI::App* run = app.add_subcommand("run", "run one benchmark point");
-  add_point_options(run, "imbalance spec rank=R:key=value (repeatable)");
   std::string from;
   long long from_point = -1;
-  run->add_option("--from", from, "rerun a recorded point: its RESULTS directory or results.json");
-  run->add_option("--point", from_point, "index of the point in --from (default 0)");
+  bool no_plots = false, check = false, inplace = false, baseline = false, cuda_graph = false;
+};
+
+void add_config_options(CLI::App* sub, CliValues& v) {
+  sub->add_option("--config", v.config_file, "JSON config file");
+  sub->add_option("--set", v.sets, "override any config key: key=value (repeatable)");
+}
+
+void add_point_options(CLI::App* sub, CliValues& v, const char* inject_help) {
+  for (const auto& o : kPointOptions) sub->add_option(field_name(o.key), v.values[o.key], o.help);
+  sub->add_option("--inject", v.injects, inject_help);
+  sub->add_flag("--check", v.check, "verify TP output against an unsharded reference");
+  sub->add_flag("--cuda-graph", v.cuda_graph, "capture one step in a CUDA graph and replay it");
+  add_config_options(sub, v);
+}
+
+void add_run_and_sweep(CLI::App& app, CliValues& v) {
+  CLI::App* run = app.add_subcommand("run", "run one benchmark point");
+  add_point_options(run, v, "imbalance spec rank=R:key=value (repeatable)");
+  run->add_option("--from", v.from,
+                  "rerun a recorded point: its RESULTS directory or results.json");
+  run->add_option("--point", v.from_point, "index of the point in --from (default 0)");
   CLI::App* sweep = app.add_subcommand(
       "sweep", "run a grid of points: any axis takes a list (1,2,4) or a range (1..256:x2)");
-  add_point_options(sweep,
+  add_point_options(sweep, v,
                     "imbalance alternatives, ';'-separated, 'none' = clean, e.g. "
                     "\"none;rank=1:slowdown=1.3\" (repeatable: flags combine)");
-  sweep->add_option("--resume", resume,
+  sweep->add_option("--resume", v.resume,
                     "continue the sweep whose --out is DIR (skips done points)");
+}
 
+void add_collectives(CLI::App& app, CliValues& v) {
   CLI::App* coll = app.add_subcommand("collectives", "message-size sweep, nccl-tests style");
-  for (const auto& o : kCollectiveOptions) coll->add_option(o.flags, values[o.key], o.help);
-  coll->add_flag("--inplace", inplace, "in-place buffers (default: out-of-place)");
-  coll->add_flag("--baseline", baseline,
+  for (const auto& o : kCollectiveOptions) coll->add_option(o.flags, v.values[o.key], o.help);
+  coll->add_flag("--inplace", v.inplace, "in-place buffers (default: out-of-place)");
+  coll->add_flag("--baseline", v.baseline,
                  "also time a plain blocking MPI collective loop per size (mpi only)");
-  coll->add_option("--config", config_file, "JSON config file");
-  coll->add_option("--set", sets, "override any config key: key=value (repeatable)");
+  add_config_options(coll, v);
+}
 
+// compare, diagnose and report: verbs over results directories.
+void add_results_verbs(CLI::App& app, CliValues& v) {
   CLI::App* compare = app.add_subcommand("compare", "side-by-side table of results directories");
-  compare->add_option("results", positional, "results directories or results.json files")
+  compare->add_option("results", v.positional, "results directories or results.json files")
       ->required()
       ->expected(2, -1);
-  compare->add_option("--out", compare_out, "also write DIR/compare.json");
+  compare->add_option("--out", v.compare_out, "also write DIR/compare.json");
 
   CLI::App* diagnose =
       app.add_subcommand("diagnose", "verdicts in the article's debugging order for results");
-  diagnose->add_option("results", positional, "results directories or results.json files")
+  diagnose->add_option("results", v.positional, "results directories or results.json files")
       ->required()
       ->expected(1, -1);
 
   CLI::App* report = app.add_subcommand("report", "report.md and plots from results");
-  report->add_option("results", positional, "results directories or results.json files")
+  report->add_option("results", v.positional, "results directories or results.json files")
       ->required()
       ->expected(1, -1);
-  report->add_option("--out", compare_out,
+  report->add_option("--out", v.compare_out,
                      "write DIR/report.md and DIR/plots (default: the "
                      "first results directory)");
-  report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
+  report->add_flag("--no-plots", v.no_plots, "skip the matplotlib plots");
+}
 
-  // calibrate: a subset of the point options plus its own.
+// calibrate: a subset of the point options plus its own.
+void add_calibrate(CLI::App& app, CliValues& v) {
   CLI::App* calibrate =
       app.add_subcommand("calibrate",
                          "measure peaks, GEMM FLOP/s by shape and the all-reduce curve; write a "
@@ -174,25 +161,23 @@ CliResult parse_cli(int argc, char** argv) {
   for (const char* key : {"backend", "collective", "model", "tp", "out", "blas_threads",
                           "collective_timeout", "config_dir"})
     for (const auto& o : kPointOptions)
-      if (std::string(o.key) == key) calibrate->add_option(flag_of(o.key), values[o.key], o.help);
+      if (std::string(o.key) == key)
+        calibrate->add_option(field_name(o.key), v.values[o.key], o.help);
   for (const auto& o : kCalibrateOptions)
-    calibrate->add_option(flag_of(o.key), values[o.key], o.help);
-  calibrate->add_option("--config", config_file, "JSON config file");
-  calibrate->add_option("--set", sets, "override any config key: key=value (repeatable)");
+    calibrate->add_option(field_name(o.key), v.values[o.key], o.help);
+  add_config_options(calibrate, v);
+}
 
-  CLI::App* info = app.add_subcommand("info", "print backends, collectives and versions as JSON");
-  (void)info;
-
+// False when help was asked for (and printed). Parse errors become BadInput.
+bool parse_args(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     std::cout << app.help() << std::flush;
-    r.help = true;
-    return r;
+    return false;
   } catch (const CLI::CallForAllHelp& e) {
     std::cout << app.help("", CLI::AppFormatMode::All) << std::flush;
-    r.help = true;
-    return r;
+    return false;
   } catch (const CLI::ParseError& e) {
     // CLI11 says "A subcommand is required" for `tpbench fly`; name the word and the verbs.
     std::string verbs;
@@ -203,44 +188,88 @@ CliResult parse_cli(int argc, char** argv) {
     if (argc < 2) throw BadInput("verb: missing (verbs: " + verbs + ")");
     throw BadInput(std::string("command line: ") + e.what());
   }
-  for (CLI::App* sub : app.get_subcommands()) {
-    r.verb = sub->get_name();
-    for (const auto& o : kPointOptions)
-      if (sub->get_option_no_throw(flag_of(o.key)) && sub->count(flag_of(o.key)) > 0)
-        r.config[o.key] = values[o.key];
-    if (r.verb == "calibrate")
-      for (const auto& o : kCalibrateOptions)
-        if (sub->count(flag_of(o.key)) > 0) r.config[o.key] = values[o.key];
-    if (r.verb == "collectives")
-      for (const auto& o : kCollectiveOptions)
-        if (sub->count(std::string(o.flags).substr(std::string(o.flags).find("--"))) > 0)
-          r.config[o.key] = values[o.key];
-    if (!injects.empty()) r.config["inject"] = injects;
-    if (check) r.config["check"] = true;
-    if (cuda_graph) r.config["cuda_graph"] = true;
-    if (!resume.empty()) r.config["resume"] = resume;
-    if (inplace) r.config["inplace"] = true;
-    if (baseline) r.config["baseline"] = true;
-    if (!compare_out.empty()) r.config["out"] = compare_out;
-    if (no_plots) r.config["no_plots"] = true;
-    r.positional = positional;
-    if (!from.empty()) {
-      r.from = from;
-      r.from_point = from_point < 0 ? 0 : from_point;
-    } else if (from_point >= 0) {
-      throw BadInput("--point: needs --from RESULTS");
-    }
-    for (const auto& s : sets) {
-      const auto eq = s.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw BadInput("--set: expected key=value (got '" + s + "')");
-      const std::string key = s.substr(0, eq), val = s.substr(eq + 1);
-      // A JSON value if it parses (numbers, lists, true), otherwise the plain string.
-      r.config[key] =
-          nlohmann::json::accept(val) ? nlohmann::json::parse(val) : nlohmann::json(val);
-    }
-    if (!config_file.empty()) merge_config_file(config_file, r.config);
+  return true;
+}
+
+// The options the verb was given, by config key, as strings (ConfigFields types them).
+void given_options(CLI::App* sub, const std::string& verb, const CliValues& v,
+                   nlohmann::json& config) {
+  for (const auto& o : kPointOptions)
+    if (sub->get_option_no_throw(field_name(o.key)) && sub->count(field_name(o.key)) > 0)
+      config[o.key] = v.values.at(o.key);
+  if (verb == "calibrate")
+    for (const auto& o : kCalibrateOptions)
+      if (sub->count(field_name(o.key)) > 0) config[o.key] = v.values.at(o.key);
+  if (verb == "collectives")
+    for (const auto& o : kCollectiveOptions)
+      if (sub->count(std::string(o.flags).substr(std::string(o.flags).find("--"))) > 0)
+        config[o.key] = v.values.at(o.key);
+}
+
+void given_flags(const CliValues& v, nlohmann::json& config) {
+  if (!v.injects.empty()) config["inject"] = v.injects;
+  if (v.check) config["check"] = true;
+  if (v.cuda_graph) config["cuda_graph"] = true;
+  if (!v.resume.empty()) config["resume"] = v.resume;
+  if (v.inplace) config["inplace"] = true;
+  if (v.baseline) config["baseline"] = true;
+  if (!v.compare_out.empty()) config["out"] = v.compare_out;
+  if (v.no_plots) config["no_plots"] = true;
+}
+
+void apply_sets(const std::vector<std::string>& sets, nlohmann::json& config) {
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw BadInput("--set: expected key=value (got '" + s + "')");
+    const std::string key = s.substr(0, eq), val = s.substr(eq + 1);
+    // A JSON value if it parses (numbers, lists, true), otherwise the plain string.
+    config[key] = nlohmann::json::accept(val) ? nlohmann::json::parse(val) : nlohmann::json(val);
   }
+}
+
+// The verb's result: options, then flags, --from, --set, and the --config file's keys last
+// (a file never overrides the command line).
+void fill_result(CLI::App* sub, const CliValues& v, CliResult& r) {
+  r.verb = sub->get_name();
+  given_options(sub, r.verb, v, r.config);
+  given_flags(v, r.config);
+  r.positional = v.positional;
+  if (!v.from.empty()) {
+    r.from = v.from;
+    r.from_point = v.from_point < 0 ? 0 : v.from_point;
+  } else if (v.from_point >= 0) {
+    throw BadInput("--point: needs --from RESULTS");
+  }
+  apply_sets(v.sets, r.config);
+  if (!v.config_file.empty()) merge_config_file(v.config_file, r.config);
+}
+
+}  // namespace
+
+void merge_config_file(const std::string& path, nlohmann::json& config) {
+  const nlohmann::json j = read_json_file(path, "--config");
+  if (!j.is_object()) throw BadInput("--config: '" + path + "' must hold a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!config.contains(it.key())) config[it.key()] = it.value();
+}
+
+CliResult parse_cli(int argc, char** argv) {
+  CliResult r;
+  for (int i = 0; i < argc; ++i) r.argv.emplace_back(argv[i]);
+  CLI::App app{"tpbench: tensor-parallel inference benchmark harness"};
+  app.require_subcommand(1);
+  CliValues v;
+  add_run_and_sweep(app, v);
+  add_collectives(app, v);
+  add_results_verbs(app, v);
+  add_calibrate(app, v);
+  app.add_subcommand("info", "print backends, collectives and versions as JSON");
+  if (!parse_args(app, argc, argv)) {
+    r.help = true;
+    return r;
+  }
+  for (CLI::App* sub : app.get_subcommands()) fill_result(sub, v, r);
   return r;
 }
 

@@ -48,16 +48,39 @@ std::string utf8_string(const std::string& key, const nlohmann::json& v) {
   return s;
 }
 
+// The text of a numeric value (the CLI passes strings); `what` names the type in the error.
+std::string number_text(const std::string& key, const nlohmann::json& v, const char* what) {
+  if (v.is_boolean() || v.is_object() || v.is_array())
+    bad(key, std::string("expected ") + what + " (got " + v.dump() + ")");
+  return as_text(v);
+}
+
+// Bounds print in their own type: [1, 1048576] for integers, [0.0001, 60] for numbers.
+template <class T>
+void check_range(const std::string& key, double x, T lo, T hi, const std::string& s) {
+  if (x < static_cast<double>(lo) || x > static_cast<double>(hi)) {
+    std::ostringstream os;
+    os << "must be in [" << lo << ", " << hi << "] (got " << s << ")";
+    bad(key, os.str());
+  }
+}
+
 }  // namespace
+
+const nlohmann::json* ConfigFields::given(const std::string& key) {
+  known_.insert(key);
+  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return nullptr;
+  return &cfg_.at(key);
+}
 
 ConfigFields::ConfigFields(const nlohmann::json& cfg) : cfg_(cfg) {
   if (!cfg_.is_object()) throw BadInput("config: expected a JSON object at the top level");
 }
 
 std::string ConfigFields::str(const std::string& key, const std::string& def) {
-  known_.insert(key);
-  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
-  const auto& v = cfg_.at(key);
+  const nlohmann::json* given_v = given(key);
+  if (!given_v) return def;
+  const auto& v = *given_v;
   if (!v.is_string()) bad(key, "expected a string (got " + v.dump() + ")");
   return utf8_string(key, v);
 }
@@ -73,42 +96,28 @@ std::string ConfigFields::choice(const std::string& key, const std::string& def,
 }
 
 int64_t ConfigFields::integer(const std::string& key, int64_t def, int64_t lo, int64_t hi) {
-  known_.insert(key);
-  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
-  const auto& v = cfg_.at(key);
-  if (v.is_boolean() || v.is_object() || v.is_array())
-    bad(key, "expected an integer (got " + v.dump() + ")");
-  const std::string s = as_text(v);
+  const nlohmann::json* v = given(key);
+  if (!v) return def;
+  const std::string s = number_text(key, *v, "an integer");
   const double x = strict_double(key, s);
   if (x != std::floor(x)) bad(key, "expected an integer (got '" + s + "')");
-  if (x < static_cast<double>(lo) || x > static_cast<double>(hi)) {
-    std::ostringstream os;
-    os << "must be in [" << lo << ", " << hi << "] (got " << s << ")";
-    bad(key, os.str());
-  }
+  check_range(key, x, lo, hi, s);
   return static_cast<int64_t>(x);
 }
 
 double ConfigFields::number(const std::string& key, double def, double lo, double hi) {
-  known_.insert(key);
-  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
-  const auto& v = cfg_.at(key);
-  if (v.is_boolean() || v.is_object() || v.is_array())
-    bad(key, "expected a number (got " + v.dump() + ")");
-  const std::string s = as_text(v);
+  const nlohmann::json* v = given(key);
+  if (!v) return def;
+  const std::string s = number_text(key, *v, "a number");
   const double x = strict_double(key, s);
-  if (x < lo || x > hi) {
-    std::ostringstream os;
-    os << "must be in [" << lo << ", " << hi << "] (got " << s << ")";
-    bad(key, os.str());
-  }
+  check_range(key, x, lo, hi, s);
   return x;
 }
 
 bool ConfigFields::boolean(const std::string& key, bool def) {
-  known_.insert(key);
-  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
-  const auto& v = cfg_.at(key);
+  const nlohmann::json* given_v = given(key);
+  if (!given_v) return def;
+  const auto& v = *given_v;
   if (v.is_boolean()) return v.get<bool>();
   const std::string s = as_text(v);
   if (s == "true" || s == "1") return true;
@@ -117,19 +126,19 @@ bool ConfigFields::boolean(const std::string& key, bool def) {
 }
 
 double ConfigFields::bytes(const std::string& key, double def) {
-  known_.insert(key);
-  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return def;
-  const auto& v = cfg_.at(key);
+  const nlohmann::json* given_v = given(key);
+  if (!given_v) return def;
+  const auto& v = *given_v;
   if (v.is_number()) return parse_bytes(v.dump(), field_name(key));
   if (!v.is_string()) bad(key, "expected a size like 8G (got " + v.dump() + ")");
   return parse_bytes(v.get<std::string>(), field_name(key));
 }
 
 std::vector<std::string> ConfigFields::strings(const std::string& key) {
-  known_.insert(key);
   std::vector<std::string> out;
-  if (!cfg_.contains(key) || cfg_.at(key).is_null()) return out;
-  const auto& v = cfg_.at(key);
+  const nlohmann::json* given_v = given(key);
+  if (!given_v) return out;
+  const auto& v = *given_v;
   if (v.is_string()) return {utf8_string(key, v)};
   if (!v.is_array()) bad(key, "expected a string or a list of strings (got " + v.dump() + ")");
   for (const auto& e : v) {

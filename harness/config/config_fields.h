@@ -32,6 +32,8 @@ class ConfigFields {
   void reject_unknown() const;
 
  private:
+  // Marks `key` as known; nullptr when the config does not give it (absent or null).
+  const nlohmann::json* given(const std::string& key);
   const nlohmann::json& cfg_;
   std::set<std::string> known_;
 };

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
 #include "layers/base/errors.h"
 
@@ -22,25 +23,70 @@ CostQuery RunSpec::cost_query() const {
   return q;
 }
 
+namespace {
+
+// Options only some backends honour, and the combinations a CUDA graph cannot replay.
+void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
+  for (const InjectSpec& i : s.inject)
+    if (i.sm_clock_mhz > 0 && !bt.clock_control)
+      throw BadInput("--inject: sm_clock needs --backend cuda");
+  if (s.cuda_graph) {
+    if (!bt.graphs) throw BadInput("--cuda-graph: needs --backend cuda");
+    if (s.warmup < 1)
+      throw BadInput(
+          "--cuda-graph: needs --warmup >= 1 (capture follows a warm-up step, which "
+          "sizes the workspaces a graph cannot allocate)");
+    if (s.collective == "mpi" && s.tp > 1)
+      throw BadInput(
+          "--cuda-graph: needs --collective nccl when tp > 1 (mpi stages through host "
+          "memory, which a graph cannot capture)");
+    for (const InjectSpec& i : s.inject)
+      if (i.jitter_p > 0)
+        throw BadInput(
+            "--cuda-graph: does not combine with --inject jitter (a replayed graph "
+            "runs the same work every step)");
+  }
+}
+
+// The model and hardware profile, and the checks that need the model's shape.
+void load_shapes(RunSpec& s, int world) {
+  if (world % s.tp != 0)
+    throw BadInput("--tp: world size " + std::to_string(world) + " is not divisible by tp " +
+                   std::to_string(s.tp));
+  s.shape = load_model(s.model, s.config_dir);
+  s.hw = load_hardware(s.hardware, s.config_dir);
+  shard_shape(s.shape, s.tp);  // throws when tp does not divide heads / KV heads / MLP width
+  if (s.layers > s.shape.n_layers)
+    throw BadInput("--layers: " + std::to_string(s.layers) + " exceeds the model's " +
+                   std::to_string(s.shape.n_layers) + " layers");
+  // The byte counts are doubles, but the kernels index with int64: keep tokens x width sane.
+  const double tokens =
+      static_cast<double>(s.batch) * static_cast<double>(s.phase == Phase::decode ? 1 : s.prompt);
+  if (tokens * static_cast<double>(s.shape.intermediate) > 9e15)
+    throw BadInput("--batch: batch x prompt x intermediate overflows the index range");
+}
+
+}  // namespace
+
 RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
                          const std::string& default_config_dir) {
   ConfigFields f(cfg);
   RunSpec s;
   constexpr int64_t kMaxI = std::numeric_limits<int32_t>::max();
   s.config_dir = f.str("config_dir", default_config_dir);
-  s.backend = f.choice("backend", "cpu", {"cpu", "cuda"});
-  s.collective = f.choice("collective", s.backend == "cuda" ? "nccl" : "mpi", {"mpi", "nccl"});
-  if (s.collective == "nccl" && s.backend != "cuda")
-    throw BadInput("--collective: nccl needs --backend cuda (got --backend " + s.backend + ")");
+  BackendChoice bc = choose_backend(f);
+  s.backend = std::move(bc.backend);
+  s.collective = std::move(bc.collective);
+  const BackendTraits& bt = backend_traits(s.backend);
   s.model = f.str("model", "tiny");
-  s.hardware = f.str("hardware", s.backend == "cpu" ? "cpu" : "h100-sxm");
+  s.hardware = f.str("hardware", bt.default_hardware);
   s.phase = f.choice("phase", "decode", {"decode", "prefill"}) == "decode" ? Phase::decode
                                                                            : Phase::prefill;
   s.batch = f.integer("batch", 1, 1, 1 << 20);
   s.context = f.integer("context", 1024, 0, 1 << 24);
   s.prompt = f.integer("prompt", 512, 1, 1 << 24);
   s.layers = f.integer("layers", 0, 0, 100000);
-  s.dtype = parse_dtype(f.str("dtype", s.backend == "cpu" ? "fp32" : "bf16"), "--dtype");
+  s.dtype = parse_dtype(f.str("dtype", dtype_name(bt.default_dtype)), "--dtype");
   s.tp = static_cast<int>(f.integer("tp", world, 1, 1 << 16));
   s.steps = static_cast<int>(f.integer("steps", 20, 1, 1000000));
   s.warmup = static_cast<int>(f.integer("warmup", 3, 0, 1000000));
@@ -64,74 +110,42 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.trace_steps = static_cast<int>(f.integer("trace_steps", 20, 0, 100000));
   f.reject_unknown();
 
-  for (const InjectSpec& i : s.inject)
-    if (i.sm_clock_mhz > 0 && s.backend != "cuda")
-      throw BadInput("--inject: sm_clock needs --backend cuda");
-  if (s.cuda_graph) {
-    if (s.backend != "cuda") throw BadInput("--cuda-graph: needs --backend cuda");
-    if (s.warmup < 1)
-      throw BadInput(
-          "--cuda-graph: needs --warmup >= 1 (capture follows a warm-up step, which "
-          "sizes the workspaces a graph cannot allocate)");
-    if (s.collective == "mpi" && s.tp > 1)
-      throw BadInput(
-          "--cuda-graph: needs --collective nccl when tp > 1 (mpi stages through host "
-          "memory, which a graph cannot capture)");
-    for (const InjectSpec& i : s.inject)
-      if (i.jitter_p > 0)
-        throw BadInput(
-            "--cuda-graph: does not combine with --inject jitter (a replayed graph "
-            "runs the same work every step)");
-  }
-  if (world % s.tp != 0)
-    throw BadInput("--tp: world size " + std::to_string(world) + " is not divisible by tp " +
-                   std::to_string(s.tp));
-  s.shape = load_model(s.model, s.config_dir);
-  s.hw = load_hardware(s.hardware, s.config_dir);
-  shard_shape(s.shape, s.tp);  // throws when tp does not divide heads / KV heads / MLP width
-  if (s.layers > s.shape.n_layers)
-    throw BadInput("--layers: " + std::to_string(s.layers) + " exceeds the model's " +
-                   std::to_string(s.shape.n_layers) + " layers");
-  // The byte counts are doubles, but the kernels index with int64: keep tokens x width sane.
-  const double tokens =
-      static_cast<double>(s.batch) * static_cast<double>(s.phase == Phase::decode ? 1 : s.prompt);
-  if (tokens * static_cast<double>(s.shape.intermediate) > 9e15)
-    throw BadInput("--batch: batch x prompt x intermediate overflows the index range");
+  check_backend_options(s, bt);
+  load_shapes(s, world);
   return s;
 }
 
 nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
-  nlohmann::ordered_json j;
-  j["backend"] = s.backend;
-  j["collective"] = s.collective;
-  j["model"] = s.model;
-  j["hardware"] = s.hardware;
-  j["phase"] = phase_name(s.phase);
-  j["batch"] = s.batch;
-  j["context"] = s.context;
-  j["prompt"] = s.prompt;
-  j["layers"] = s.layers;
-  j["dtype"] = dtype_name(s.dtype);
-  j["tp"] = s.tp;
-  j["steps"] = s.steps;
-  j["warmup"] = s.warmup;
-  j["inject"] = s.inject_text;
-  j["topology"] = s.topology;
-  j["tp_groups"] = s.tp_groups;
-  j["out"] = s.out;
-  j["check"] = s.check;
-  j["cuda_graph"] = s.cuda_graph;
-  j["seed"] = s.seed;
-  j["occupancy_window"] = s.occupancy_window_s;
-  j["collective_timeout"] = s.collective_timeout_s;
-  j["memory_budget"] = s.memory_budget_bytes;
-  j["blas_threads"] = s.blas_threads;
-  j["sync_rounds"] = s.sync_rounds;
-  j["trace_steps"] = s.trace_steps;
-  j["config_dir"] = s.config_dir;
-  j["model_shape"] = model_to_json(s.shape);
-  j["hardware_profile"] = hardware_to_json(s.hw);
-  return j;
+  // The keys resolve_run_spec reads, so a recorded config resolves back to the same spec.
+  return nlohmann::ordered_json{{"backend", s.backend},
+                                {"collective", s.collective},
+                                {"model", s.model},
+                                {"hardware", s.hardware},
+                                {"phase", phase_name(s.phase)},
+                                {"batch", s.batch},
+                                {"context", s.context},
+                                {"prompt", s.prompt},
+                                {"layers", s.layers},
+                                {"dtype", dtype_name(s.dtype)},
+                                {"tp", s.tp},
+                                {"steps", s.steps},
+                                {"warmup", s.warmup},
+                                {"inject", s.inject_text},
+                                {"topology", s.topology},
+                                {"tp_groups", s.tp_groups},
+                                {"out", s.out},
+                                {"check", s.check},
+                                {"cuda_graph", s.cuda_graph},
+                                {"seed", s.seed},
+                                {"occupancy_window", s.occupancy_window_s},
+                                {"collective_timeout", s.collective_timeout_s},
+                                {"memory_budget", s.memory_budget_bytes},
+                                {"blas_threads", s.blas_threads},
+                                {"sync_rounds", s.sync_rounds},
+                                {"trace_steps", s.trace_steps},
+                                {"config_dir", s.config_dir},
+                                {"model_shape", model_to_json(s.shape)},
+                                {"hardware_profile", hardware_to_json(s.hw)}};
 }
 
 }  // namespace tpb

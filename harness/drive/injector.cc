@@ -23,8 +23,8 @@ Injector::Injector(const InjectSpec& spec, Device& dev, Timeline& tl, uint64_t s
       dev_(dev),
       tl_(tl),
       rng_(seed ^ (0x51edULL + static_cast<uint64_t>(spec.rank))),
-      // The CPU backend's ops are synchronous, so a block's stamps are final when it returns.
-      live_(dev.caps().backend == "cpu" && !dev.caps().device_timer) {
+      // Host-computed ops are synchronous, so a block's stamps are final when it returns.
+      live_(dev.caps().host_compute && !dev.caps().device_timer) {
   marks_.reserve(2 * (kOpsPerLayer + 2));
 }
 

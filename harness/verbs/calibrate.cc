@@ -12,6 +12,8 @@
 
 #include "collectives/bus_bandwidth.h"
 #include "collectives/mpi/mpi_check.h"
+#include "harness/backends/registry.h"
+#include "harness/config/backend_traits.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/config_fields.h"
 #include "harness/drive/collectives_measure.h"
@@ -43,86 +45,89 @@ double max_over_ranks(const World& w, double v) {
   return r;
 }
 
-}  // namespace
-
-int verb_calibrate(const CliResult& cli, const World& w) {
+// The options; `shape` is the model whose sharded GEMMs are timed.
+CalibrateSpec resolve_calibrate_spec(const nlohmann::json& cfg, const World& w, ModelShape& shape) {
+  ConfigFields f(cfg);
   CalibrateSpec s;
-  ModelShape shape;
-  std::unique_ptr<Device> dev;
-  agree(w.comm, [&] {
-    ConfigFields f(cli.config);
-    s.backend = f.choice("backend", "cpu", {"cpu", "cuda"});
-    s.collective = f.choice("collective", s.backend == "cuda" ? "nccl" : "mpi", {"mpi", "nccl"});
-    s.config_dir = f.str("config_dir", default_config_dir());
-    s.model = f.str("model", "tiny");
-    shape = load_model(s.model, s.config_dir);
-    s.tp = static_cast<int>(f.integer("tp", w.size, 1, 1 << 20));
-    if (shape.n_heads % s.tp != 0)
-      throw BadInput(fmt::format("--tp: {} does not divide the {} attention heads of '{}'", s.tp,
-                                 shape.n_heads, shape.name));
-    s.out = f.str("out", "");
-    if (s.out.empty()) throw BadInput("--out: calibrate writes DIR/hardware.json; give --out DIR");
-    s.name = f.str("name", "calibrated-" + w.host);
-    s.max_bytes = static_cast<int64_t>(f.bytes("max_bytes", 64.0 * (1 << 20)));
-    if (s.max_bytes < 1024 || s.max_bytes > (int64_t{1} << 34))
-      throw BadInput("--max-bytes: the all-reduce curve needs 1K..16G");
-    s.reps = static_cast<int>(f.integer("reps", 5, 1, 1000));
-    s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
-    s.collective_timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
-    f.reject_unknown();
-    if (w.rank == 0) ensure_writable_dir(s.out);
-    DeviceOptions o;
-    o.backend = s.backend;
-    o.local_rank = w.local_rank;
-    o.local_size = w.local_size;
-    o.blas_threads = s.blas_threads;
-    dev = make_device(o);
-  });
-  const DeviceCaps& caps = dev->caps();
-  oj context = collect_context(w, cli.argv, caps);
-  if (w.rank == 0 && context["oversubscribed"].get<bool>())
-    std::cerr << "warning: " << context["ranks_per_core"].get<double>()
-              << " ranks per core: every rank measures a share of a core\n";
+  s.backend = f.choice("backend", "cpu", backend_names());
+  s.collective = f.choice("collective", default_collective(s.backend), {"mpi", "nccl"});
+  s.config_dir = f.str("config_dir", default_config_dir());
+  s.model = f.str("model", "tiny");
+  shape = load_model(s.model, s.config_dir);
+  s.tp = static_cast<int>(f.integer("tp", w.size, 1, 1 << 20));
+  if (shape.n_heads % s.tp != 0)
+    throw BadInput(fmt::format("--tp: {} does not divide the {} attention heads of '{}'", s.tp,
+                               shape.n_heads, shape.name));
+  s.out = f.str("out", "");
+  if (s.out.empty()) throw BadInput("--out: calibrate writes DIR/hardware.json; give --out DIR");
+  s.name = f.str("name", "calibrated-" + w.host);
+  s.max_bytes = static_cast<int64_t>(f.bytes("max_bytes", 64.0 * (1 << 20)));
+  if (s.max_bytes < 1024 || s.max_bytes > (int64_t{1} << 34))
+    throw BadInput("--max-bytes: the all-reduce curve needs 1K..16G");
+  s.reps = static_cast<int>(f.integer("reps", 5, 1, 1000));
+  s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
+  s.collective_timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
+  f.reject_unknown();
+  return s;
+}
 
-  // 1. Peaks, every rank at once (the best rank is the peak, as for the start-up probe).
-  oj peaks = oj::object();
-  double peak_bw = 0;
-  std::map<std::string, double> peak_flops;
+DeviceOptions calibrate_device_options(const CalibrateSpec& s, const World& w) {
+  RunSpec rs;
+  rs.backend = s.backend;
+  rs.blas_threads = s.blas_threads;
+  return device_options(rs, w);
+}
+
+struct CalPeaks {
+  oj json = oj::object();
+  double bw = 0;
+  std::map<std::string, double> flops;  // by dtype name
+  std::string bw_from = "Device::add", fl_from = "Device::gemm";
+};
+
+// 1. Peaks, every rank at once (the best rank is the peak, as for the start-up probe).
+CalPeaks measure_peaks(const World& w, Device& dev, int reps) {
+  const DeviceCaps& caps = dev.caps();
+  CalPeaks p;
   const int64_t stream_bytes =
       static_cast<int64_t>(std::clamp(4.0 * caps.llc_bytes, 64.0 * (1 << 20), 512.0 * (1 << 20)));
+  // A host-computed GEMM of 8192^3 would take minutes; 1024^3 is already past its cache.
+  const int64_t gemm_dim = caps.host_compute ? 1024 : 8192;
   for (DType t : caps.dtypes) {
     TPB_MPI_CHECK(MPI_Barrier(w.comm));
-    const DeviceOpsPeaks d =
-        measure_device_ops(*dev, t, stream_bytes, caps.backend == "cpu" ? 1024 : 8192, s.reps);
+    const DeviceOpsPeaks d = measure_device_ops(dev, t, stream_bytes, gemm_dim, reps);
     const double bw = max_over_ranks(w, d.add_bw), fl = max_over_ranks(w, d.gemm_flops);
-    peaks["device_ops"][dtype_name(t)] = {{"add_GBps", bw / 1e9},
-                                          {"gemm_GFLOPs", fl / 1e9},
-                                          {"stream_bytes", d.stream_bytes},
-                                          {"gemm_dim", d.gemm_dim}};
-    peak_flops[dtype_name(t)] = fl;
-    peak_bw = std::max(peak_bw, bw);
+    p.json["device_ops"][dtype_name(t)] = {{"add_GBps", bw / 1e9},
+                                           {"gemm_GFLOPs", fl / 1e9},
+                                           {"stream_bytes", d.stream_bytes},
+                                           {"gemm_dim", d.gemm_dim}};
+    p.flops[dtype_name(t)] = fl;
+    p.bw = std::max(p.bw, bw);
   }
-  std::string bw_from = "Device::add", fl_from = "Device::gemm";
-  if (caps.backend == "cpu") {
-    // The start-up probe's kernels too (BLAS sdot/saxpy/sgemm), so a calibrated profile is
-    // never below what a run would have measured for itself.
-    TPB_MPI_CHECK(MPI_Barrier(w.comm));
-    const ProbeResult r = run_cpu_probe(caps.llc_bytes);
-    const double rd = max_over_ranks(w, r.read_bw), ax = max_over_ranks(w, r.axpy_bw),
-                 gf = max_over_ranks(w, r.gemm_flops);
-    peaks["cpu_probe"] = {
-        {"read_GBps", rd / 1e9}, {"axpy_GBps", ax / 1e9}, {"sgemm_GFLOPs", gf / 1e9}};
-    if (std::max(rd, ax) > peak_bw)
-      peak_bw = std::max(rd, ax), bw_from = rd > ax ? "sdot" : "saxpy";
-    if (gf > peak_flops["fp32"]) peak_flops["fp32"] = gf, fl_from = "sgemm 1024^3";
-  }
+  return p;
+}
 
-  // 2. GEMM FLOP/s by shape (the slowest rank's time: it bounds a TP step).
+// The start-up probe's kernels too (BLAS sdot/saxpy/sgemm), so a calibrated profile is never
+// below what a run would have measured for itself.
+void add_probe_peaks(const World& w, const DeviceCaps& caps, CalPeaks& p) {
+  TPB_MPI_CHECK(MPI_Barrier(w.comm));
+  const ProbeResult r = run_cpu_probe(caps.llc_bytes);
+  const double rd = max_over_ranks(w, r.read_bw), ax = max_over_ranks(w, r.axpy_bw),
+               gf = max_over_ranks(w, r.gemm_flops);
+  p.json["cpu_probe"] = {
+      {"read_GBps", rd / 1e9}, {"axpy_GBps", ax / 1e9}, {"sgemm_GFLOPs", gf / 1e9}};
+  if (std::max(rd, ax) > p.bw) p.bw = std::max(rd, ax), p.bw_from = rd > ax ? "sdot" : "saxpy";
+  if (gf > p.flops["fp32"]) p.flops["fp32"] = gf, p.fl_from = "sgemm 1024^3";
+}
+
+// 2. GEMM FLOP/s by shape (the slowest rank's time: it bounds a TP step).
+oj measure_shapes(const World& w, Device& dev, const ModelShape& shape, const CalibrateSpec& s,
+                  CalPeaks& p) {
   oj shapes = oj::array();
   TPB_MPI_CHECK(MPI_Barrier(w.comm));
-  const DType t0 = caps.dtypes.front();
+  const DType t0 = dev.caps().dtypes.front();
   for (const GemmShapeResult& g :
-       measure_gemm_shapes(*dev, shape, s.tp, t0, {1, 8, 64, 512}, s.reps, caps.llc_bytes)) {
+       measure_gemm_shapes(dev, shape, s.tp, t0, {1, 8, 64, 512}, s.reps, dev.caps().llc_bytes)) {
     const double sec = max_over_ranks(w, g.seconds);
     shapes.push_back({{"op", g.op},
                       {"m", g.m},
@@ -132,87 +137,93 @@ int verb_calibrate(const CliResult& cli, const World& w) {
                       {"time_s", sec},
                       {"GFLOPs", g.flops / sec / 1e9},
                       {"GBps", g.bytes / sec / 1e9},
-                      {"of_peak_flops", g.flops / sec / peak_flops[dtype_name(t0)]},
-                      {"of_peak_bw", g.bytes / sec / peak_bw}});
+                      {"of_peak_flops", g.flops / sec / p.flops[dtype_name(t0)]},
+                      {"of_peak_bw", g.bytes / sec / p.bw}});
   }
+  return shapes;
+}
 
-  // 3. All-reduce curve through the run's collective.
-  oj ar = oj::object();
-  double busbw_asym = 0;
-  if (w.size > 1) {
-    CollSweepSpec cs;
-    cs.kind = CollKind::all_reduce;
-    cs.dtype = DType::fp32;
-    cs.collective = s.collective;
-    cs.backend = s.backend;
-    cs.timeout_s = s.collective_timeout_s;
-    for (int64_t b = 8; b <= s.max_bytes; b *= 4) cs.sizes.push_back(b);
-    auto coll = make_sweep_collective(cs, w, *dev);
-    std::vector<int64_t> sizes;
-    std::vector<double> secs;
-    int64_t wrong = 0;
-    for (int64_t b : cs.sizes) {
-      const CollCounts c = coll_counts(cs.kind, b, cs.dtype, w.size);
-      if (c.bytes == 0) continue;
-      const CollRankResult r = measure_collective(cs, c, w, *dev, coll.get());
-      int64_t wr = 0;
-      TPB_MPI_CHECK(MPI_Allreduce(&r.wrong, &wr, 1, MPI_INT64_T, MPI_SUM, w.comm));
-      wrong += wr;
-      sizes.push_back(c.bytes);
-      secs.push_back(max_over_ranks(w, r.loop_s));
-    }
-    const double bf = bus_factor(CollKind::all_reduce, w.size);
-    oj pts = oj::array();
-    for (std::size_t i = 0; i < sizes.size(); ++i)
-      pts.push_back({{"bytes", sizes[i]},
-                     {"time_s", secs[i]},
-                     {"algbw_GBps", sizes[i] / secs[i] / 1e9},
-                     {"busbw_GBps", sizes[i] / secs[i] * bf / 1e9}});
-    ar = {{"collective", s.collective}, {"ranks", w.size}, {"points", pts}, {"wrong", wrong}};
-    if (sizes.size() >= 3) {
-      const AlphaBeta ab = fit_alpha_beta(sizes, secs);
-      busbw_asym = ab.algbw * bf;
-      ar["alpha_s"] = ab.alpha_s;
-      ar["algbw_GBps"] = ab.algbw / 1e9;
-      ar["busbw_GBps"] = busbw_asym / 1e9;
-      ar["fit"] =
-          "t(S) = alpha + S / algbw; alpha = median time of the 3 smallest sizes, algbw = "
-          "largest S / (its time - alpha); busbw = algbw * 2(n-1)/n";
-    }
+struct ArCurve {
+  std::vector<int64_t> bytes;
+  std::vector<double> seconds;  // slowest rank
+  int64_t wrong = 0;            // summed over ranks
+};
+
+ArCurve time_all_reduce(const World& w, Device& dev, const CalibrateSpec& s) {
+  CollSweepSpec cs;
+  cs.kind = CollKind::all_reduce;
+  cs.dtype = DType::fp32;
+  cs.collective = s.collective;
+  cs.backend = s.backend;
+  cs.timeout_s = s.collective_timeout_s;
+  for (int64_t b = 8; b <= s.max_bytes; b *= 4) cs.sizes.push_back(b);
+  auto coll = make_sweep_collective(cs, w, dev);
+  ArCurve c;
+  for (int64_t b : cs.sizes) {
+    const CollCounts n = coll_counts(cs.kind, b, cs.dtype, w.size);
+    if (n.bytes == 0) continue;
+    const CollRankResult r = measure_collective(cs, n, w, dev, coll.get());
+    int64_t wr = 0;
+    TPB_MPI_CHECK(MPI_Allreduce(&r.wrong, &wr, 1, MPI_INT64_T, MPI_SUM, w.comm));
+    c.wrong += wr;
+    c.bytes.push_back(n.bytes);
+    c.seconds.push_back(max_over_ranks(w, r.loop_s));
   }
-  if (w.rank != 0) return 0;
+  return c;
+}
 
+// 3. All-reduce curve through the run's collective; `busbw_asym` is its fitted asymptote.
+oj measure_all_reduce(const World& w, Device& dev, const CalibrateSpec& s, double& busbw_asym) {
+  busbw_asym = 0;
+  if (w.size <= 1) return oj::object();
+  const ArCurve c = time_all_reduce(w, dev, s);
+  const double bf = bus_factor(CollKind::all_reduce, w.size);
+  oj pts = oj::array();
+  for (std::size_t i = 0; i < c.bytes.size(); ++i)
+    pts.push_back({{"bytes", c.bytes[i]},
+                   {"time_s", c.seconds[i]},
+                   {"algbw_GBps", c.bytes[i] / c.seconds[i] / 1e9},
+                   {"busbw_GBps", c.bytes[i] / c.seconds[i] * bf / 1e9}});
+  oj ar = {{"collective", s.collective}, {"ranks", w.size}, {"points", pts}, {"wrong", c.wrong}};
+  if (c.bytes.size() >= 3) {
+    const AlphaBeta ab = fit_alpha_beta(c.bytes, c.seconds);
+    busbw_asym = ab.algbw * bf;
+    ar["alpha_s"] = ab.alpha_s;
+    ar["algbw_GBps"] = ab.algbw / 1e9;
+    ar["busbw_GBps"] = busbw_asym / 1e9;
+    ar["fit"] =
+        "t(S) = alpha + S / algbw; alpha = median time of the 3 smallest sizes, algbw = "
+        "largest S / (its time - alpha); busbw = algbw * 2(n-1)/n";
+  }
+  return ar;
+}
+
+// The --hardware profile, checked by the parser that will read it back.
+oj hardware_profile(const World& w, const CalibrateSpec& s, const DeviceCaps& caps,
+                    const CalPeaks& p, double busbw_asym, const std::string& date) {
   oj hw;
   hw["name"] = s.name;
   hw["peak_flops"] = oj::object();
-  for (const auto& [k, v] : peak_flops) hw["peak_flops"][k] = v;
-  hw["peak_bw"] = peak_bw;
+  for (const auto& [k, v] : p.flops) hw["peak_flops"][k] = v;
+  hw["peak_bw"] = p.bw;
   hw["memory_bytes"] = caps.memory_bytes;
   hw["llc_bytes"] = caps.llc_bytes;
   hw["link_bw"] = busbw_asym;
   hw["source"] = fmt::format(
       "measured by tpbench calibrate on {} at {} ({} ranks at once, best rank): bandwidth {}, "
       "FLOP/s {}{}",
-      w.host, context["date"].get<std::string>(), w.size, bw_from, fl_from,
+      w.host, date, w.size, p.bw_from, p.fl_from,
       w.size > 1 ? ", link_bw = all-reduce busbw asymptote" : "");
   hw["measure_at_startup"] = false;
   (void)hardware_from_json(hw, s.out + "/hardware.json");  // what --hardware will accept
+  return hw;
+}
 
-  oj cal;
-  cal["schema"] = "tpbench.calibration";
-  cal["schema_version"] = 1;
-  cal["context"] = context;
-  cal["model"] = {{"name", shape.name}, {"tp", s.tp}};
-  cal["peaks"] = peaks;
-  cal["gemm_shapes"] = shapes;
-  cal["all_reduce"] = ar;
-  cal["hardware"] = hw;
-  write_file_atomic(s.out + "/calibration.json", cal.dump(2) + "\n");
-  write_file_atomic(s.out + "/hardware.json", hw.dump(2) + "\n");
-
-  std::cout << fmt::format("peaks: {:.2f} GB/s ({}), ", peak_bw / 1e9, bw_from);
-  for (const auto& [k, v] : peak_flops) std::cout << fmt::format("{} {:.1f} GFLOP/s ", k, v / 1e9);
-  std::cout << "(" << fl_from << ")\n";
+void print_summary(const World& w, const CalibrateSpec& s, const CalPeaks& p, const oj& shapes,
+                   const oj& ar) {
+  std::cout << fmt::format("peaks: {:.2f} GB/s ({}), ", p.bw / 1e9, p.bw_from);
+  for (const auto& [k, v] : p.flops) std::cout << fmt::format("{} {:.1f} GFLOP/s ", k, v / 1e9);
+  std::cout << "(" << p.fl_from << ")\n";
   std::cout << fmt::format("{:>13} {:>5} {:>6} {:>6} {:>10} {:>9} {:>8} {:>6} {:>6}\n", "gemm", "m",
                            "n", "k", "time_us", "GFLOP/s", "GB/s", "%flop", "%bw");
   for (const auto& g : shapes)
@@ -230,6 +241,45 @@ int verb_calibrate(const CliResult& cli, const World& w) {
         ar["busbw_GBps"].get<double>(), ar["wrong"].get<int64_t>());
   std::cout << "calibrate: " << s.out << "/hardware.json (use --hardware " << s.out
             << "/hardware.json), details in " << s.out << "/calibration.json\n";
+}
+
+}  // namespace
+
+int verb_calibrate(const CliResult& cli, const World& w) {
+  CalibrateSpec s;
+  ModelShape shape;
+  std::unique_ptr<Device> dev;
+  agree(w.comm, [&] {
+    s = resolve_calibrate_spec(cli.config, w, shape);
+    if (w.rank == 0) ensure_writable_dir(s.out);
+    dev = make_device(calibrate_device_options(s, w));
+  });
+  const DeviceCaps& caps = dev->caps();
+  oj context = collect_context(w, cli.argv, caps);
+  if (w.rank == 0 && context["oversubscribed"].get<bool>())
+    std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+              << " ranks per core: every rank measures a share of a core\n";
+
+  CalPeaks peaks = measure_peaks(w, *dev, s.reps);
+  if (caps.startup_probe) add_probe_peaks(w, caps, peaks);
+  const oj shapes = measure_shapes(w, *dev, shape, s, peaks);
+  double busbw_asym = 0;
+  const oj ar = measure_all_reduce(w, *dev, s, busbw_asym);
+  if (w.rank != 0) return 0;
+
+  const oj hw = hardware_profile(w, s, caps, peaks, busbw_asym, context["date"].get<std::string>());
+  oj cal;
+  cal["schema"] = "tpbench.calibration";
+  cal["schema_version"] = 1;
+  cal["context"] = context;
+  cal["model"] = {{"name", shape.name}, {"tp", s.tp}};
+  cal["peaks"] = peaks.json;
+  cal["gemm_shapes"] = shapes;
+  cal["all_reduce"] = ar;
+  cal["hardware"] = hw;
+  write_file_atomic(s.out + "/calibration.json", cal.dump(2) + "\n");
+  write_file_atomic(s.out + "/hardware.json", hw.dump(2) + "\n");
+  print_summary(w, s, peaks, shapes, ar);
   return 0;
 }
 

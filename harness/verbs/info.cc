@@ -1,6 +1,7 @@
 // `tpbench info`: what this binary can do, as JSON.
 #include <iostream>
 
+#include "harness/backends/collective_factory.h"
 #include "harness/record/run_context.h"
 #include "harness/verbs/verbs.h"
 
@@ -9,8 +10,7 @@ namespace tpb {
 int verb_info(const CliResult&, const World& w) {
   if (w.rank != 0) return 0;
   nlohmann::ordered_json j = versions_json();
-  j["collectives"] = j["backends"].size() > 1 ? nlohmann::ordered_json{"mpi", "nccl"}
-                                              : nlohmann::ordered_json{"mpi"};
+  j["collectives"] = built_collectives();
   std::cout << j.dump(2) << std::endl;
   return 0;
 }

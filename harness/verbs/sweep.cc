@@ -12,6 +12,7 @@
 
 #include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
+#include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/run_spec.h"
 #include "harness/config/sweep_plan.h"
@@ -26,7 +27,6 @@
 #include "harness/report/sweep_table.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/host_clock.h"
-#include "layers/device_factory.h"
 
 namespace tpb {
 
@@ -73,13 +73,7 @@ SweepSetup resolve_sweep(const CliResult& cli, const World& w) {
       if (!s.resume_dir.empty()) s.ledger = read_ledger(s.resume_dir);
     }
     // backend, memory budget and BLAS threads are not axes, so every point shares the device.
-    DeviceOptions o;
-    o.backend = s.specs[0].backend;
-    o.local_rank = w.local_rank;
-    o.local_size = w.local_size;
-    o.memory_budget_bytes = s.specs[0].memory_budget_bytes;
-    o.blas_threads = s.specs[0].blas_threads;
-    s.dev = make_device(o);
+    s.dev = make_device(device_options(s.specs[0], w));
   });
   return s;
 }

@@ -1,7 +1,7 @@
 // Reading a whole input file (configs, results, presets) with every failure a BadInput that
 // names the option. A directory opens fine as an std::ifstream on Linux and then throws
-// std::ios_base::failure on the first read, which escaped as an internal error (found by
-// fuzz_config with `--config /`).
+// std::ios_base::failure on the first read, which would escape as an internal error
+// (`--config /`), so the file's type is checked first.
 #pragma once
 #include <string>
 

@@ -66,6 +66,9 @@ CpuDevice::CpuDevice(const DeviceOptions& o) {
   caps_.name = cpu_model();
   caps_.dtypes = {DType::fp32};
   caps_.device_timer = false;
+  caps_.host_compute = true;
+  caps_.startup_probe = true;  // the BLAS probe in cpu_probe.h
+  caps_.host_ranks = o.local_size;
   // Ranks on one host share its memory; each gets an equal part unless a budget is given.
   caps_.memory_bytes = o.memory_budget_bytes > 0
                            ? o.memory_budget_bytes
@@ -83,7 +86,7 @@ CpuDevice::CpuDevice(const DeviceOptions& o) {
 
 // Each block carries its size in a 64-byte header (alignment is kept), so free_raw can
 // return it to the budget: a device reused across sweep points would otherwise run out of
-// budget after a few points. (Helper change for issue 4, the sweep driver.)
+// budget after a few points.
 constexpr std::size_t kAllocHeader = 64;
 
 DeviceBuffer CpuDevice::alloc(std::size_t bytes) {

@@ -89,6 +89,8 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
   caps_.name = prop.name;
   caps_.dtypes = {DType::fp32, DType::bf16, DType::fp16};
   caps_.device_timer = true;
+  caps_.device_memory = true;
+  caps_.host_ranks = o.local_size;
   caps_.memory_bytes = d.budget;
   caps_.llc_bytes = static_cast<double>(prop.l2CacheSize);
 

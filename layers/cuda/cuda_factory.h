@@ -1,5 +1,5 @@
-// Entry point of the CUDA backend for harness/backends/device_factory.cc (called under
-// TPB_HAVE_CUDA).
+// Entry point of the CUDA backend for the registry (harness/backends/registry.cc), which lists
+// it in CUDA builds only.
 #pragma once
 #include <memory>
 

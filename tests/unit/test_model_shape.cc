@@ -10,6 +10,7 @@
 #include "layers/base/errors.h"
 #include "layers/hardware.h"
 #include "layers/model_shape.h"
+#include "tests/support/bad_input.h"
 
 namespace tpb {
 namespace {
@@ -19,18 +20,6 @@ const std::string kConfigs = TPB_SOURCE_DIR "/configs";
 nlohmann::json tiny_json() {
   return {{"hidden", 1024}, {"n_layers", 8},        {"n_heads", 16}, {"n_kv_heads", 8},
           {"head_dim", 64}, {"intermediate", 4096}, {"vocab", 32000}};
-}
-
-// Runs f, expects BadInput, returns its message.
-template <class F>
-std::string bad_input(F f) {
-  try {
-    f();
-  } catch (const BadInput& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected BadInput";
-  return "";
 }
 
 TEST(ModelShape, ShippedConfigsLoad) {

@@ -1,10 +1,5 @@
-// Telemetry by backend: NVML for CUDA devices, a null sampler elsewhere.
+// The null sampler (backends without device telemetry) and the RAII SM-clock lock.
 #include "harness/backends/telemetry.h"
-
-#if defined(TPB_HAVE_CUDA)
-#include "layers/cuda/cuda_device.h"
-#include "layers/cuda/nvml_telemetry.h"
-#endif
 
 namespace tpb {
 namespace {
@@ -22,33 +17,10 @@ class NullTelemetry final : public TelemetrySampler {
   std::string reason_;
 };
 
-#if defined(TPB_HAVE_CUDA)
-class NvmlSampler final : public TelemetrySampler {
- public:
-  explicit NvmlSampler(const std::string& pci) : nvml_(pci) {}
-  void start() override { nvml_.start(); }
-  nlohmann::ordered_json stop() override { return nvml_.stop(); }
-  double mean_utilization() const override { return nvml_.mean_utilization(); }
-  std::string lock_sm_clock(int mhz) override { return nvml_.lock_sm_clock(mhz); }
-  void unlock_sm_clock() noexcept override { nvml_.unlock_sm_clock(); }
-
- private:
-  NvmlTelemetry nvml_;
-};
-#endif
-
 }  // namespace
 
 std::unique_ptr<TelemetrySampler> make_null_telemetry(const std::string& reason) {
   return std::make_unique<NullTelemetry>(reason);
-}
-
-std::unique_ptr<TelemetrySampler> make_telemetry(Device& dev) {
-#if defined(TPB_HAVE_CUDA)
-  if (auto* cuda = dynamic_cast<CudaDevice*>(&dev))
-    return std::make_unique<NvmlSampler>(cuda->pci_bus_id());
-#endif
-  return make_null_telemetry("no device telemetry on the " + dev.caps().backend + " backend");
 }
 
 ScopedSmClock::ScopedSmClock(TelemetrySampler& t, int mhz) : t_(t), mhz_(mhz) {

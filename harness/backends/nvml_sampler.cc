@@ -1,0 +1,29 @@
+// The NVML sampler: the GPU's utilization and clocks during a point, and the SM clock lock.
+#include "harness/backends/nvml_sampler.h"
+
+#include "layers/cuda/cuda_device.h"
+#include "layers/cuda/nvml_telemetry.h"
+
+namespace tpb {
+namespace {
+
+class NvmlSampler final : public TelemetrySampler {
+ public:
+  explicit NvmlSampler(const std::string& pci) : nvml_(pci) {}
+  void start() override { nvml_.start(); }
+  nlohmann::ordered_json stop() override { return nvml_.stop(); }
+  double mean_utilization() const override { return nvml_.mean_utilization(); }
+  std::string lock_sm_clock(int mhz) override { return nvml_.lock_sm_clock(mhz); }
+  void unlock_sm_clock() noexcept override { nvml_.unlock_sm_clock(); }
+
+ private:
+  NvmlTelemetry nvml_;
+};
+
+}  // namespace
+
+std::unique_ptr<TelemetrySampler> make_nvml_sampler(Device& dev) {
+  return std::make_unique<NvmlSampler>(dynamic_cast<CudaDevice&>(dev).pci_bus_id());
+}
+
+}  // namespace tpb

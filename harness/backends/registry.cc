@@ -1,0 +1,123 @@
+// The registry's tables: one entry per device backend and per collective transport. CUDA's
+// entries exist only in CUDA builds; this is the one place that asks.
+#include "harness/backends/registry.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "collectives/mpi/mpi_collective.h"
+#include "collectives/topology.h"
+#include "harness/backends/collective_factory.h"
+#include "harness/backends/telemetry.h"
+#include "layers/base/errors.h"
+#include "layers/cpu/cpu_device.h"
+#if defined(TPB_HAVE_CUDA)
+#include "collectives/mpi/cuda_mpi_collective.h"
+#include "collectives/nccl/nccl_collective.h"
+#include "harness/backends/nvml_sampler.h"
+#include "layers/cuda/cuda_factory.h"
+#endif
+
+namespace tpb {
+namespace {
+
+struct BackendEntry {
+  std::string_view name;
+  std::unique_ptr<Device> (*make)(const DeviceOptions&);
+  std::unique_ptr<TelemetrySampler> (*telemetry)(Device&);  // nullptr: nothing to read
+};
+
+// A transport for `collective` over buffers in device memory or in host memory (caps).
+struct CollectiveEntry {
+  std::string_view name;
+  bool device_memory;
+  std::unique_ptr<Collective> (*make)(MPI_Comm tp_comm, Device& dev, double timeout_s,
+                                      bool oversubscribed);
+};
+
+std::unique_ptr<Device> make_cpu_device(const DeviceOptions& o) {
+  return std::make_unique<CpuDevice>(o);
+}
+
+constexpr BackendEntry kBackends[] = {
+    {"cpu", make_cpu_device, nullptr},
+#if defined(TPB_HAVE_CUDA)
+    {"cuda", make_cuda_device, make_nvml_sampler},
+#endif
+};
+
+constexpr CollectiveEntry kCollectives[] = {
+    {"mpi", false,
+     [](MPI_Comm c, Device&, double t, bool over) { return make_mpi_collective(c, t, over); }},
+#if defined(TPB_HAVE_CUDA)
+    {"mpi", true,
+     [](MPI_Comm c, Device& d, double t, bool) { return make_cuda_mpi_collective(c, d, t); }},
+    {"nccl", true,
+     [](MPI_Comm c, Device& d, double t, bool) { return make_nccl_collective(c, d, t); }},
+#endif
+};
+
+const BackendEntry* find_backend(const std::string& name) {
+  for (const BackendEntry& b : kBackends)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> built_backends() {
+  std::vector<std::string> names;
+  for (const BackendEntry& b : kBackends) names.emplace_back(b.name);
+  return names;
+}
+
+std::unique_ptr<Device> make_device(const DeviceOptions& o) {
+  if (const BackendEntry* b = find_backend(o.backend)) return b->make(o);
+  std::string built;
+  for (const auto& n : built_backends()) built += (built.empty() ? "" : ", ") + n;
+  throw BadInput("--backend: '" + o.backend + "' is not built into this tpbench (built: " + built +
+                 ")");
+}
+
+std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_comm, Device& dev) {
+  // More ranks on this host than online CPUs: waiting ranks must yield their core.
+  const bool oversubscribed = dev.caps().host_ranks > online_cpus();
+  for (const CollectiveEntry& c : kCollectives)
+    if (c.name == spec.collective && c.device_memory == dev.caps().device_memory)
+      return c.make(tp_comm, dev, spec.collective_timeout_s, oversubscribed);
+  throw BadInput("--collective: '" + spec.collective + "' is not available with --backend " +
+                 spec.backend + " in this build");
+}
+
+std::vector<std::string> built_collectives() {
+  std::vector<std::string> names;
+  for (const CollectiveEntry& c : kCollectives)
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) names.emplace_back(c.name);
+  return names;
+}
+
+std::unique_ptr<TelemetrySampler> make_telemetry(Device& dev) {
+  const BackendEntry* b = find_backend(dev.caps().backend);
+  if (b && b->telemetry) return b->telemetry(dev);
+  return make_null_telemetry("no device telemetry on the " + dev.caps().backend + " backend");
+}
+
+DeviceOptions device_options(const RunSpec& spec, const World& w) {
+  DeviceOptions o;
+  o.backend = spec.backend;
+  o.local_rank = w.local_rank;
+  o.local_size = w.local_size;
+  o.memory_budget_bytes = spec.memory_budget_bytes;
+  o.blas_threads = spec.blas_threads;
+  return o;
+}
+
+DeviceOptions device_options(const CollSweepSpec& spec, const World& w) {
+  DeviceOptions o;
+  o.backend = spec.backend;
+  o.local_rank = w.local_rank;
+  o.local_size = w.local_size;
+  return o;
+}
+
+}  // namespace tpb

@@ -1,0 +1,41 @@
+// What a --backend name implies before any device exists: its defaults (collective, hardware
+// profile, dtype) and which options it can honour. The devices themselves are made by the
+// registry in harness/backends; this table is what config validation may know of them.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/config/config_fields.h"
+#include "layers/base/dtype.h"
+
+namespace tpb {
+
+struct BackendTraits {
+  std::string name;                // "cpu" | "cuda"
+  std::string default_collective;  // NCCL on a GPU, MPI elsewhere
+  std::string default_hardware;    // the profile under configs/hardware/
+  DType default_dtype = DType::fp32;
+  bool device_memory = false;       // buffers live on the device (DeviceCaps::device_memory)
+  bool device_collectives = false;  // --collective nccl
+  bool clock_control = false;       // --inject sm_clock
+  bool graphs = false;              // --cuda-graph
+};
+
+// Every backend the CLI accepts, built into this binary or not (the registry says which are).
+std::vector<std::string> backend_names();
+
+// Throws BadInput("--backend: ...") for a name backend_names() does not hold.
+const BackendTraits& backend_traits(const std::string& name);
+
+// The collective a run uses when --collective is not given; "mpi" for a name that is not a
+// backend (validation rejects it later, naming --backend).
+std::string default_collective(const std::string& backend);
+
+// --backend and --collective of a config: the backend's default collective, and nccl only on a
+// backend with device collectives. Throws BadInput naming the flag.
+struct BackendChoice {
+  std::string backend, collective;
+};
+BackendChoice choose_backend(ConfigFields& f);
+
+}  // namespace tpb
