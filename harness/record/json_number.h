@@ -1,5 +1,5 @@
-// Reading a number out of a results document that may lack it (an oom point has no metrics):
-// the reporters (console, report.md, compare, sweep tables, diagnose) all read this way.
+// Reading a number out of a results document that may lack it: kept for the points that have
+// no record yet (a collectives run's, read by collectives_table.cc and results_json.cc).
 #pragma once
 #include <nlohmann/json.hpp>
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "harness/record/json_number.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -407,6 +408,31 @@ oj memory_exhaustion_json(std::size_t point_index, const PointRecord& p) {
 
 oj trace_meta_json(const PointParams& p) {
   return {{"params", to_json(p)}, {"tool", "tpbench"}};
+}
+
+PointHead point_head_from_json(const oj& j) {
+  // A reason that is not text reads as none: only the printers of failed points show it.
+  const bool has_reason = j.contains("reason") && j["reason"].is_string();
+  return {j.value("params", oj::object()), j.value("status", "?"),
+          has_reason ? j["reason"].get<std::string>() : ""};
+}
+
+std::optional<CollPointFigures> try_coll_figures_from_json(const oj& j) {
+  if (!j.contains("metrics") || !j["metrics"].contains("busbw_GBps")) return std::nullopt;
+  // A block that is absent or not an object reads as empty, so its figures read as 0.
+  const auto block = [](const oj& o, const char* k) {
+    return o.is_object() && o.contains(k) && o[k].is_object() ? o[k] : oj::object();
+  };
+  const oj m = block(j, "metrics"), c = block(j, "collectives");
+  const oj skew = block(c, "skew_s"), t = block(m, "time_s");
+  return CollPointFigures{json_number(t, "mean"),       json_number(t, "p99"),
+                          json_number(m, "algbw_GBps"), json_number(m, "busbw_GBps"),
+                          json_number(skew, "p95"),     json_number(c, "wait_fraction")};
+}
+
+bool param_omitted_from_heading(const std::string& key) {
+  return key == "model" || key == "steps" || key == "warmup" || key == "iters" ||
+         key == "warmup_iters";
 }
 
 }  // namespace tpb

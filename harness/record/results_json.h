@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 #include "harness/record/point_record.h"
 
@@ -35,5 +36,27 @@ nlohmann::ordered_json memory_exhaustion_json(std::size_t point_index, const Poi
 
 // The metadata a point's trace.json carries, so a trace file names its point.
 nlohmann::ordered_json trace_meta_json(const PointParams& p);
+
+// For the printers that take any results document (compare, report.md), until a collectives
+// run's points get a record of their own: what every point has whatever its kind, and the
+// figures compare puts side by side for a collectives point.
+struct PointHead {
+  nlohmann::ordered_json params;  // as written: a collectives point's are not PointParams
+  std::string status;             // "?" when absent
+  std::string reason;
+};
+PointHead point_head_from_json(const nlohmann::ordered_json& j);
+
+// A missing or null figure reads as 0, as the printers have always shown it.
+struct CollPointFigures {
+  double time_mean_s = 0, time_p99_s = 0, algbw_GBps = 0, busbw_GBps = 0, skew_p95_s = 0,
+         wait_fraction = 0;
+};
+// Nothing when `j` is not a collectives point with metrics.
+std::optional<CollPointFigures> try_coll_figures_from_json(const nlohmann::ordered_json& j);
+
+// The params a compare row's heading leaves out: the model and how long each point ran, which
+// say nothing about what the row compares.
+bool param_omitted_from_heading(const std::string& key);
 
 }  // namespace tpb

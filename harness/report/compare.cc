@@ -1,14 +1,16 @@
-// Side-by-side comparison of results. The metric list is one table (kModelMetrics /
-// kCollMetrics) that both the JSON and the console read.
+// Side-by-side comparison of results. The metric list is one table of columns (kModelColumns /
+// kCollColumns), each reading its figure off the point's record, that both the JSON and the
+// console read.
 #include "harness/report/compare.h"
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
-#include "harness/record/json_number.h"
+#include "harness/record/results_json.h"
 #include "harness/record/results_reader.h"
 #include "layers/base/errors.h"
 
@@ -18,82 +20,122 @@ namespace {
 
 using oj = nlohmann::ordered_json;
 
-struct MetricDef {
+// The results write a non-finite figure as null, which compare has always shown as 0.
+double shown(double v) {
+  return std::isfinite(v) ? v : 0.0;
+}
+
+// `key` names the figure in compare.json (its own document, not a point's field).
+template <class R>
+struct Column {
   const char* key;
   const char* head;
   double scale;  // console unit
   const char* fmt;
+  double (*get)(const R&);
 };
 
-const MetricDef kModelMetrics[] = {
-    {"tokens_per_s", "tok/s", 1, "{:.1f}"},
-    {"step_p50_s", "p50 ms", 1e3, "{:.2f}"},
-    {"step_p95_s", "p95 ms", 1e3, "{:.2f}"},
-    {"mbu", "MBU", 1, "{:.3f}"},
-    {"mfu", "MFU", 1, "{:.4f}"},
-    {"skew_p95_s", "skew95 us", 1e6, "{:.0f}"},
-    {"wait_fraction", "wait%", 100, "{:.1f}"},
-    {"collective_fraction", "coll%", 100, "{:.1f}"},
-    {"transfer_fraction", "xfer%", 100, "{:.1f}"},
-};
-const MetricDef kCollMetrics[] = {
-    {"time_s", "time us", 1e6, "{:.1f}"},       {"time_p99_s", "p99 us", 1e6, "{:.1f}"},
-    {"algbw_GBps", "algbw", 1, "{:.3f}"},       {"busbw_GBps", "busbw", 1, "{:.3f}"},
-    {"skew_p95_s", "skew95 us", 1e6, "{:.1f}"}, {"wait_fraction", "wait%", 100, "{:.1f}"},
-};
-
-bool is_coll_point(const oj& p) {
-  return p.contains("metrics") && p["metrics"].contains("busbw_GBps");
+// An ok model point that lacks a block reads 0 for its figures, as before records.
+const MetricsRecord& metrics_of(const PointRecord& p) {
+  static const MetricsRecord none;
+  return p.metrics ? *p.metrics : none;
+}
+const CollectivesRecord& collectives_of(const PointRecord& p) {
+  static const CollectivesRecord none;
+  return p.collectives ? *p.collectives : none;
 }
 
-// The figures a row compares, taken from one point record.
-oj point_metrics(const oj& p) {
-  const auto& m = p["metrics"];
-  const auto& c = p["collectives"];
-  if (is_coll_point(p))
-    return {{"time_s", json_number(m["time_s"], "mean")},
-            {"time_p99_s", json_number(m["time_s"], "p99")},
-            {"algbw_GBps", json_number(m, "algbw_GBps")},
-            {"busbw_GBps", json_number(m, "busbw_GBps")},
-            {"skew_p95_s", json_number(c["skew_s"], "p95")},
-            {"wait_fraction", json_number(c, "wait_fraction")}};
-  // coll% = (wait + transfer) / wall; xfer% keeps only the transfer, the part the interconnect
-  // sets, since wait is the compute imbalance that arrives with any topology.
-  double coll = 0, xfer = 0, wall = 0;
-  for (const auto& r : p["ranks"]) {
-    coll += json_number(r, "wait_s") + json_number(r, "transfer_s");
-    xfer += json_number(r, "transfer_s");
-    wall += json_number(r, "wall_s");
+// Summed over ranks against the summed wall: coll% = (wait + transfer) / wall; xfer% keeps only
+// the transfer, the part the interconnect sets, since wait is the compute imbalance that
+// arrives with any topology.
+double rank_fraction(const PointRecord& p, bool with_wait) {
+  double part = 0, wall = 0;
+  for (const auto& r : p.ranks.value_or(std::vector<RankRecord>{})) {
+    part += (with_wait ? shown(r.wait_s) : 0.0) + shown(r.transfer_s);
+    wall += shown(r.wall_s);
   }
-  return {{"tokens_per_s", json_number(m, "tokens_per_s")},
-          {"step_p50_s", json_number(m["step_time_s"], "p50")},
-          {"step_p95_s", json_number(m["step_time_s"], "p95")},
-          {"mbu", json_number(m, "mbu")},
-          {"mfu", json_number(m, "mfu")},
-          {"skew_p95_s", json_number(c["skew_s"], "p95")},
-          {"wait_fraction", json_number(c, "wait_fraction")},
-          {"collective_fraction", wall > 0 ? coll / wall : 0.0},
-          {"transfer_fraction", wall > 0 ? xfer / wall : 0.0}};
+  return wall > 0 ? part / wall : 0.0;
+}
+
+const Column<PointRecord> kModelColumns[] = {
+    {"tokens_per_s", "tok/s", 1, "{:.1f}",
+     [](const PointRecord& p) { return metrics_of(p).tokens_per_s; }},
+    {"step_p50_s", "p50 ms", 1e3, "{:.2f}",
+     [](const PointRecord& p) { return metrics_of(p).step_time_s.p50; }},
+    {"step_p95_s", "p95 ms", 1e3, "{:.2f}",
+     [](const PointRecord& p) { return metrics_of(p).step_time_s.p95; }},
+    {"mbu", "MBU", 1, "{:.3f}", [](const PointRecord& p) { return metrics_of(p).mbu; }},
+    {"mfu", "MFU", 1, "{:.4f}", [](const PointRecord& p) { return metrics_of(p).mfu; }},
+    {"skew_p95_s", "skew95 us", 1e6, "{:.0f}",
+     [](const PointRecord& p) { return collectives_of(p).skew_s.p95; }},
+    {"wait_fraction", "wait%", 100, "{:.1f}",
+     [](const PointRecord& p) { return collectives_of(p).wait_fraction; }},
+    {"collective_fraction", "coll%", 100, "{:.1f}",
+     [](const PointRecord& p) { return rank_fraction(p, true); }},
+    {"transfer_fraction", "xfer%", 100, "{:.1f}",
+     [](const PointRecord& p) { return rank_fraction(p, false); }},
+};
+const Column<CollPointFigures> kCollColumns[] = {
+    {"time_s", "time us", 1e6, "{:.1f}", [](const CollPointFigures& f) { return f.time_mean_s; }},
+    {"time_p99_s", "p99 us", 1e6, "{:.1f}", [](const CollPointFigures& f) { return f.time_p99_s; }},
+    {"algbw_GBps", "algbw", 1, "{:.3f}", [](const CollPointFigures& f) { return f.algbw_GBps; }},
+    {"busbw_GBps", "busbw", 1, "{:.3f}", [](const CollPointFigures& f) { return f.busbw_GBps; }},
+    {"skew_p95_s", "skew95 us", 1e6, "{:.1f}",
+     [](const CollPointFigures& f) { return f.skew_p95_s; }},
+    {"wait_fraction", "wait%", 100, "{:.1f}",
+     [](const CollPointFigures& f) { return f.wait_fraction; }},
+};
+
+template <class R, std::size_t N>
+oj figures_json(const Column<R> (&cols)[N], const R& r) {
+  oj out;
+  for (const auto& c : cols) out[c.key] = shown(c.get(r));
+  return out;
+}
+
+// One point as compare reads it: what identifies it, how it ended and, when ok, its figures.
+struct ComparedPoint {
+  oj params;
+  std::string status;
+  oj metrics;  // null unless ok
+};
+
+// A collectives point compares its own figures; any other point reads as a model point, and
+// one try_point_from_json rejects (not a model point either) reads as a default record, so its
+// figures are 0 as they were when compare read absent fields as 0.
+ComparedPoint compared_point(const oj& j) {
+  PointHead head = point_head_from_json(j);
+  ComparedPoint p{std::move(head.params), std::move(head.status), nullptr};
+  if (p.status != "ok") return p;
+  if (const auto coll = try_coll_figures_from_json(j)) {
+    p.metrics = figures_json(kCollColumns, *coll);
+  } else {
+    p.metrics = figures_json(kModelColumns, try_point_from_json(j).value_or(PointRecord{}));
+  }
+  return p;
+}
+
+using RunPoints = std::vector<std::vector<ComparedPoint>>;
+
+RunPoints compared_points(const std::vector<CompareInput>& runs) {
+  RunPoints out(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const auto& j : runs[i].results["points"]) out[i].push_back(compared_point(j));
+  return out;
 }
 
 std::string value_text(const oj& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-}  // namespace
-
-CompareInput load_compare_input(const std::string& path) {
-  return CompareInput{path, load_results(path, "compare")};
-}
-
-oj compare_runs(const std::vector<CompareInput>& runs) {
-  // Values each params field takes in each run.
+// Params fields that are constant within every run but differ between runs.
+std::vector<std::string> label_fields_of(const RunPoints& pts) {
   std::map<std::string, std::vector<std::set<std::string>>> seen;
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    for (const auto& p : runs[i].results["points"])
-      for (auto it = p["params"].begin(); it != p["params"].end(); ++it) {
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    for (const auto& p : pts[i])
+      for (auto it = p.params.begin(); it != p.params.end(); ++it) {
         auto& v = seen[it.key()];
-        v.resize(runs.size());
+        v.resize(pts.size());
         v[i].insert(it.value().dump());
       }
   std::vector<std::string> label_fields;
@@ -103,62 +145,117 @@ oj compare_runs(const std::vector<CompareInput>& runs) {
     for (const auto& s : per_run) differs = differs || (constant && s != per_run[0]);
     if (constant && differs) label_fields.push_back(key);
   }
-  const std::set<std::string> labels(label_fields.begin(), label_fields.end());
+  return label_fields;
+}
 
-  oj out;
-  out["label_fields"] = label_fields;
+oj runs_json(const std::vector<CompareInput>& runs, const RunPoints& pts,
+             const std::vector<std::string>& label_fields) {
   oj jr = oj::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     std::string label;
-    const auto& pts = runs[i].results["points"];
     for (const auto& f : label_fields)
-      label += (label.empty() ? "" : " ") + f + "=" + value_text(pts[0]["params"][f]);
+      label += (label.empty() ? "" : " ") + f + "=" + value_text(pts[i][0].params[f]);
     jr.push_back({{"run", std::string(1, static_cast<char>('A' + i % 26))},
                   {"path", runs[i].path},
                   {"label", label.empty() ? runs[i].path : label},
-                  {"points", pts.size()}});
+                  {"points", pts[i].size()}});
   }
-  out["runs"] = jr;
+  return jr;
+}
 
-  // Rows in the first run's order, then points only later runs have.
+// Each match key (the params less the label fields) with every run's first point under it,
+// in the first run's order, then points only later runs have.
+struct Matches {
   std::vector<std::string> order;
-  std::map<std::string, std::vector<const oj*>> by_key;
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    for (const auto& p : runs[i].results["points"]) {
+  std::map<std::string, std::vector<const ComparedPoint*>> by_key;
+};
+
+Matches match_points(const RunPoints& pts, const std::set<std::string>& labels) {
+  Matches m;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    for (const auto& p : pts[i]) {
       oj key = oj::object();
-      for (auto it = p["params"].begin(); it != p["params"].end(); ++it)
+      for (auto it = p.params.begin(); it != p.params.end(); ++it)
         if (!labels.count(it.key())) key[it.key()] = it.value();
-      auto& slot = by_key[key.dump()];
-      if (slot.empty()) order.push_back(key.dump());
-      slot.resize(runs.size(), nullptr);
+      auto& slot = m.by_key[key.dump()];
+      if (slot.empty()) m.order.push_back(key.dump());
+      slot.resize(pts.size(), nullptr);
       if (!slot[i]) slot[i] = &p;
     }
+  return m;
+}
+
+// Every run's entry for one matched point, with ratios to the first run that has it.
+// The keys here (run, status, metrics, ratio) are compare.json's own, not a point's fields.
+oj entries_json(const std::vector<const ComparedPoint*>& slot, const oj& jr) {
+  oj base, entries = oj::array();
+  for (std::size_t i = 0; i < slot.size(); ++i) {
+    if (!slot[i]) continue;
+    const ComparedPoint& p = *slot[i];
+    oj e{{"run", jr[i]["run"]}, {"status", p.status}};
+    if (e["status"] == "ok") {
+      e["metrics"] = p.metrics;
+      if (base.is_null()) base = e["metrics"];
+      oj ratio;
+      for (auto it = e["metrics"].begin(); it != e["metrics"].end(); ++it) {
+        const double b = base[it.key()].get<double>();
+        ratio[it.key()] = b != 0 ? it.value().get<double>() / b : 0.0;
+      }
+      e["ratio"] = ratio;
+    }
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+// The console's columns: heading and value cells from one table.
+template <class R, std::size_t N>
+std::string entries_text(const Column<R> (&cols)[N], const oj& row) {
+  std::string head = fmt::format("  {:<4}", "run");
+  for (const auto& c : cols) head += fmt::format(" {:>17}", c.head);
+  std::string s = head + "\n";
+  for (const auto& e : row["entries"]) {
+    std::string line = fmt::format("  {:<4}", e["run"].get<std::string>());
+    if (e["status"] != "ok") {
+      s += line + " " + e["status"].get<std::string>() + "\n";
+      continue;
+    }
+    for (const auto& c : cols) {
+      const char* key = c.key;  // not dependent, so get<double> needs no `template`
+      const double v = e["metrics"][key].get<double>() * c.scale;
+      const double r = e["ratio"][key].get<double>();
+      line += fmt::format(" {:>10} {:>6}", fmt::format(fmt::runtime(c.fmt), v),
+                          fmt::format("{:.2f}x", r));
+    }
+    s += line + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+CompareInput load_compare_input(const std::string& path) {
+  return CompareInput{path, load_results(path, "compare")};
+}
+
+oj compare_runs(const std::vector<CompareInput>& runs) {
+  const RunPoints pts = compared_points(runs);
+  const std::vector<std::string> label_fields = label_fields_of(pts);
+  const std::set<std::string> labels(label_fields.begin(), label_fields.end());
+  oj out;
+  out["label_fields"] = label_fields;
+  const oj jr = runs_json(runs, pts, label_fields);
+  out["runs"] = jr;
+  const Matches m = match_points(pts, labels);
   oj rows = oj::array();
-  for (const auto& k : order) {
-    const auto& slot = by_key[k];
+  for (const auto& k : m.order) {
+    const auto& slot = m.by_key.at(k);
     int present = 0;
-    for (const oj* p : slot) present += p ? 1 : 0;
+    for (const ComparedPoint* p : slot) present += p ? 1 : 0;
     if (present < 2) continue;  // nothing to compare it with
     oj row;
     row["key"] = oj::parse(k);
-    oj base, entries = oj::array();
-    for (std::size_t i = 0; i < slot.size(); ++i) {
-      if (!slot[i]) continue;
-      const oj& p = *slot[i];
-      oj e{{"run", jr[i]["run"]}, {"status", p.value("status", "?")}};
-      if (e["status"] == "ok") {
-        e["metrics"] = point_metrics(p);
-        if (base.is_null()) base = e["metrics"];
-        oj ratio;
-        for (auto it = e["metrics"].begin(); it != e["metrics"].end(); ++it) {
-          const double b = base[it.key()].get<double>();
-          ratio[it.key()] = b != 0 ? it.value().get<double>() / b : 0.0;
-        }
-        e["ratio"] = ratio;
-      }
-      entries.push_back(e);
-    }
-    row["entries"] = entries;
+    row["entries"] = entries_json(slot, jr);
     rows.push_back(row);
   }
   out["rows"] = rows;
@@ -175,31 +272,13 @@ std::string format_compare(const oj& cmp) {
   for (const auto& row : cmp["rows"]) {
     std::string key;
     for (auto it = row["key"].begin(); it != row["key"].end(); ++it)
-      if (it.key() != "model" && it.key() != "steps" && it.key() != "warmup" &&
-          it.key() != "iters" && it.key() != "warmup_iters")
+      if (!param_omitted_from_heading(it.key()))
         key += (key.empty() ? "" : " ") + it.key() + "=" + value_text(it.value());
+    // A row is a collectives one when its first entry carries the collectives columns.
     const bool coll = !row["entries"].empty() && row["entries"][0].contains("metrics") &&
-                      row["entries"][0]["metrics"].contains("busbw_GBps");
+                      row["entries"][0]["metrics"].contains(kCollColumns[0].key);
     s += "\n" + key + "\n";
-    std::string head = fmt::format("  {:<4}", "run");
-    const auto* defs = coll ? kCollMetrics : kModelMetrics;
-    const std::size_t nd = coll ? std::size(kCollMetrics) : std::size(kModelMetrics);
-    for (std::size_t d = 0; d < nd; ++d) head += fmt::format(" {:>17}", defs[d].head);
-    s += head + "\n";
-    for (const auto& e : row["entries"]) {
-      std::string line = fmt::format("  {:<4}", e["run"].get<std::string>());
-      if (e["status"] != "ok") {
-        s += line + " " + e["status"].get<std::string>() + "\n";
-        continue;
-      }
-      for (std::size_t d = 0; d < nd; ++d) {
-        const double v = e["metrics"][defs[d].key].get<double>() * defs[d].scale;
-        const double r = e["ratio"][defs[d].key].get<double>();
-        line += fmt::format(" {:>10} {:>6}", fmt::format(fmt::runtime(defs[d].fmt), v),
-                            fmt::format("{:.2f}x", r));
-      }
-      s += line + "\n";
-    }
+    s += coll ? entries_text(kCollColumns, row) : entries_text(kModelColumns, row);
   }
   if (cmp["rows"].empty()) s += "\nno points match between the runs\n";
   return s;

@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "harness/record/json_number.h"
+#include <cmath>
+#include <optional>
+
+#include "harness/record/results_json.h"
 #include "harness/report/diagnose.h"
 
 namespace tpb {
@@ -19,6 +22,11 @@ std::string text(const oj& j, const char* k, const std::string& def = "?") {
   return j[k].is_string() ? j[k].get<std::string>() : j[k].dump();
 }
 
+// The results write a non-finite figure as null, which report.md has always shown as 0.
+double shown(double v) {
+  return std::isfinite(v) ? v : 0.0;
+}
+
 // Markdown table cells must not contain a bare '|'.
 std::string cell(std::string s) {
   std::string out;
@@ -26,13 +34,34 @@ std::string cell(std::string s) {
   return out;
 }
 
-std::string point_title(const oj& p) {
-  const auto& par = p["params"];
-  const bool decode = text(par, "phase") == "decode";
-  return fmt::format("{} {} batch={} {}={} tp={} {} {}", text(par, "model"), text(par, "phase"),
-                     text(par, "batch"), decode ? "context" : "prompt",
-                     text(par, decode ? "context" : "prompt"), text(par, "tp"), text(par, "dtype"),
-                     text(par, "backend"));
+// A point as report.md shows it. One that try_point_from_json rejects (a collectives run's)
+// keeps its row and section, so the numbering matches the results file, but they are built
+// from a default record with the point's own status and reason: the model figures it does not
+// have read as 0 and its title as placeholders, and it gets no diagnosis.
+struct ShownPoint {
+  PointRecord rec;
+  std::string status;
+  bool model = false;
+};
+
+ShownPoint shown_point(const oj& j) {
+  if (auto rec = try_point_from_json(j)) {
+    const std::string status = point_status_name(rec->status);
+    return {std::move(*rec), status, true};
+  }
+  PointHead head = point_head_from_json(j);
+  ShownPoint p{PointRecord{}, std::move(head.status), false};
+  p.rec.reason = std::move(head.reason);
+  return p;
+}
+
+std::string point_title(const ShownPoint& sp) {
+  if (!sp.model) return "? ? batch=? prompt=? tp=? ? ?";
+  const PointParams& par = sp.rec.params;
+  const bool decode = par.phase == "decode";
+  return fmt::format("{} {} batch={} {}={} tp={} {} {}", par.model, par.phase, par.batch,
+                     decode ? "context" : "prompt", decode ? par.context : par.prompt, par.tp,
+                     par.dtype, par.backend);
 }
 
 std::string context_section(const oj& r) {
@@ -57,78 +86,89 @@ std::string context_section(const oj& r) {
   return out;
 }
 
-std::string summary_table(const oj& points) {
+// An absent block reads as a default one, so its figures show as 0, as they did when this
+// printer read absent fields as 0; an absent straggler shows its rank as "?".
+std::string straggler_rank_text(const PointRecord& p) {
+  return p.straggler ? std::to_string(p.straggler->rank) : "?";
+}
+
+std::string summary_row(const ShownPoint& sp, int i) {
+  const PointRecord& p = sp.rec;
+  if (sp.status != "ok")
+    return fmt::format("| {} | {} | {}: {} | | | | | | | | | | |\n", i, cell(point_title(sp)),
+                       sp.status, cell(p.reason));
+  const MetricsRecord m = p.metrics.value_or(MetricsRecord{});
+  const CollectivesRecord c = p.collectives.value_or(CollectivesRecord{});
+  const StragglerRecord st = p.straggler.value_or(StragglerRecord{});
+  return fmt::format(
+      "| {} | {} | ok | {:.3f} | {:.3f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} | {:.4f} "
+      "| {:.1f} | rank {} ({:+.3f}) |\n",
+      i, cell(point_title(sp)), shown(m.step_time_s.p50) * 1e3, shown(m.step_time_s.p95) * 1e3,
+      shown(m.tokens_per_s), shown(m.occupancy_sampled), shown(m.busy_fraction), shown(m.mbu),
+      shown(m.mfu), shown(m.mfu_ceiling), 100 * shown(c.wait_fraction), straggler_rank_text(p),
+      shown(st.excess_compute_fraction));
+}
+
+std::string summary_table(const std::vector<ShownPoint>& points) {
   std::string out =
       "| # | point | status | step p50 (ms) | p95 (ms) | tokens/s | occupancy | busy | MBU | MFU "
       "| MFU ceiling | wait % | straggler (excess) |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   int i = 0;
-  for (const auto& p : points) {
-    const std::string status = text(p, "status");
-    if (status != "ok") {
-      out += fmt::format("| {} | {} | {}: {} | | | | | | | | | | |\n", i++, cell(point_title(p)),
-                         status, cell(text(p, "reason", "")));
-      continue;
-    }
-    const oj& m = p["metrics"];
-    const oj& st = p["straggler"];
-    out += fmt::format(
-        "| {} | {} | ok | {:.3f} | {:.3f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} | {:.4f} "
-        "| {:.1f} | rank {} ({:+.3f}) |\n",
-        i++, cell(point_title(p)), json_number(m["step_time_s"], "p50") * 1e3,
-        json_number(m["step_time_s"], "p95") * 1e3, json_number(m, "tokens_per_s"),
-        json_number(m, "occupancy_sampled"), json_number(m, "busy_fraction"), json_number(m, "mbu"),
-        json_number(m, "mfu"), json_number(m, "mfu_ceiling"),
-        100 * json_number(p["collectives"], "wait_fraction"), text(st, "rank"),
-        json_number(st, "excess_compute_fraction"));
-  }
+  for (const auto& p : points) out += summary_row(p, i++);
   return out;
 }
 
-std::string point_section(const oj& p, int index) {
-  std::string out = fmt::format("\n### Point {}: {}\n\n", index, point_title(p));
-  if (text(p, "status") != "ok") {
-    out += fmt::format("Status **{}**: {}\n", text(p, "status"), text(p, "reason", ""));
-  } else {
-    const oj& m = p["metrics"];
+std::string rank_row(const RankRecord& r, int64_t straggler) {
+  const std::string off =
+      r.host_thread ? fmt::format("{:.1f}%", 100 * shown(r.host_thread->descheduled_fraction))
+                    : "-";
+  return fmt::format(
+      "| {}{} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.5f} | {:.4f} | "
+      "{:.4f} | {:.4f} | {} | {} |\n",
+      r.rank, r.rank == straggler ? " (straggler)" : "", r.group, shown(r.step_time_p50_s) * 1e3,
+      shown(r.occupancy_sampled), shown(r.busy_fraction), shown(r.useful_fraction),
+      shown(r.host_gap_fraction), shown(r.mbu), shown(r.mfu), shown(r.compute_s), shown(r.wait_s),
+      shown(r.transfer_s), r.arrived_last, off);
+}
+
+std::string measured_section(const PointRecord& p) {
+  const MetricsRecord m = p.metrics.value_or(MetricsRecord{});
+  std::string out = fmt::format(
+      "Intensity {:.2f} FLOP/B against a ridge of {:.2f} gives an MFU ceiling of {:.4f}; "
+      "roofline fraction {:.3f}. Peaks: {:.3g} FLOP/s, {:.3g} B/s ({}).\n\n",
+      shown(m.intensity), shown(m.ridge), shown(m.mfu_ceiling), shown(m.roofline_fraction),
+      shown(m.peaks.flops), shown(m.peaks.bw), p.metrics ? cell(m.peaks.source) : "?");
+  const int64_t straggler = p.straggler ? p.straggler->rank : -1;
+  out +=
+      "| rank | group | step p50 (ms) | occupancy | busy | useful | host gap | MBU | MFU | "
+      "compute (s) | wait (s) | transfer (s) | arrived last | off-core |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : p.ranks.value_or(std::vector<RankRecord>{})) out += rank_row(r, straggler);
+  if (p.verification)
     out += fmt::format(
-        "Intensity {:.2f} FLOP/B against a ridge of {:.2f} gives an MFU ceiling of {:.4f}; "
-        "roofline fraction {:.3f}. Peaks: {:.3g} FLOP/s, {:.3g} B/s ({}).\n\n",
-        json_number(m, "intensity"), json_number(m, "ridge"), json_number(m, "mfu_ceiling"),
-        json_number(m, "roofline_fraction"), json_number(m["peaks"], "flops"),
-        json_number(m["peaks"], "bw"), cell(text(m["peaks"], "source")));
-    const int straggler = p["straggler"].value("rank", -1);
-    out +=
-        "| rank | group | step p50 (ms) | occupancy | busy | useful | host gap | MBU | MFU | "
-        "compute (s) | wait (s) | transfer (s) | arrived last | off-core |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    for (const auto& r : p["ranks"]) {
-      const int rank = r.value("rank", -1);
-      const std::string off =
-          r.contains("host_thread")
-              ? fmt::format("{:.1f}%", 100 * json_number(r["host_thread"], "descheduled_fraction"))
-              : "-";
-      out += fmt::format(
-          "| {}{} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.5f} | {:.4f} | "
-          "{:.4f} | {:.4f} | {} | {} |\n",
-          rank, rank == straggler ? " (straggler)" : "", text(r, "group"),
-          json_number(r, "step_time_p50_s") * 1e3, json_number(r, "occupancy_sampled"),
-          json_number(r, "busy_fraction"), json_number(r, "useful_fraction"),
-          json_number(r, "host_gap_fraction"), json_number(r, "mbu"), json_number(r, "mfu"),
-          json_number(r, "compute_s"), json_number(r, "wait_s"), json_number(r, "transfer_s"),
-          text(r, "arrived_last"), off);
-    }
-    if (p.contains("verification"))
-      out += fmt::format(
-          "\nVerification against the unsharded reference: {} (max abs err {:.3g}, "
-          "tolerance {:.3g}).\n",
-          p["verification"].value("passed", false) ? "passed" : "**FAILED**",
-          json_number(p["verification"], "max_abs_err"),
-          json_number(p["verification"], "tolerance"));
-  }
-  out += "\nDiagnosis (the article's order):\n\n";
-  for (const auto& v : diagnose_point(p))
+        "\nVerification against the unsharded reference: {} (max abs err {:.3g}, "
+        "tolerance {:.3g}).\n",
+        p.verification->passed ? "passed" : "**FAILED**", shown(p.verification->max_abs_err),
+        shown(p.verification->tolerance));
+  return out;
+}
+
+std::string verdict_lines(const std::vector<Verdict>& verdicts) {
+  std::string out;
+  for (const auto& v : verdicts)
     out += fmt::format("- [{}] **{}** {}: {}\n", v.order, v.level, v.topic, v.text);
+  return out;
+}
+
+std::string point_section(const ShownPoint& sp, int index) {
+  std::string out = fmt::format("\n### Point {}: {}\n\n", index, point_title(sp));
+  if (sp.status != "ok")
+    out += fmt::format("Status **{}**: {}\n", sp.status, sp.rec.reason);
+  else
+    out += measured_section(sp.rec);
+  out += "\nDiagnosis (the article's order):\n\n";
+  if (sp.model) out += verdict_lines(diagnose_point(sp.rec));
   return out;
 }
 
@@ -142,19 +182,20 @@ std::string report_markdown(const std::vector<ReportInput>& runs,
       "util\") is shown next to MBU and MFU because it is not efficiency.\n";
   for (const auto& run : runs) {
     const oj& r = run.results;
-    const oj& points = r["points"];
+    std::vector<ShownPoint> points;
+    std::vector<PointRecord> model_points;  // what the sweep-level diagnosis reads
+    for (const auto& j : r["points"]) {
+      points.push_back(shown_point(j));
+      if (points.back().model) model_points.push_back(points.back().rec);
+    }
     out += fmt::format("\n## {}\n\n", run.path);
     out += context_section(r);
     out += fmt::format("\n{} point(s).\n\n", points.size());
     out += summary_table(points);
     for (std::size_t i = 0; i < points.size(); ++i)
       out += point_section(points[i], static_cast<int>(i));
-    const auto sweep = diagnose_sweep(points);
-    if (!sweep.empty()) {
-      out += "\n### Across points\n\n";
-      for (const auto& v : sweep)
-        out += fmt::format("- [{}] **{}** {}: {}\n", v.order, v.level, v.topic, v.text);
-    }
+    const auto sweep = diagnose_sweep(model_points);
+    if (!sweep.empty()) out += "\n### Across points\n\n" + verdict_lines(sweep);
   }
   out += "\n## Plots\n\n" + plots_note + "\n";
   for (const auto& f : plots) out += fmt::format("\n![{}]({})\n", f, f);
