@@ -112,7 +112,7 @@ DeviceOptions device_options(const RunSpec& spec, const World& w) {
   return o;
 }
 
-DeviceOptions device_options(const CollSweepSpec& spec, const World& w) {
+DeviceOptions device_options(const CollectivesSpec& spec, const World& w) {
   DeviceOptions o;
   o.backend = spec.backend;
   o.local_rank = w.local_rank;

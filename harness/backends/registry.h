@@ -12,6 +12,6 @@ namespace tpb {
 // The device this rank opens for `spec`: the backend, the GPU picked by the host-local rank,
 // the memory budget split between the ranks on the host, and the BLAS threads.
 DeviceOptions device_options(const RunSpec& spec, const World& w);
-DeviceOptions device_options(const CollSweepSpec& spec, const World& w);
+DeviceOptions device_options(const CollectivesSpec& spec, const World& w);
 
 }  // namespace tpb

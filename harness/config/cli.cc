@@ -48,7 +48,7 @@ const OptionDef kPointOptions[] = {
 };
 
 // `tpbench collectives` options, nccl-tests' spellings first. Sizes keep their suffixes
-// (1K, 4M) as strings; harness/drive/collectives_measure.cc reads them.
+// (1K, 4M) as strings; harness/measure/collectives_measure.cc reads them.
 struct CollOptionDef {
   const char* key;
   const char* flags;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "harness/config/axis.h"
+#include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
 #include "layers/base/errors.h"
 
@@ -26,10 +27,9 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   ConfigFields f(cfg);
   CollectivesSpec s;
   s.config_dir = f.str("config_dir", default_config_dir);
-  s.backend = f.choice("backend", "cpu", {"cpu", "cuda"});
-  s.collective = f.choice("collective", s.backend == "cuda" ? "nccl" : "mpi", {"mpi", "nccl"});
-  if (s.collective == "nccl" && s.backend != "cuda")
-    throw BadInput("--collective: nccl needs --backend cuda (got --backend " + s.backend + ")");
+  const BackendChoice bc = choose_backend(f);
+  s.backend = bc.backend;
+  s.collective = bc.collective;
   s.kind = parse_coll_kind(f.str("kind", "all_reduce"), "--kind");
   s.op = f.choice("op", "sum", {"sum", "max", "min"});
   s.dtype = parse_dtype(f.str("dtype", "fp32"), "--dtype");
@@ -51,7 +51,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   // The direct MPI path (host buffers) runs every kind, op and placement. Elsewhere the
   // measurement goes through the Collective interface, which is the TP layer's in-place sum
   // all-reduce and nothing else.
-  const bool direct_mpi = s.collective == "mpi" && s.backend == "cpu";
+  const bool direct_mpi = s.collective == "mpi" && !backend_traits(s.backend).device_memory;
   if (direct_mpi && s.dtype != DType::fp32)
     throw BadInput(std::string("--dtype: --collective mpi on host buffers is fp32 only (got ") +
                    dtype_name(s.dtype) + ")");

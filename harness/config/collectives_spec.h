@@ -28,9 +28,6 @@ struct CollectivesSpec {
   std::string out, config_dir;
 };
 
-// The name harness/verbs/calibrate.cc still spells; it goes when calibrate says CollectivesSpec.
-using CollSweepSpec = CollectivesSpec;
-
 // Validates the flat config; throws BadInput naming the flag.
 CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
                                   const std::string& default_config_dir);

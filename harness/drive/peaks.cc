@@ -18,7 +18,7 @@ Peaks resolve_peaks(const RunSpec& spec, const World& w, Device& dev) {
     p.source = spec.hw.source;
     return p;
   }
-  if (dev.caps().backend != "cpu")
+  if (!dev.caps().startup_probe)
     throw BadInput(
         "--hardware: '" + spec.hw.name +
         "' asks for a start-up probe, which only the cpu backend has; give a datasheet profile");

@@ -256,11 +256,11 @@ RankSample rank_sample(const RunSpec& spec, const World& w, const Device& dev, c
   const StepWindow& win = run.window;
   const double secs = win.t1 - win.t0;
   if (inj.mem_contend)
-    r.mem_contend = MemContendRecord{dev.caps().backend == "cuda"
-                                         ? "copy kernel on a side stream of the rank's GPU"
-                                         : "host thread (memcpy)",
-                                     static_cast<int64_t>(hog_bytes), win.hog_moved,
-                                     secs > 0 ? win.hog_moved / secs / 1e9 : 0.0};
+    r.mem_contend =
+        MemContendRecord{dev.caps().device_memory ? "copy kernel on a side stream of the rank's GPU"
+                                                  : "host thread (memcpy)",
+                         static_cast<int64_t>(hog_bytes), win.hog_moved,
+                         secs > 0 ? win.hog_moved / secs / 1e9 : 0.0};
   const double cpu = win.cpu1.cpu_s - win.cpu0.cpu_s;
   r.host_thread = HostThreadRecord{secs, cpu, descheduled_fraction(secs, cpu),
                                    win.cpu1.involuntary_switches - win.cpu0.involuntary_switches};
@@ -311,7 +311,7 @@ std::optional<PointOutcome> run_point(const RunSpec& spec, const World& w, Devic
   const InjectSpec inj = inject_for_rank(spec.inject, w.rank);
   // A GPU's mem_contend hog allocates its two buffers through the device: reserve them here.
   const std::size_t hog_bytes = mem_contend_buffer_bytes(dev.caps().llc_bytes);
-  const bool device_hog = inj.mem_contend && dev.caps().backend == "cuda";
+  const bool device_hog = inj.mem_contend && dev.caps().device_memory;
   const double reserve = inj.mem_reserve_gib * kGiB + (device_hog ? 2.0 * hog_bytes : 0.0);
 
   const AgreedMemory mem = agree_memory(spec, w, dev, reserve, spec.check && group.group_rank == 0);

@@ -171,7 +171,7 @@ std::optional<VerificationRecord> verification_record(const std::vector<RankSamp
 // other runnable threads; ARCHITECTURE: oversubscribed runs are for function, not
 // performance. Not applied to GPU backends, whose host thread may block in a synchronize.
 std::string time_sliced_warning(const std::vector<RankSample>& samples, const DeviceCaps& caps) {
-  if (caps.backend != "cpu") return "";
+  if (!caps.host_compute) return "";
   constexpr double kLimit = 0.05;
   double worst = 0;
   int64_t worst_rank = -1, over = 0;

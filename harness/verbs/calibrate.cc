@@ -1,7 +1,7 @@
 // `tpbench calibrate --out DIR`: writes DIR/hardware.json, a profile `--hardware` accepts (its
 // source says it was measured, by whom and when), and DIR/calibration.json with every figure
-// behind it. See harness/drive/calibrate.h for what is measured and how.
-#include "harness/drive/calibrate.h"
+// behind it. See harness/measure/calibrate.h for what is measured and how.
+#include "harness/measure/calibrate.h"
 
 #include <fmt/format.h>
 #include <mpi.h>
@@ -16,7 +16,7 @@
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/config_fields.h"
-#include "harness/drive/collectives_measure.h"
+#include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
@@ -150,14 +150,14 @@ struct ArCurve {
 };
 
 ArCurve time_all_reduce(const World& w, Device& dev, const CalibrateSpec& s) {
-  CollSweepSpec cs;
+  CollectivesSpec cs;
   cs.kind = CollKind::all_reduce;
   cs.dtype = DType::fp32;
   cs.collective = s.collective;
   cs.backend = s.backend;
   cs.timeout_s = s.collective_timeout_s;
   for (int64_t b = 8; b <= s.max_bytes; b *= 4) cs.sizes.push_back(b);
-  auto coll = make_sweep_collective(cs, w, dev);
+  auto coll = make_measured_collective(cs, w, dev);
   ArCurve c;
   for (int64_t b : cs.sizes) {
     const CollCounts n = coll_counts(cs.kind, b, cs.dtype, w.size);

@@ -9,7 +9,7 @@
 #include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/config/config_dir.h"
-#include "harness/drive/collectives_measure.h"
+#include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"

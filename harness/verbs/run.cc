@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "collectives/topology_presets.h"
+#include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/run_spec.h"
 #include "harness/drive/peaks.h"
@@ -17,7 +18,6 @@
 #include "harness/report/console_table.h"
 #include "harness/report/diagnose.h"
 #include "harness/verbs/verbs.h"
-#include "layers/device_factory.h"
 
 namespace tpb {
 
@@ -30,15 +30,10 @@ int verb_run(const CliResult& cli, const World& w) {
     spec = resolve_run_spec(config, w.size, default_config_dir());
     spec.trace_file = ResultsWriter::run_trace_name();
     if (w.rank == 0) ensure_writable_dir(spec.out);
-    DeviceOptions o;
-    o.backend = spec.backend;
-    o.local_rank = w.local_rank;
-    o.local_size = w.local_size;
-    o.memory_budget_bytes = spec.memory_budget_bytes;
-    o.blas_threads = spec.blas_threads;
-    dev = make_device(o);
-    if (spec.dtype != DType::fp32 && spec.backend == "cpu")
-      throw BadInput(std::string("--dtype: the cpu backend supports fp32 only (got ") +
+    dev = make_device(device_options(spec, w));
+    const DeviceCaps& caps = dev->caps();
+    if (spec.dtype != DType::fp32 && caps.dtypes == std::vector<DType>{DType::fp32})
+      throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
                      dtype_name(spec.dtype) + ")");
   });
   Peaks peaks;

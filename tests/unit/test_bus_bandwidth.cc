@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collectives/bus_bandwidth.h"
-#include "harness/drive/collectives_measure.h"
+#include "harness/measure/collectives_measure.h"
 #include "layers/base/errors.h"
 
 namespace tpb {

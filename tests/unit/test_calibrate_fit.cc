@@ -1,9 +1,9 @@
-// The all-reduce curve's two-parameter summary (harness/drive/calibrate.h) on synthetic curves.
+// The all-reduce curve's two-parameter summary (harness/measure/calibrate.h) on synthetic curves.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "harness/drive/calibrate.h"
+#include "harness/measure/calibrate.h"
 
 namespace tpb {
 namespace {

@@ -1,4 +1,4 @@
-#include "harness/drive/calibrate.h"
+#include "harness/measure/calibrate.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // Measurement of one message size: buffers filled with the kind's verification input
 // (collectives/kinds/verify_fill.h), the timed loop on synced clocks, the optional plain MPI
 // loop, and one verification call on fresh inputs.
-#include "harness/drive/collectives_measure.h"
+#include "harness/measure/collectives_measure.h"
 
 #include <mpi.h>
 
@@ -150,7 +150,7 @@ double baseline_loop(const CollectivesSpec& s, const World& w, MeasuredCall& m) 
 
 std::unique_ptr<Collective> make_measured_collective(const CollectivesSpec& s, const World& w,
                                                      Device& dev) {
-  if (s.collective == "mpi" && s.backend == "cpu") return nullptr;  // direct MPI calls
+  if (s.collective == "mpi" && !dev.caps().device_memory) return nullptr;  // direct MPI calls
   RunSpec rs;
   rs.backend = s.backend;
   rs.collective = s.collective;

@@ -36,13 +36,6 @@ namespace tpb {
 std::unique_ptr<Collective> make_measured_collective(const CollectivesSpec& s, const World& w,
                                                      Device& dev);
 
-// The name harness/verbs/calibrate.cc still spells; it goes when calibrate says
-// make_measured_collective.
-inline std::unique_ptr<Collective> make_sweep_collective(const CollectivesSpec& s, const World& w,
-                                                         Device& dev) {
-  return make_measured_collective(s, w, dev);
-}
-
 // Collective over `w`: measures one size. `dev` holds the buffers; `coll` is
 // make_measured_collective's result.
 CollRankResult measure_collective(const CollectivesSpec& s, const CollCounts& c, const World& w,
