@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "harness/record/coll_point_record.h"
 #include "harness/record/point_record.h"
 
 namespace tpb {
@@ -35,5 +36,14 @@ nlohmann::ordered_json memory_exhaustion_json(std::size_t point_index, const Poi
 
 // The metadata a point's trace.json carries, so a trace file names its point.
 nlohmann::ordered_json trace_meta_json(const PointParams& p);
+
+// `tpbench collectives`: a message size's point and the run's closing summary, with their
+// inverses (to_json(coll_point_from_json(j)) == j for any collectives point tpbench wrote).
+nlohmann::ordered_json to_json(const CollPointRecord& p);
+nlohmann::ordered_json to_json(const CollSummaryRecord& s);
+CollPointRecord coll_point_from_json(const nlohmann::ordered_json& j);
+CollSummaryRecord coll_summary_from_json(const nlohmann::ordered_json& j);
+// The results' top-level section that holds a collectives run's CollSummaryRecord.
+const char* coll_summary_section();
 
 }  // namespace tpb
