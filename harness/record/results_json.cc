@@ -435,4 +435,153 @@ bool param_omitted_from_heading(const std::string& key) {
          key == "warmup_iters";
 }
 
+// `tpbench collectives` records. Declared after Writer and Reader: their fields() calls are
+// dependent, so these overloads are found (by argument-dependent lookup, the visitor being in
+// this namespace) where the templates are instantiated below.
+namespace {
+
+template <class V, Is<CollParamsRecord> R>
+void fields(V& v, R& r) {
+  v("kind", r.kind);
+  v("op", r.op);
+  v("dtype", r.dtype);
+  v("bytes", r.bytes);
+  v("count", r.count);
+  v("ranks", r.ranks);
+  v("inplace", r.inplace);
+  v("root", r.root);
+  v("collective", r.collective);
+  v("backend", r.backend);
+  v("topology", r.topology);
+  v("iters", r.iters);
+  v("warmup_iters", r.warmup_iters);
+}
+
+template <class V, Is<CollTimeRecord> R>
+void fields(V& v, R& r) {
+  v("mean", r.mean);
+  v("p50", r.p50);
+  v("p99", r.p99);
+  v("min", r.min);
+  v("max", r.max);
+  v("iter_mean", r.iter_mean);
+  v("n", r.n);
+}
+
+// The keys name the metrics they define.
+template <class V, Is<CollDefinitionsRecord> R>
+void fields(V& v, R& r) {
+  v("time_s.mean", r.time_mean);
+  v("time_s.p50/p99", r.time_percentiles);
+  v("algbw_GBps", r.algbw);
+  v("busbw_GBps", r.busbw);
+}
+
+template <class V, Is<CollBaselineRecord> R>
+void fields(V& v, R& r) {
+  v("time_s", r.time_s);
+  v("ratio", r.ratio);
+  v("what", r.what);
+}
+
+template <class V, Is<CollMetricsRecord> R>
+void fields(V& v, R& r) {
+  v("time_s", r.time_s);
+  v("algbw_GBps", r.algbw_GBps);
+  v("busbw_GBps", r.busbw_GBps);
+  v("busbw_factor", r.busbw_factor);
+  v("wrong", r.wrong);
+  v("definitions", r.definitions);
+  v("baseline", r.baseline);
+}
+
+template <class V, Is<CollCollectivesRecord> R>
+void fields(V& v, R& r) {
+  v("count", r.count);
+  v("skew_s", r.skew_s);
+  v("wait_fraction", r.wait_fraction);
+  v("wait_s_total", r.wait_s_total);
+  v("transfer_s_total", r.transfer_s_total);
+}
+
+template <class V, Is<CollLagRecord> R>
+void fields(V& v, R& r) {
+  v("mean", r.mean);
+  v("p50", r.p50);
+  v("p95", r.p95);
+  v("max", r.max);
+}
+
+template <class V, Is<CollRankRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("host", r.host);
+  v("arrival_lag_s", r.arrival_lag_s);
+  v("wait_s", r.wait_s);
+  v("transfer_s", r.transfer_s);
+  v("arrived_last", r.arrived_last);
+  v("clock_condition_violations", r.clock_condition_violations);
+  v("time_s", r.time_s);
+  v("wrong", r.wrong);
+}
+
+template <class V, Is<CollStragglerRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("arrived_last_share", r.arrived_last_share);
+}
+
+template <class V, Is<CollClockSyncRecord> R>
+void fields(V& v, R& r) {
+  v("method", r.method);
+  v("max_offset_s", r.max_offset_s);
+  v("max_uncertainty_s", r.max_uncertainty_s);
+  v("drift_ppm", r.drift_ppm);
+  v("clock_condition_violations", r.clock_condition_violations);
+}
+
+template <class V, Is<CollSamplesRecord> R>
+void fields(V& v, R& r) {
+  v("iter_time_s", r.iter_time_s);
+  v("skew_s", r.skew_s);
+}
+
+template <class V, Is<CollPointRecord> R>
+void fields(V& v, R& r) {
+  v("params", r.params);
+  v("status", r.status);
+  v("reason", r.reason);
+  v("metrics", r.metrics);
+  v("collectives", r.collectives);
+  v("ranks", r.ranks);
+  v("straggler", r.straggler);
+  v("clock_sync", r.clock_sync);
+  v("samples", r.samples);
+}
+
+template <class V, Is<CollSummaryRecord> R>
+void fields(V& v, R& r) {
+  v("sizes", r.sizes);
+  v("wrong_total", r.wrong_total);
+  v("avg_busbw_GBps", r.avg_busbw_GBps);
+}
+
+}  // namespace
+
+oj to_json(const CollPointRecord& p) {
+  return Writer::encode(p);
+}
+oj to_json(const CollSummaryRecord& s) {
+  return Writer::encode(s);
+}
+CollPointRecord coll_point_from_json(const oj& j) {
+  return read_record<CollPointRecord>(j, "collectives point");
+}
+CollSummaryRecord coll_summary_from_json(const oj& j) {
+  return read_record<CollSummaryRecord>(j, "collectives summary");
+}
+const char* coll_summary_section() {
+  return "collectives_summary";
+}
+
 }  // namespace tpb

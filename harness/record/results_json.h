@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/record/coll_point_record.h"
 #include "harness/record/point_record.h"
 
 namespace tpb {
@@ -58,5 +59,14 @@ std::optional<CollPointFigures> try_coll_figures_from_json(const nlohmann::order
 // The params a compare row's heading leaves out: the model and how long each point ran, which
 // say nothing about what the row compares.
 bool param_omitted_from_heading(const std::string& key);
+
+// `tpbench collectives`: a message size's point and the run's closing summary, with their
+// inverses (to_json(coll_point_from_json(j)) == j for any collectives point tpbench wrote).
+nlohmann::ordered_json to_json(const CollPointRecord& p);
+nlohmann::ordered_json to_json(const CollSummaryRecord& s);
+CollPointRecord coll_point_from_json(const nlohmann::ordered_json& j);
+CollSummaryRecord coll_summary_from_json(const nlohmann::ordered_json& j);
+// The results' top-level section that holds a collectives run's CollSummaryRecord.
+const char* coll_summary_section();
 
 }  // namespace tpb

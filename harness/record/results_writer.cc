@@ -124,6 +124,14 @@ void ResultsWriter::add_record(const PointOutcome& outcome) {
   add_point(to_json(outcome.record));
 }
 
+void ResultsWriter::add_record(const CollPointRecord& point) {
+  add_point(to_json(point));
+}
+
+void ResultsWriter::set_summary(const CollSummaryRecord& summary) {
+  set_section(coll_summary_section(), to_json(summary));
+}
+
 std::string ResultsWriter::sweep_trace_name(std::size_t point_index) {
   return "traces/point-" + std::to_string(point_index) + ".json";
 }

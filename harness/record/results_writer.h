@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "harness/record/coll_point_record.h"
 #include "harness/record/point_record.h"
 
 namespace tpb {
@@ -27,6 +28,9 @@ class ResultsWriter {
   // Writes the outcome's trace (when it has one) under its record's `trace` name, then adds
   // the record; the trace first, so the ledger never names a trace that is not there.
   void add_record(const PointOutcome& outcome);
+  // `tpbench collectives`: one message size's point, and the run's closing summary section.
+  void add_record(const CollPointRecord& point);
+  void set_summary(const CollSummaryRecord& summary);
 
   // Where a point's trace goes inside the folder: one per run, or one per sweep point
   // (numbered by plan order, which --resume keeps, so a resumed point's trace stays its own).

@@ -11,6 +11,7 @@
 #include "harness/config/config_dir.h"
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
+#include "harness/record/coll_point_builder.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/collectives_table.h"
@@ -62,16 +63,16 @@ std::optional<ResultsWriter> open_results(const CliResult& cli, const World& w,
 
 // Rank 0: nccl-tests' closing lines, also as the results' summary section; returns the
 // number of wrong values.
-int64_t write_summary(const CollectivesSpec& s, const std::vector<nlohmann::ordered_json>& points,
+int64_t write_summary(const CollectivesSpec& s, const std::vector<CollPointRecord>& points,
                       std::optional<ResultsWriter>& writer) {
-  const auto summary = coll_summary_json(points);
+  const CollSummaryRecord summary = coll_summary(points);
   std::cout << coll_summary_text(summary);
   if (writer) {
-    writer->set_section("collectives_summary", summary);
+    writer->set_summary(summary);
     std::cout << "results: " << s.out << "/results.json\n";
   }
   std::cout << std::flush;
-  return summary["wrong_total"].get<int64_t>();
+  return summary.wrong_total;
 }
 
 }  // namespace
@@ -96,7 +97,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
   std::optional<ResultsWriter> writer = open_results(cli, w, s, *dev);
   std::vector<std::string> hosts = gather_strings(w.comm, w.host, 0);
   auto coll = make_measured_collective(s, w, *dev);
-  std::vector<nlohmann::ordered_json> points;
+  std::vector<CollPointRecord> points;
   int64_t last_bytes = -1;
   for (int64_t size : s.sizes) {
     const CollCounts c = coll_counts(s.kind, size, s.dtype, w.size);
@@ -106,9 +107,9 @@ int verb_collectives(const CliResult& cli, const World& w) {
     const CollRankResult mine = measure_collective(s, c, w, *dev, coll.get());
     const auto all = gather_results(w, mine);
     if (w.rank != 0) continue;
-    points.push_back(coll_point_json(s, c, all, hosts));
+    points.push_back(coll_point(s, c, all, hosts));
     std::cout << coll_table_row(points.back(), s.baseline) << std::flush;
-    if (writer) writer->add_point(points.back());
+    if (writer) writer->add_record(points.back());
   }
   int64_t wrong = w.rank == 0 ? write_summary(s, points, writer) : 0;
   // A wrong value is a failed run, as in nccl-tests: every rank exits with the same code.
