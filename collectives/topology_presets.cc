@@ -163,39 +163,29 @@ std::vector<TopologyChoice> prepare_topologies(const std::vector<std::string>& t
   return out;
 }
 
-nlohmann::ordered_json topology_context(const std::string& text, const std::string& family,
-                                        const std::string& config_dir) {
-  nlohmann::ordered_json j;
-  const TopologyChoice c = resolve_topology(text, family, config_dir);
-  j["preset"] = c.preset;
-  j["text"] = c.text;
-  j["family"] = c.family;
-  j["description"] = c.description;
-  j["launcher_env"] = c.launcher_env;
-  j["process_env"] = c.process_env;
-  nlohmann::ordered_json seen = nlohmann::ordered_json::object();
+TopologyContext topology_context(const std::string& text, const std::string& family,
+                                 const std::string& config_dir) {
+  TopologyContext t{resolve_topology(text, family, config_dir), {}, {}, {}};
   for (const char* k : {"OMPI_MCA_pml", "OMPI_MCA_btl", "OMPI_MCA_btl_tcp_if_include",
                         "OMPI_MCA_coll_libnbc_iallreduce_algorithm", "NCCL_P2P_DISABLE",
                         "NCCL_SHM_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_ALGO", "NCCL_PROTO",
                         "NCCL_P2P_LEVEL", "NCCL_SHM_USE_CUDA_MEMCPY"})
-    if (const char* v = std::getenv(k)) seen[k] = v;
-  j["env_seen"] = seen;
-  // A "default" run launched by hand with a preset's flags is still that preset's run.
-  if (c.preset == "default") {
+    if (const char* v = std::getenv(k)) t.env_seen[k] = v;
+  if (t.choice.preset == "default") {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(config_dir + "/topologies", ec)) {
       if (e.path().extension() != ".json") continue;
       try {
         const TopologyChoice p = resolve_topology(e.path().stem().string(), family, config_dir);
         if (!p.launcher_env.empty() && launcher_env_mismatch(p).empty())
-          j["detected_preset"] = p.preset;
+          t.detected_preset = p.preset;
       } catch (const BadInput&) {  // a preset without this family: not a candidate
       }
     }
   }
   const std::string matrix = gpu_topology_matrix();
-  if (!matrix.empty()) j["gpu_topology_matrix"] = matrix;
-  return j;
+  if (!matrix.empty()) t.gpu_topology_matrix = matrix;
+  return t;
 }
 
 }  // namespace tpb

@@ -9,6 +9,7 @@
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,17 @@ std::vector<TopologyChoice> prepare_topologies(const std::vector<std::string>& t
                                                const std::string& config_dir, int np,
                                                const std::vector<std::string>& argv);
 
-// For results' context: the preset, its knobs, the environment actually seen, and what the
-// environment looks like when the preset is "default" (a preset whose launcher knobs match).
-nlohmann::ordered_json topology_context(const std::string& text, const std::string& family,
-                                        const std::string& config_dir);
+// What the results' context says about the interconnect: the choice and its knobs, the
+// environment actually seen and, for a "default" run, the preset whose launcher knobs match
+// that environment (a run launched by hand with a preset's flags is still that preset's run).
+struct TopologyContext {
+  TopologyChoice choice;
+  std::map<std::string, std::string> env_seen;
+  std::optional<std::string> detected_preset;
+  std::optional<std::string> gpu_topology_matrix;  // `nvidia-smi topo -m`, where it runs
+};
+
+TopologyContext topology_context(const std::string& text, const std::string& family,
+                                 const std::string& config_dir);
 
 }  // namespace tpb

@@ -10,6 +10,9 @@
 // K*N weights once and T*K activations once, and writes T*N outputs.
 #include "layers/cost_model.h"
 
+#include <array>
+
+#include "layers/base/enum_names.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -99,13 +102,8 @@ OpCost attention(const CostQuery& q, const Dims& x) {
 }  // namespace
 
 const char* phase_name(Phase p) {
-  switch (p) {
-    case Phase::decode:
-      return "decode";
-    case Phase::prefill:
-      return "prefill";
-  }
-  return "?";
+  static constexpr std::array<const char*, 2> kNames{"decode", "prefill"};
+  return enum_name(kNames, p);
 }
 
 int64_t tokens_per_step(const CostQuery& q) {

@@ -1,7 +1,11 @@
 // The ops of one TP transformer layer, in execution order. The cost model prices each one,
 // the step driver stamps each one, and the CUDA launch plan maps kernels onto them.
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
+
+#include "layers/base/enum_names.h"
 
 namespace tpb {
 
@@ -31,44 +35,13 @@ inline bool op_is_collective(Op op) {
   return op == Op::allreduce_attn || op == Op::allreduce_mlp;
 }
 
+inline constexpr std::array<const char*, static_cast<std::size_t>(Op::count)> kOpNames{
+    "rmsnorm_attn",   "qkv_proj",      "rope",        "kv_write",     "attention", "o_proj",
+    "allreduce_attn", "residual_attn", "rmsnorm_mlp", "gate_up_proj", "swiglu",    "down_proj",
+    "allreduce_mlp",  "residual_mlp",  "injected",    "step"};
+
 inline const char* op_name(Op op) {
-  switch (op) {
-    case Op::rmsnorm_attn:
-      return "rmsnorm_attn";
-    case Op::qkv_proj:
-      return "qkv_proj";
-    case Op::rope:
-      return "rope";
-    case Op::kv_write:
-      return "kv_write";
-    case Op::attention:
-      return "attention";
-    case Op::o_proj:
-      return "o_proj";
-    case Op::allreduce_attn:
-      return "allreduce_attn";
-    case Op::residual_attn:
-      return "residual_attn";
-    case Op::rmsnorm_mlp:
-      return "rmsnorm_mlp";
-    case Op::gate_up_proj:
-      return "gate_up_proj";
-    case Op::swiglu:
-      return "swiglu";
-    case Op::down_proj:
-      return "down_proj";
-    case Op::allreduce_mlp:
-      return "allreduce_mlp";
-    case Op::residual_mlp:
-      return "residual_mlp";
-    case Op::injected:
-      return "injected";
-    case Op::step:
-      return "step";
-    case Op::count:
-      break;
-  }
-  return "?";
+  return enum_name(kOpNames, op);
 }
 
 }  // namespace tpb

@@ -25,17 +25,10 @@ using Clock = std::chrono::steady_clock;
 constexpr int kInFlight = 2;
 
 ncclDataType_t nccl_type(DType t) {
-  switch (t) {
-    case DType::fp32:
-      return ncclFloat32;
-    case DType::bf16:
-      return ncclBfloat16;
-    case DType::fp16:
-      return ncclFloat16;
-    case DType::fp8:
-      break;
-  }
-  throw BadInput("--collective nccl: no sum for dtype fp8 on the cuda backend");
+  static constexpr std::array<ncclDataType_t, 3> kTypes{ncclFloat32, ncclBfloat16, ncclFloat16};
+  if (t == DType::fp8)
+    throw BadInput("--collective nccl: no sum for dtype fp8 on the cuda backend");
+  return kTypes.at(static_cast<std::size_t>(t));  // in DType's order: fp32, bf16, fp16
 }
 
 class NcclCollective final : public Collective {

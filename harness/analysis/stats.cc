@@ -62,25 +62,4 @@ MinMeanMax min_mean_max(const std::vector<double>& v) {
   return m;
 }
 
-nlohmann::ordered_json summary_to_json(const Summary& s) {
-  nlohmann::ordered_json j;
-  j["p50"] = s.p50;
-  j["p90"] = s.p90;
-  j["p95"] = s.p95;
-  j["p99"] = s.p99;
-  j["mean"] = s.mean;
-  j["min"] = s.min;
-  j["max"] = s.max;
-  j["n"] = s.n;
-  return j;
-}
-
-nlohmann::ordered_json mmm_to_json(const MinMeanMax& m) {
-  nlohmann::ordered_json j;
-  j["min"] = m.min;
-  j["mean"] = m.mean;
-  j["max"] = m.max;
-  return j;
-}
-
 }  // namespace tpb

@@ -1,6 +1,6 @@
 // Order statistics over raw samples (kept raw in results so they can be recomputed).
 #pragma once
-#include <nlohmann/json.hpp>
+#include <cstddef>
 #include <vector>
 
 namespace tpb {
@@ -21,8 +21,5 @@ struct MinMeanMax {
   double min = 0, mean = 0, max = 0;
 };
 MinMeanMax min_mean_max(const std::vector<double>& v);
-
-nlohmann::ordered_json summary_to_json(const Summary& s);
-nlohmann::ordered_json mmm_to_json(const MinMeanMax& m);
 
 }  // namespace tpb

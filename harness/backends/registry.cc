@@ -102,22 +102,20 @@ std::unique_ptr<TelemetrySampler> make_telemetry(Device& dev) {
   return make_null_telemetry("no device telemetry on the " + dev.caps().backend + " backend");
 }
 
+// What every verb's device needs; a run adds its memory budget and BLAS threads.
+DeviceOptions device_options(const std::string& backend, const World& w) {
+  return {.backend = backend, .local_rank = w.local_rank, .local_size = w.local_size};
+}
+
 DeviceOptions device_options(const RunSpec& spec, const World& w) {
-  DeviceOptions o;
-  o.backend = spec.backend;
-  o.local_rank = w.local_rank;
-  o.local_size = w.local_size;
+  DeviceOptions o = device_options(spec.backend, w);
   o.memory_budget_bytes = spec.memory_budget_bytes;
   o.blas_threads = spec.blas_threads;
   return o;
 }
 
 DeviceOptions device_options(const CollectivesSpec& spec, const World& w) {
-  DeviceOptions o;
-  o.backend = spec.backend;
-  o.local_rank = w.local_rank;
-  o.local_size = w.local_size;
-  return o;
+  return device_options(spec.backend, w);
 }
 
 }  // namespace tpb

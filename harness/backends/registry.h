@@ -2,12 +2,23 @@
 // ggml's backend registry does), and the one translation from a spec to DeviceOptions. The
 // tables, and the only test of what this build holds, are in registry.cc.
 #pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "harness/config/collectives_spec.h"
 #include "harness/config/run_spec.h"
 #include "harness/mpi/world.h"
-#include "layers/device_factory.h"
+#include "layers/device.h"
+#include "layers/device_options.h"
 
 namespace tpb {
+
+// Throws BadInput when the backend is unknown, not built in, or has no device here.
+std::unique_ptr<Device> make_device(const DeviceOptions& o);
+
+// Names of the backends compiled into this binary.
+std::vector<std::string> built_backends();
 
 // The device this rank opens for `spec`: the backend, the GPU picked by the host-local rank,
 // the memory budget split between the ranks on the host, and the BLAS threads.

@@ -80,24 +80,23 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
 }
 
 nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
-  nlohmann::ordered_json j;
-  j["kind"] = coll_kind_name(s.kind);
-  j["op"] = s.op;
-  j["dtype"] = dtype_name(s.dtype);
-  j["collective"] = s.collective;
-  j["backend"] = s.backend;
-  j["topology"] = s.topology;
-  j["inplace"] = s.inplace;
-  j["baseline"] = s.baseline;
-  j["root"] = s.root;
-  j["sizes"] = s.sizes;
-  j["warmup_iters"] = s.warmup;
-  j["iters"] = s.iters;
-  j["collective_timeout"] = s.timeout_s;
-  j["sync_rounds"] = s.sync_rounds;
-  j["out"] = s.out;
-  j["config_dir"] = s.config_dir;
-  return j;
+  // The resolved spec in the config fields' names (sizes: the list that -b/-e/-f made).
+  return nlohmann::ordered_json{{"kind", coll_kind_name(s.kind)},
+                                {"op", s.op},
+                                {"dtype", dtype_name(s.dtype)},
+                                {"collective", s.collective},
+                                {"backend", s.backend},
+                                {"topology", s.topology},
+                                {"inplace", s.inplace},
+                                {"baseline", s.baseline},
+                                {"root", s.root},
+                                {"sizes", s.sizes},
+                                {"warmup_iters", s.warmup},
+                                {"iters", s.iters},
+                                {"collective_timeout", s.timeout_s},
+                                {"sync_rounds", s.sync_rounds},
+                                {"out", s.out},
+                                {"config_dir", s.config_dir}};
 }
 
 }  // namespace tpb

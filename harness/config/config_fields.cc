@@ -155,25 +155,48 @@ void ConfigFields::reject_unknown() const {
                      "' (from --set or --config; the keys are listed in configs/README.md)");
 }
 
+namespace {
+
+// Suffixes, case-insensitive: K M G T and KiB MiB GiB TiB are binary (2^10 ...), as `free -g`
+// and Slurm's --mem read them; KB MB GB TB are SI (10^3 ...), as disk and DIMM vendors write.
+struct ByteUnit {
+  const char* suffix;
+  double mult;
+};
+constexpr ByteUnit kByteUnits[] = {
+    {"kib", 0x1p10}, {"mib", 0x1p20}, {"gib", 0x1p30}, {"tib", 0x1p40}, {"kb", 1e3},
+    {"mb", 1e6},     {"gb", 1e9},     {"tb", 1e12},    {"k", 0x1p10},   {"m", 0x1p20},
+    {"g", 0x1p30},   {"t", 0x1p40},   {"b", 1}};
+
+bool ends_with_nocase(const std::string& s, const std::string& suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (std::size_t i = 0; i < suffix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i])
+      return false;
+  return true;
+}
+
+}  // namespace
+
 double parse_bytes(const std::string& text, const std::string& field) {
   if (text.empty()) throw BadInput(field + ": empty size");
-  double mult = 1024.0 * 1024.0 * 1024.0;  // a bare number is GiB
+  double mult = 0x1p30;  // a bare number is GiB
   std::string num = text;
-  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
-  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
-    num = text.substr(0, text.size() - 1);
-    mult = last == 'K'   ? 1024.0
-           : last == 'M' ? 1048576.0
-           : last == 'G' ? 1073741824.0
-                         : 1099511627776.0;
-  }
+  for (const ByteUnit& u : kByteUnits)
+    if (ends_with_nocase(text, u.suffix)) {
+      num = text.substr(0, text.size() - std::string(u.suffix).size());
+      mult = u.mult;
+      break;
+    }
   char* end = nullptr;
   errno = 0;
   const double x = std::strtod(num.c_str(), &end);
   if (num.empty() || end != num.c_str() + num.size() || errno == ERANGE || !std::isfinite(x) ||
       x < 0 || x * mult > 1e18)
-    throw BadInput(field + ": expected a size like 8G, 512M or a number of GiB (got '" + text +
-                   "')");
+    throw BadInput(field +
+                   ": expected a size like 2GiB, 2GB, 2G, 512MiB or 512M, or a number of GiB "
+                   "(got '" +
+                   text + "')");
   return x * mult;
 }
 

@@ -21,7 +21,7 @@ class ConfigFields {
   int64_t integer(const std::string& key, int64_t def, int64_t lo, int64_t hi);
   double number(const std::string& key, double def, double lo, double hi);
   bool boolean(const std::string& key, bool def);
-  // A size in bytes: a number of GiB, or a string with K/M/G/T suffix (binary units).
+  // A size in bytes: a number of GiB, or a string with a unit (see parse_bytes).
   double bytes(const std::string& key, double def);
   std::vector<std::string> strings(const std::string& key);
   bool has(const std::string& key) const { return cfg_.contains(key); }
@@ -41,7 +41,8 @@ class ConfigFields {
 // "--key" for messages.
 std::string field_name(const std::string& key);
 
-// Parses "8G", "512M", "1.5" (GiB) into bytes; throws BadInput naming `field`.
+// Parses "2GiB", "2G" (both 2^31), "2GB" (2e9), "512MiB", "1.5" (GiB) into bytes; K/M/G/T and
+// KiB..TiB are binary, KB..TB are SI. Throws BadInput naming `field`.
 double parse_bytes(const std::string& text, const std::string& field);
 
 }  // namespace tpb

@@ -148,4 +148,11 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
                                 {"hardware_profile", hardware_to_json(s.hw)}};
 }
 
+std::vector<std::string> rerun_keys() {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : run_spec_to_json(RunSpec{}).items())
+    if (k != "out" && k != "model_shape" && k != "hardware_profile") keys.push_back(k);
+  return keys;
+}
+
 }  // namespace tpb

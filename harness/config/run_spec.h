@@ -56,6 +56,11 @@ struct RunSpec {
 RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
                          const std::string& default_config_dir);
 
+// The config echoed into results.json, in the keys resolve_run_spec reads.
 nlohmann::ordered_json run_spec_to_json(const RunSpec& s);
+
+// The echoed keys a rerun (--from) carries: all but --out and the blocks derived from the
+// model and hardware names (model_shape, hardware_profile), which are resolved again.
+std::vector<std::string> rerun_keys();
 
 }  // namespace tpb

@@ -28,11 +28,6 @@ Injector::Injector(const InjectSpec& spec, Device& dev, Timeline& tl, uint64_t s
   marks_.reserve(2 * (kOpsPerLayer + 2));
 }
 
-double Injector::extra_per_block_s(int block) const {
-  if (!live_) return extra_[block];
-  return applied_n_[block] > 0 ? applied_[block] / static_cast<double>(applied_n_[block]) : 0.0;
-}
-
 double Injector::block_compute_s() {
   const std::size_t end = tl_.size();
   std::size_t begin = end;
@@ -101,8 +96,6 @@ void Injector::after_block(int layer, int block, int step) {
   if (step < 0 || spec_.slowdown == 1.0) return;
   if (!live_) {
     if (extra_[block] <= 0) return;
-    applied_[block] += extra_[block];
-    applied_n_[block] += 1;
     Scoped s(tl_, Op::injected, layer, step);
     dev_.busy_work(extra_[block]);
     return;
@@ -112,8 +105,6 @@ void Injector::after_block(int layer, int block, int step) {
   // the injected total tracks (F - 1) x the measured compute over the point.
   owed_s_ += (spec_.slowdown - 1.0) * block_compute_s();
   if (owed_s_ <= 0) return;
-  applied_[block] += owed_s_;
-  applied_n_[block] += 1;
   const double t0 = wall_s();
   {
     Scoped s(tl_, Op::injected, layer, step);

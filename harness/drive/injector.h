@@ -34,8 +34,6 @@ class Injector final : public StepHooks {
   void before_step(int step);
   void after_block(int layer, int block, int step) override;
 
-  // Extra seconds per block: the calibrated value, or the mean actually applied (live mode).
-  double extra_per_block_s(int block) const;
   bool live() const { return live_; }
   const InjectSpec& spec() const { return spec_; }
 
@@ -50,8 +48,6 @@ class Injector final : public StepHooks {
   std::mt19937_64 rng_;
   bool live_ = false;
   double extra_[2] = {0, 0};
-  double applied_[2] = {0, 0};
-  long applied_n_[2] = {0, 0};
   std::vector<int64_t> marks_;  // scratch for block_compute_s
   double owed_s_ = 0;           // live mode: injected wall time still owed (< 0: overshot)
 };

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "harness/config/run_spec.h"
 #include "harness/record/results_reader.h"
 #include "layers/base/errors.h"
 
@@ -17,41 +18,17 @@ nlohmann::json rerun_config(const std::string& results, long long point,
   if (point < 0 || point >= static_cast<long long>(r["points"].size()))
     throw BadInput("--point: " + std::to_string(point) + " is out of range (the file has " +
                    std::to_string(r["points"].size()) + " points)");
-  // Only the keys a run understands travel; derived blocks (model_shape, hardware_profile)
-  // are re-resolved from the names, and sweep axes are replaced by the point's values.
-  static const char* kKeys[] = {"backend",
-                                "collective",
-                                "model",
-                                "hardware",
-                                "phase",
-                                "batch",
-                                "context",
-                                "prompt",
-                                "layers",
-                                "dtype",
-                                "tp",
-                                "steps",
-                                "warmup",
-                                "inject",
-                                "topology",
-                                "tp_groups",
-                                "check",
-                                "seed",
-                                "occupancy_window",
-                                "collective_timeout",
-                                "memory_budget",
-                                "blas_threads",
-                                "sync_rounds",
-                                "config_dir"};
+  // Only the keys a run understands travel; derived blocks are re-resolved from the names,
+  // and sweep axes are replaced by the point's values.
   const nlohmann::json& cfg = r["config"];
   const nlohmann::json& par = r["points"][point]["params"];
   nlohmann::json out = nlohmann::json::object();
-  for (const char* k : kKeys) {
+  for (const std::string& k : rerun_keys()) {
     if (par.contains(k) && !par[k].is_null()) {
       out[k] = par[k];
     } else if (cfg.contains(k) && !cfg[k].is_null() && !cfg[k].is_array()) {
       out[k] = cfg[k];
-    } else if (cfg.contains(k) && std::string(k) == "inject") {
+    } else if (cfg.contains(k) && k == "inject") {
       out[k] = cfg[k];
     }
   }

@@ -3,12 +3,14 @@
 // one line.
 #include "harness/record/results_json.h"
 
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <limits>
 #include <type_traits>
 
 #include "harness/record/json_number.h"
+#include "layers/base/enum_names.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -340,24 +342,16 @@ T read_record(const oj& j, const char* what) {
 
 }  // namespace
 
+namespace {
+constexpr std::array<const char*, 4> kPointStatusNames{"ok", "oom", "skipped", "error"};
+}  // namespace
+
 const char* point_status_name(PointStatus s) {
-  switch (s) {
-    case PointStatus::ok:
-      return "ok";
-    case PointStatus::oom:
-      return "oom";
-    case PointStatus::skipped:
-      return "skipped";
-    case PointStatus::error:
-      return "error";
-  }
-  return "error";
+  return enum_name(kPointStatusNames, s);
 }
 
 PointStatus point_status_from_name(const std::string& name) {
-  for (PointStatus s :
-       {PointStatus::ok, PointStatus::oom, PointStatus::skipped, PointStatus::error})
-    if (name == point_status_name(s)) return s;
+  if (auto s = enum_from_name<PointStatus>(kPointStatusNames, name)) return *s;
   throw BadInput("unknown point status '" + name + "' (expected ok, oom, skipped or error)");
 }
 
@@ -415,19 +409,6 @@ PointHead point_head_from_json(const oj& j) {
   const bool has_reason = j.contains("reason") && j["reason"].is_string();
   return {j.value("params", oj::object()), j.value("status", "?"),
           has_reason ? j["reason"].get<std::string>() : ""};
-}
-
-std::optional<CollPointFigures> try_coll_figures_from_json(const oj& j) {
-  if (!j.contains("metrics") || !j["metrics"].contains("busbw_GBps")) return std::nullopt;
-  // A block that is absent or not an object reads as empty, so its figures read as 0.
-  const auto block = [](const oj& o, const char* k) {
-    return o.is_object() && o.contains(k) && o[k].is_object() ? o[k] : oj::object();
-  };
-  const oj m = block(j, "metrics"), c = block(j, "collectives");
-  const oj skew = block(c, "skew_s"), t = block(m, "time_s");
-  return CollPointFigures{json_number(t, "mean"),       json_number(t, "p99"),
-                          json_number(m, "algbw_GBps"), json_number(m, "busbw_GBps"),
-                          json_number(skew, "p95"),     json_number(c, "wait_fraction")};
 }
 
 bool param_omitted_from_heading(const std::string& key) {
@@ -566,9 +547,79 @@ void fields(V& v, R& r) {
   v("avg_busbw_GBps", r.avg_busbw_GBps);
 }
 
+template <class V, Is<VersionsRecord> R>
+void fields(V& v, R& r) {
+  v("tpbench", r.tpbench);
+  v("git_sha", r.git_sha);
+  v("mpi", r.mpi);
+  v("blas", r.blas);
+  v("compiler", r.compiler);
+  v("backends", r.backends);
+}
+
+template <class V, Is<DeviceContextRecord> R>
+void fields(V& v, R& r) {
+  v("backend", r.backend);
+  v("name", r.name);
+  v("device_timer", r.device_timer);
+  v("timer_resolution_s", r.timer_resolution_s);
+  v("memory_bytes", r.memory_bytes);
+  v("llc_bytes", r.llc_bytes);
+}
+
+template <class V, Is<ContextRankRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("host", r.host);
+  v("local_rank", r.local_rank);
+  v("placement", r.placement);
+  v("cpus_online", r.cpus_online);
+  v("local_size", r.local_size);
+}
+
+template <class V, Is<TopologyContext> R>
+void fields(V& v, R& r) {
+  v("preset", r.choice.preset);
+  v("text", r.choice.text);
+  v("family", r.choice.family);
+  v("description", r.choice.description);
+  v("launcher_env", r.choice.launcher_env);
+  v("process_env", r.choice.process_env);
+  v("env_seen", r.env_seen);
+  v("detected_preset", r.detected_preset);
+  v("gpu_topology_matrix", r.gpu_topology_matrix);
+}
+
+template <class V, Is<RunContextRecord> R>
+void fields(V& v, R& r) {
+  v("date", r.date);
+  v("argv", r.argv);
+  v("versions", r.versions);
+  v("hosts", r.hosts);
+  v("world_size", r.world_size);
+  v("ranks_per_core", r.ranks_per_core);
+  v("oversubscribed", r.oversubscribed);
+  v("device", r.device);
+  v("llc_bytes", r.llc_bytes);
+  v("env", r.env);
+  v("ranks", r.ranks);
+  v("topology", r.topology);
+}
+
+template <class V, Is<Verdict> R>
+void fields(V& v, R& r) {
+  v("order", r.order);
+  v("topic", r.topic);
+  v("level", r.level);
+  v("text", r.text);
+}
+
 }  // namespace
 
 oj to_json(const CollPointRecord& p) {
+  return Writer::encode(p);
+}
+oj to_json(const CollParamsRecord& p) {
   return Writer::encode(p);
 }
 oj to_json(const CollSummaryRecord& s) {
@@ -577,8 +628,27 @@ oj to_json(const CollSummaryRecord& s) {
 CollPointRecord coll_point_from_json(const oj& j) {
   return read_record<CollPointRecord>(j, "collectives point");
 }
+std::optional<CollPointRecord> try_coll_point_from_json(const oj& j) {
+  try {
+    return coll_point_from_json(j);
+  } catch (const BadInput&) {
+    return std::nullopt;
+  }
+}
 CollSummaryRecord coll_summary_from_json(const oj& j) {
   return read_record<CollSummaryRecord>(j, "collectives summary");
+}
+oj to_json(const RunContextRecord& c) {
+  return Writer::encode(c);
+}
+RunContextRecord context_from_json(const oj& j) {
+  return read_record<RunContextRecord>(j, "context");
+}
+oj to_json(const VersionsRecord& v) {
+  return Writer::encode(v);
+}
+oj to_json(const std::vector<Verdict>& v) {
+  return Writer::encode(v);
 }
 const char* coll_summary_section() {
   return "collectives_summary";

@@ -7,7 +7,9 @@
 #include <string>
 
 #include "harness/record/coll_point_record.h"
+#include "harness/record/context_record.h"
 #include "harness/record/point_record.h"
+#include "harness/record/verdict.h"
 
 namespace tpb {
 
@@ -38,23 +40,14 @@ nlohmann::ordered_json memory_exhaustion_json(std::size_t point_index, const Poi
 // The metadata a point's trace.json carries, so a trace file names its point.
 nlohmann::ordered_json trace_meta_json(const PointParams& p);
 
-// For the printers that take any results document (compare, report.md), until a collectives
-// run's points get a record of their own: what every point has whatever its kind, and the
-// figures compare puts side by side for a collectives point.
+// For the printers that take any results document (compare, report.md): what every point has
+// whatever its kind, for a point that is neither a model nor a collectives point.
 struct PointHead {
   nlohmann::ordered_json params;  // as written: a collectives point's are not PointParams
   std::string status;             // "?" when absent
   std::string reason;
 };
 PointHead point_head_from_json(const nlohmann::ordered_json& j);
-
-// A missing or null figure reads as 0, as the printers have always shown it.
-struct CollPointFigures {
-  double time_mean_s = 0, time_p99_s = 0, algbw_GBps = 0, busbw_GBps = 0, skew_p95_s = 0,
-         wait_fraction = 0;
-};
-// Nothing when `j` is not a collectives point with metrics.
-std::optional<CollPointFigures> try_coll_figures_from_json(const nlohmann::ordered_json& j);
 
 // The params a compare row's heading leaves out: the model and how long each point ran, which
 // say nothing about what the row compares.
@@ -63,9 +56,18 @@ bool param_omitted_from_heading(const std::string& key);
 // `tpbench collectives`: a message size's point and the run's closing summary, with their
 // inverses (to_json(coll_point_from_json(j)) == j for any collectives point tpbench wrote).
 nlohmann::ordered_json to_json(const CollPointRecord& p);
+nlohmann::ordered_json to_json(const CollParamsRecord& p);
 nlohmann::ordered_json to_json(const CollSummaryRecord& s);
 CollPointRecord coll_point_from_json(const nlohmann::ordered_json& j);
 CollSummaryRecord coll_summary_from_json(const nlohmann::ordered_json& j);
+// Nothing when `j` is not a collectives point record.
+std::optional<CollPointRecord> try_coll_point_from_json(const nlohmann::ordered_json& j);
+// The results' context block, the versions `tpbench info` prints, and diagnose's verdicts.
+nlohmann::ordered_json to_json(const RunContextRecord& c);
+RunContextRecord context_from_json(const nlohmann::ordered_json& j);
+nlohmann::ordered_json to_json(const VersionsRecord& v);
+nlohmann::ordered_json to_json(const std::vector<Verdict>& v);
+
 // The results' top-level section that holds a collectives run's CollSummaryRecord.
 const char* coll_summary_section();
 

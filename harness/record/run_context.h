@@ -1,20 +1,20 @@
-// The results' `context` block: everything needed to understand and rerun a result (argv,
-// versions, git sha, env of interest, hosts, rank placement, cache and core counts).
+// Collecting the results' `context` block (record/context_record.h) on every rank.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "harness/mpi/world.h"
+#include "harness/record/context_record.h"
 #include "layers/device.h"
 
 namespace tpb {
 
-// Collective over the world; the full block is valid on rank 0.
-nlohmann::ordered_json collect_context(const World& w, const std::vector<std::string>& argv,
-                                       const DeviceCaps& caps);
+// Collective over the world; the full block is valid on rank 0. `backends` are the ones
+// built into this binary (the registry knows them; records sit below it).
+RunContextRecord collect_context(const World& w, const std::vector<std::string>& argv,
+                                 const DeviceCaps& caps, const std::vector<std::string>& backends);
 
 // Library and build versions (also printed by `tpbench info`).
-nlohmann::ordered_json versions_json();
+VersionsRecord versions_record(const std::vector<std::string>& backends);
 
 }  // namespace tpb

@@ -75,15 +75,19 @@ const Column<PointRecord> kModelColumns[] = {
     {"transfer_fraction", "xfer%", 100, "{:.1f}",
      [](const PointRecord& p) { return rank_fraction(p, false); }},
 };
-const Column<CollPointFigures> kCollColumns[] = {
-    {"time_s", "time us", 1e6, "{:.1f}", [](const CollPointFigures& f) { return f.time_mean_s; }},
-    {"time_p99_s", "p99 us", 1e6, "{:.1f}", [](const CollPointFigures& f) { return f.time_p99_s; }},
-    {"algbw_GBps", "algbw", 1, "{:.3f}", [](const CollPointFigures& f) { return f.algbw_GBps; }},
-    {"busbw_GBps", "busbw", 1, "{:.3f}", [](const CollPointFigures& f) { return f.busbw_GBps; }},
+const Column<CollPointRecord> kCollColumns[] = {
+    {"time_s", "time us", 1e6, "{:.1f}",
+     [](const CollPointRecord& p) { return p.metrics.time_s.mean; }},
+    {"time_p99_s", "p99 us", 1e6, "{:.1f}",
+     [](const CollPointRecord& p) { return p.metrics.time_s.p99; }},
+    {"algbw_GBps", "algbw", 1, "{:.3f}",
+     [](const CollPointRecord& p) { return p.metrics.algbw_GBps; }},
+    {"busbw_GBps", "busbw", 1, "{:.3f}",
+     [](const CollPointRecord& p) { return p.metrics.busbw_GBps; }},
     {"skew_p95_s", "skew95 us", 1e6, "{:.1f}",
-     [](const CollPointFigures& f) { return f.skew_p95_s; }},
+     [](const CollPointRecord& p) { return p.collectives.skew_s.p95; }},
     {"wait_fraction", "wait%", 100, "{:.1f}",
-     [](const CollPointFigures& f) { return f.wait_fraction; }},
+     [](const CollPointRecord& p) { return p.collectives.wait_fraction; }},
 };
 
 template <class R, std::size_t N>
@@ -100,18 +104,19 @@ struct ComparedPoint {
   oj metrics;  // null unless ok
 };
 
-// A collectives point compares its own figures; any other point reads as a model point, and
-// one try_point_from_json rejects (not a model point either) reads as a default record, so its
-// figures are 0 as they were when compare read absent fields as 0.
+// A model or collectives point compares its own record's figures; a point that is neither
+// keeps its params and status, and its figures read as 0.
 ComparedPoint compared_point(const oj& j) {
+  const auto make = [](const auto& rec, const auto& cols) {
+    const bool ok = rec.status == PointStatus::ok;
+    return ComparedPoint{to_json(rec.params), point_status_name(rec.status),
+                         ok ? figures_json(cols, rec) : oj(nullptr)};
+  };
+  if (const auto p = try_point_from_json(j)) return make(*p, kModelColumns);
+  if (const auto c = try_coll_point_from_json(j)) return make(*c, kCollColumns);
   PointHead head = point_head_from_json(j);
   ComparedPoint p{std::move(head.params), std::move(head.status), nullptr};
-  if (p.status != "ok") return p;
-  if (const auto coll = try_coll_figures_from_json(j)) {
-    p.metrics = figures_json(kCollColumns, *coll);
-  } else {
-    p.metrics = figures_json(kModelColumns, try_point_from_json(j).value_or(PointRecord{}));
-  }
+  if (p.status == "ok") p.metrics = figures_json(kModelColumns, PointRecord{});
   return p;
 }
 

@@ -168,17 +168,9 @@ std::vector<Verdict> diagnose_sweep(const oj& points) {
   return diagnose_sweep(recs);
 }
 
-oj verdicts_to_json(const std::vector<Verdict>& v) {
-  oj a = oj::array();
-  for (const auto& x : v)
-    a.push_back({{"order", x.order}, {"topic", x.topic}, {"level", x.level}, {"text", x.text}});
-  return a;
-}
-
-std::string format_verdicts(const std::vector<Verdict>& v) {
+std::string format_verdicts(const std::vector<Verdict>& v, const char* line) {
   std::string out;
-  for (const auto& x : v)
-    out += fmt::format("  [{}] {:<8} {:<11} {}\n", x.order, x.level, x.topic, x.text);
+  for (const auto& x : v) out += fmt::format(fmt::runtime(line), x.order, x.level, x.topic, x.text);
   return out;
 }
 

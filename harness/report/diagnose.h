@@ -6,15 +6,9 @@
 #include <vector>
 
 #include "harness/record/point_record.h"
+#include "harness/record/verdict.h"
 
 namespace tpb {
-
-struct Verdict {
-  int order = 0;      // the article's step: 1 regime .. 5 kernels
-  std::string topic;  // "regime", "memory", "itl", "host", "balance", "kernels"
-  std::string level;  // "ok" | "note" | "problem"
-  std::string text;   // the finding, with its numbers
-};
 
 // Verdicts for one ok point (none for other statuses).
 std::vector<Verdict> diagnose_point(const PointRecord& point);
@@ -26,7 +20,8 @@ std::vector<Verdict> diagnose_sweep(const std::vector<PointRecord>& points);
 std::vector<Verdict> diagnose_point(const nlohmann::ordered_json& point);
 std::vector<Verdict> diagnose_sweep(const nlohmann::ordered_json& points);
 
-nlohmann::ordered_json verdicts_to_json(const std::vector<Verdict>& v);
-std::string format_verdicts(const std::vector<Verdict>& v);
+// One line per verdict; `line` takes order, level, topic and text, in that order.
+std::string format_verdicts(const std::vector<Verdict>& v,
+                            const char* line = "  [{}] {:<8} {:<11} {}\n");
 
 }  // namespace tpb

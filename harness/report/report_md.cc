@@ -10,6 +10,7 @@
 
 #include "harness/record/results_json.h"
 #include "harness/report/diagnose.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
 
@@ -34,10 +35,11 @@ std::string cell(std::string s) {
   return out;
 }
 
-// A point as report.md shows it. One that try_point_from_json rejects (a collectives run's)
-// keeps its row and section, so the numbering matches the results file, but they are built
-// from a default record with the point's own status and reason: the model figures it does not
-// have read as 0 and its title as placeholders, and it gets no diagnosis.
+// A point as report.md shows it. One that try_point_from_json rejects (in a run that mixes
+// kinds, or one tpbench did not write) keeps its row and section, so the numbering matches the
+// results file, but they are built from a default record with the point's own status and reason:
+// the model figures it does not have read as 0 and its title as placeholders, and it gets no
+// diagnosis.
 struct ShownPoint {
   PointRecord rec;
   std::string status;
@@ -64,25 +66,26 @@ std::string point_title(const ShownPoint& sp) {
                      par.dtype, par.backend);
 }
 
-std::string context_section(const oj& r) {
-  const oj& c = r.value("context", oj::object());
-  const oj& v = c.value("versions", oj::object());
-  std::string argv;
-  for (const auto& a : c.value("argv", oj::array()))
-    argv += (argv.empty() ? "" : " ") + a.get<std::string>();
-  std::string hosts;
-  for (const auto& h : c.value("hosts", oj::array()))
-    hosts += (hosts.empty() ? "" : ", ") + h.get<std::string>();
+std::string joined(const std::vector<std::string>& v, const char* sep) {
   std::string out;
-  out += fmt::format("- command: `{}`\n", argv.empty() ? "?" : argv);
+  for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
+  return out.empty() ? "?" : out;
+}
+
+std::string context_section(const oj& r) {
+  RunContextRecord c;
+  try {
+    c = context_from_json(r.value("context", oj::object()));
+  } catch (const BadInput&) {
+    return "- context: absent, or not one tpbench wrote\n";
+  }
+  const VersionsRecord& v = c.versions;
+  std::string out = fmt::format("- command: `{}`\n", joined(c.argv, " "));
   out += fmt::format(
-      "- date: {}; tpbench {} (git {}); hosts: {}; world size {}; ranks per core "
-      "{}\n",
-      text(c, "date"), text(v, "tpbench"), text(v, "git_sha"), hosts.empty() ? "?" : hosts,
-      text(c, "world_size"), text(c, "ranks_per_core"));
-  const oj& d = c.value("device", oj::object());
-  out += fmt::format("- device: {} ({} backend); MPI: {}; BLAS: {}\n", text(d, "name"),
-                     text(d, "backend"), text(v, "mpi", "-"), text(v, "blas", "-"));
+      "- date: {}; tpbench {} (git {}); hosts: {}; world size {}; ranks per core {}\n", c.date,
+      v.tpbench, v.git_sha, joined(c.hosts, ", "), c.world_size, c.ranks_per_core);
+  out += fmt::format("- device: {} ({} backend); MPI: {}; BLAS: {}\n", c.device.name,
+                     c.device.backend, v.mpi, v.blas);
   return out;
 }
 
@@ -155,10 +158,7 @@ std::string measured_section(const PointRecord& p) {
 }
 
 std::string verdict_lines(const std::vector<Verdict>& verdicts) {
-  std::string out;
-  for (const auto& v : verdicts)
-    out += fmt::format("- [{}] **{}** {}: {}\n", v.order, v.level, v.topic, v.text);
-  return out;
+  return format_verdicts(verdicts, "- [{}] **{}** {}: {}\n");
 }
 
 std::string point_section(const ShownPoint& sp, int index) {
@@ -174,6 +174,57 @@ std::string point_section(const ShownPoint& sp, int index) {
 
 }  // namespace
 
+// A `tpbench collectives` run: one row per message size, nccl-tests' columns plus skew and
+// wait, which say whether the time was the link's or the ranks' arrival.
+std::string coll_row(const CollPointRecord& p) {
+  const CollParamsRecord& k = p.params;
+  if (p.status != PointStatus::ok)
+    return fmt::format("| {} | {} | {} | {}: {} | | | | | | | |\n", k.kind, k.bytes, k.dtype,
+                       point_status_name(p.status), cell(p.reason));
+  const CollMetricsRecord& m = p.metrics;
+  return fmt::format(
+      "| {} | {} | {} | ok | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {:.2f} | {:.1f} | {} |\n", k.kind,
+      k.bytes, k.dtype, shown(m.time_s.mean) * 1e6, shown(m.time_s.p99) * 1e6, shown(m.algbw_GBps),
+      shown(m.busbw_GBps), shown(p.collectives.skew_s.p95) * 1e6,
+      100 * shown(p.collectives.wait_fraction), m.wrong);
+}
+
+std::string coll_table(const std::vector<CollPointRecord>& points) {
+  std::string out =
+      "| kind | bytes | dtype | status | time (us) | p99 (us) | algbw (GB/s) | busbw (GB/s) | "
+      "skew p95 (us) | wait % | wrong |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& p : points) out += coll_row(p);
+  return out;
+}
+
+// A collectives run's points, or nothing when the run holds other points.
+std::optional<std::vector<CollPointRecord>> coll_points(const oj& points) {
+  std::vector<CollPointRecord> v;
+  for (const auto& j : points) {
+    auto p = try_coll_point_from_json(j);
+    if (!p) return std::nullopt;
+    v.push_back(std::move(*p));
+  }
+  if (v.empty()) return std::nullopt;
+  return v;
+}
+
+std::string model_run(const oj& points_json) {
+  std::vector<ShownPoint> points;
+  std::vector<PointRecord> model_points;  // what the sweep-level diagnosis reads
+  for (const auto& j : points_json) {
+    points.push_back(shown_point(j));
+    if (points.back().model) model_points.push_back(points.back().rec);
+  }
+  std::string out = fmt::format("\n{} point(s).\n\n", points.size()) + summary_table(points);
+  for (std::size_t i = 0; i < points.size(); ++i)
+    out += point_section(points[i], static_cast<int>(i));
+  const auto sweep = diagnose_sweep(model_points);
+  if (!sweep.empty()) out += "\n### Across points\n\n" + verdict_lines(sweep);
+  return out;
+}
+
 std::string report_markdown(const std::vector<ReportInput>& runs,
                             const std::vector<std::string>& plots, const std::string& plots_note) {
   std::string out =
@@ -181,21 +232,12 @@ std::string report_markdown(const std::vector<ReportInput>& runs,
       "in each section; nothing is recomputed. Occupancy (the dashboard's \"GPU "
       "util\") is shown next to MBU and MFU because it is not efficiency.\n";
   for (const auto& run : runs) {
-    const oj& r = run.results;
-    std::vector<ShownPoint> points;
-    std::vector<PointRecord> model_points;  // what the sweep-level diagnosis reads
-    for (const auto& j : r["points"]) {
-      points.push_back(shown_point(j));
-      if (points.back().model) model_points.push_back(points.back().rec);
-    }
-    out += fmt::format("\n## {}\n\n", run.path);
-    out += context_section(r);
-    out += fmt::format("\n{} point(s).\n\n", points.size());
-    out += summary_table(points);
-    for (std::size_t i = 0; i < points.size(); ++i)
-      out += point_section(points[i], static_cast<int>(i));
-    const auto sweep = diagnose_sweep(model_points);
-    if (!sweep.empty()) out += "\n### Across points\n\n" + verdict_lines(sweep);
+    const oj& points = run.results.value("points", oj::array());
+    out += fmt::format("\n## {}\n\n", run.path) + context_section(run.results);
+    if (const auto coll = coll_points(points))
+      out += fmt::format("\n{} message size(s).\n\n", coll->size()) + coll_table(*coll);
+    else
+      out += model_run(points);
   }
   out += "\n## Plots\n\n" + plots_note + "\n";
   for (const auto& f : plots) out += fmt::format("\n![{}]({})\n", f, f);

@@ -18,12 +18,12 @@
 #include "harness/config/config_fields.h"
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
+#include "harness/record/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
-#include "layers/device_factory.h"
 #include "layers/hardware.h"
 
 namespace tpb {
@@ -255,9 +255,9 @@ int verb_calibrate(const CliResult& cli, const World& w) {
     dev = make_device(calibrate_device_options(s, w));
   });
   const DeviceCaps& caps = dev->caps();
-  oj context = collect_context(w, cli.argv, caps);
-  if (w.rank == 0 && context["oversubscribed"].get<bool>())
-    std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+  const RunContextRecord context = collect_context(w, cli.argv, caps, built_backends());
+  if (w.rank == 0 && context.oversubscribed)
+    std::cerr << "warning: " << context.ranks_per_core
               << " ranks per core: every rank measures a share of a core\n";
 
   CalPeaks peaks = measure_peaks(w, *dev, s.reps);
@@ -267,11 +267,11 @@ int verb_calibrate(const CliResult& cli, const World& w) {
   const oj ar = measure_all_reduce(w, *dev, s, busbw_asym);
   if (w.rank != 0) return 0;
 
-  const oj hw = hardware_profile(w, s, caps, peaks, busbw_asym, context["date"].get<std::string>());
+  const oj hw = hardware_profile(w, s, caps, peaks, busbw_asym, context.date);
   oj cal;
   cal["schema"] = "tpbench.calibration";
   cal["schema_version"] = 1;
-  cal["context"] = context;
+  cal["context"] = to_json(context);
   cal["model"] = {{"name", shape.name}, {"tp", s.tp}};
   cal["peaks"] = peaks.json;
   cal["gemm_shapes"] = shapes;

@@ -8,15 +8,16 @@
 
 #include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
+#include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/coll_point_builder.h"
+#include "harness/record/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/collectives_table.h"
 #include "harness/verbs/verbs.h"
-#include "layers/device_factory.h"
 
 namespace tpb {
 
@@ -46,16 +47,16 @@ std::vector<CollRankResult> gather_results(const World& w, const CollRankResult&
 // oversubscription warning and the table header.
 std::optional<ResultsWriter> open_results(const CliResult& cli, const World& w,
                                           const CollectivesSpec& s, const Device& dev) {
-  auto context = collect_context(w, cli.argv, dev.caps());
+  auto context = collect_context(w, cli.argv, dev.caps(), built_backends());
   std::optional<ResultsWriter> writer;
   if (w.rank != 0) return writer;
-  context["topology"] = topology_context(s.topology, s.collective, s.config_dir);
+  context.topology = topology_context(s.topology, s.collective, s.config_dir);
   if (!s.out.empty()) {
-    writer.emplace(s.out, context, coll_spec_to_json(s));
+    writer.emplace(s.out, to_json(context), coll_spec_to_json(s));
     report_archive(*writer);
   }
-  if (context["oversubscribed"].get<bool>())
-    std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+  if (context.oversubscribed)
+    std::cerr << "warning: " << context.ranks_per_core
               << " ranks per core: timings are time-sliced\n";
   std::cout << coll_table_header(s, w.size) << std::flush;
   return writer;

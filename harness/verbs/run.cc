@@ -38,16 +38,16 @@ int verb_run(const CliResult& cli, const World& w) {
   });
   Peaks peaks;
   agree(w.comm, [&] { peaks = resolve_peaks(spec, w, *dev); });
-  auto context = collect_context(w, cli.argv, dev->caps());
+  auto context = collect_context(w, cli.argv, dev->caps(), built_backends());
   // The --topology preset and its knobs (main.cc checked them).
   if (w.rank == 0)
-    context["topology"] = topology_context(spec.topology, spec.collective, spec.config_dir);
+    context.topology = topology_context(spec.topology, spec.collective, spec.config_dir);
   std::optional<ResultsWriter> writer;
   if (w.rank == 0) {
-    writer.emplace(spec.out, context, run_spec_to_json(spec));
+    writer.emplace(spec.out, to_json(context), run_spec_to_json(spec));
     report_archive(*writer);
-    if (context["oversubscribed"].get<bool>())
-      std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+    if (context.oversubscribed)
+      std::cerr << "warning: " << context.ranks_per_core
                 << " ranks per core: timings are time-sliced; use this run for function, not "
                    "performance\n";
   }
@@ -56,7 +56,7 @@ int verb_run(const CliResult& cli, const World& w) {
     writer->add_record(*outcome);
     const PointRecord& point = outcome->record;
     const auto verdicts = diagnose_point(point);
-    writer->set_section("diagnosis", verdicts_to_json(verdicts));
+    writer->set_section("diagnosis", to_json(verdicts));
     std::cout << format_point_table(point) << "diagnosis (the article's order):\n"
               << format_verdicts(verdicts) << "results: " << spec.out << "/results.json\n"
               << std::flush;

@@ -98,17 +98,17 @@ struct SweepResults {
   std::optional<std::size_t> exhaustion;
 };
 
-void open_results(SweepResults& r, const SweepSetup& s, nlohmann::ordered_json context) {
+void open_results(SweepResults& r, const SweepSetup& s, RunContextRecord context) {
   const RunSpec& first = s.specs[0];
-  context["topology"] = topology_context(first.topology, first.collective, first.config_dir);
-  if (context["oversubscribed"].get<bool>())
-    std::cerr << "warning: " << context["ranks_per_core"].get<double>()
+  context.topology = topology_context(first.topology, first.collective, first.config_dir);
+  if (context.oversubscribed)
+    std::cerr << "warning: " << context.ranks_per_core
               << " ranks per core: timings are time-sliced; use this sweep for function, not "
                  "performance\n";
   // A resumed sweep keeps exactly the finished lines; a fresh one moves any earlier results
   // in --out aside (previous-<time>/) and starts an empty ledger.
   if (!s.resume_dir.empty()) rewrite_ledger(first.out, s.ledger);
-  r.writer.emplace(first.out, context, sweep_config_json(first, s.plan),
+  r.writer.emplace(first.out, to_json(context), sweep_config_json(first, s.plan),
                    s.resume_dir.empty() ? Existing::archive : Existing::keep);
   report_archive(*r.writer);
   r.writer->prepare_sweep_traces();
@@ -169,7 +169,7 @@ int verb_sweep(const CliResult& cli, const World& w) {
   const std::vector<char> done = finished_points(setup, w);
   const auto& specs = setup.specs;
   Device& dev = *setup.dev;
-  auto context = collect_context(w, cli.argv, dev.caps());
+  auto context = collect_context(w, cli.argv, dev.caps(), built_backends());
   SweepResults res;
   if (w.rank == 0) open_results(res, setup, context);
 

@@ -6,11 +6,7 @@
 namespace tpb {
 
 DType parse_dtype(const std::string& s, const std::string& field) {
-  // Walk the enum through dtype_name() so the accepted spellings cannot drift from the printed
-  // ones.
-  for (DType t : {DType::fp32, DType::bf16, DType::fp16, DType::fp8}) {
-    if (s == dtype_name(t)) return t;
-  }
+  if (auto t = enum_from_name<DType>(kDTypeNames, s)) return *t;
   throw BadInput(field + ": unknown dtype '" + s + "' (expected fp32|bf16|fp16|fp8)");
 }
 

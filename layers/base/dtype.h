@@ -1,37 +1,25 @@
 // Element types: a run-time axis (never a build-time choice), with their sizes and names.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <string>
+
+#include "layers/base/enum_names.h"
 
 namespace tpb {
 
 enum class DType { fp32, bf16, fp16, fp8 };
+inline constexpr std::size_t kDTypeCount = 4;
+
+inline constexpr std::array<const char*, kDTypeCount> kDTypeNames{"fp32", "bf16", "fp16", "fp8"};
+inline constexpr std::array<std::size_t, kDTypeCount> kDTypeBytes{4, 2, 2, 1};
 
 inline std::size_t dtype_bytes(DType t) {
-  switch (t) {
-    case DType::fp32:
-      return 4;
-    case DType::bf16:
-    case DType::fp16:
-      return 2;
-    case DType::fp8:
-      return 1;
-  }
-  return 0;
+  return kDTypeBytes.at(static_cast<std::size_t>(t));
 }
 
 inline const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::fp32:
-      return "fp32";
-    case DType::bf16:
-      return "bf16";
-    case DType::fp16:
-      return "fp16";
-    case DType::fp8:
-      return "fp8";
-  }
-  return "?";
+  return enum_name(kDTypeNames, t);
 }
 
 // Throws BadInput naming `field` when `s` is not a dtype name.

@@ -25,6 +25,14 @@ void require_fp32(DType t) {
                    dtype_name(t) + ")");
 }
 
+// The cpu backend's buffers hold fp32 (require_fp32 guards every op that takes them).
+const float* f32(const void* p) {
+  return static_cast<const float*>(p);
+}
+float* f32(void* p) {
+  return static_cast<float*>(p);
+}
+
 double mem_available_bytes() {
   std::ifstream f("/proc/meminfo");
   std::string key;
@@ -120,7 +128,7 @@ void CpuDevice::download(float* dst, const void* src, std::size_t count, DType t
 
 void CpuDevice::fill(void* dst, DType t, const FillSpec& f) {
   require_fp32(t);
-  float* d = static_cast<float*>(dst) + f.dst_offset;
+  float* d = f32(dst) + f.dst_offset;
   for (int64_t i = 0; i < f.rows; ++i)
     for (int64_t j = 0; j < f.cols; ++j) d[i * f.dst_ld + j] = fill_value(f, i, j);
 }
@@ -128,16 +136,15 @@ void CpuDevice::fill(void* dst, DType t, const FillSpec& f) {
 void CpuDevice::gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
                      DType t) {
   require_fp32(t);
-  cpu_gemm(static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y), m, n,
-           k);
+  cpu_gemm(f32(x), f32(w), f32(y), m, n, k);
 }
 
 void CpuDevice::rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,
                         float eps, DType t) {
   require_fp32(t);
-  const float* xs = static_cast<const float*>(x);
-  const float* g = static_cast<const float*>(gamma);
-  float* ys = static_cast<float*>(y);
+  const float* xs = f32(x);
+  const float* g = f32(gamma);
+  float* ys = f32(y);
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = xs + r * dim;
     float ss = 0;
@@ -153,7 +160,7 @@ void CpuDevice::rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t 
   require_fp32(t);
   const int64_t d = s.head_dim, half = d / 2;
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * d;
-  float* base = static_cast<float*>(qkv);
+  float* base = f32(qkv);
   for (int64_t tok = 0; tok < tokens; ++tok) {
     const double pos = static_cast<double>(pos0 + tok % tokens_per_seq);
     float* r = base + tok * row;
@@ -177,9 +184,9 @@ void CpuDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t 
   require_fp32(t);
   const int64_t d = s.head_dim, kvw = s.kv_heads * d;
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * d;
-  const float* src = static_cast<const float*>(qkv);
-  float* kc = static_cast<float*>(k_cache);
-  float* vc = static_cast<float*>(v_cache);
+  const float* src = f32(qkv);
+  float* kc = f32(k_cache);
+  float* vc = f32(v_cache);
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t tk = 0; tk < tokens_per_seq; ++tk) {
       const float* r = src + (b * tokens_per_seq + tk) * row;
@@ -192,23 +199,19 @@ void CpuDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t 
 void CpuDevice::attention_decode(const void* qkv, const void* k_cache, const void* v_cache,
                                  void* out, int64_t ctx_len, const AttnShape& s, DType t) {
   require_fp32(t);
-  cpu_attention_decode(static_cast<const float*>(qkv), static_cast<const float*>(k_cache),
-                       static_cast<const float*>(v_cache), static_cast<float*>(out), ctx_len, s,
-                       scratch_);
+  cpu_attention_decode(f32(qkv), f32(k_cache), f32(v_cache), f32(out), ctx_len, s, scratch_);
 }
 
 void CpuDevice::attention_prefill(const void* qkv, const void* k_cache, const void* v_cache,
                                   void* out, int64_t seq, const AttnShape& s, DType t) {
   require_fp32(t);
-  cpu_attention_prefill(static_cast<const float*>(qkv), static_cast<const float*>(k_cache),
-                        static_cast<const float*>(v_cache), static_cast<float*>(out), seq, s,
-                        scratch_);
+  cpu_attention_prefill(f32(qkv), f32(k_cache), f32(v_cache), f32(out), seq, s, scratch_);
 }
 
 void CpuDevice::swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) {
   require_fp32(t);
-  const float* gu = static_cast<const float*>(gate_up);
-  float* o = static_cast<float*>(out);
+  const float* gu = f32(gate_up);
+  float* o = f32(out);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t i = 0; i < inter; ++i) {
       const float g = gu[r * 2 * inter + i], u = gu[r * 2 * inter + inter + i];
@@ -218,8 +221,8 @@ void CpuDevice::swiglu(const void* gate_up, void* out, int64_t rows, int64_t int
 
 void CpuDevice::add(void* x, const void* y, std::size_t count, DType t) {
   require_fp32(t);
-  float* a = static_cast<float*>(x);
-  const float* b = static_cast<const float*>(y);
+  float* a = f32(x);
+  const float* b = f32(y);
   for (std::size_t i = 0; i < count; ++i) a[i] += b[i];
 }
 

@@ -6,7 +6,7 @@
 
 #include "layers/base/host_clock.h"
 #include "layers/device.h"
-#include "layers/device_factory.h"
+#include "layers/device_options.h"
 
 namespace tpb {
 

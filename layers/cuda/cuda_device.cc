@@ -30,20 +30,56 @@ std::string gib(double bytes) {
   return buf;
 }
 
-template <class T, class F>
-void convert_upload(void* dst, const float* src, std::size_t n, cudaStream_t s, F to) {
+// Host-side conversions for the element types the cuda backend stores.
+void from_float(float v, float& out) {
+  out = v;
+}
+void from_float(float v, __nv_bfloat16& out) {
+  out = __float2bfloat16_rn(v);
+}
+void from_float(float v, __half& out) {
+  out = __float2half_rn(v);
+}
+float to_float(float v) {
+  return v;
+}
+float to_float(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+float to_float(__half v) {
+  return __half2float(v);
+}
+
+// Calls f with a value of the host type that holds `t` on the device; fp8 has none here.
+template <class F>
+void with_element_type(DType t, F f) {
+  switch (t) {
+    case DType::fp32:
+      return f(float{});
+    case DType::bf16:
+      return f(__nv_bfloat16{});
+    case DType::fp16:
+      return f(__half{});
+    case DType::fp8:
+      break;
+  }
+  throw BadInput("--dtype: the cuda backend does not support fp8");
+}
+
+template <class T>
+void convert_upload(void* dst, const float* src, std::size_t n, cudaStream_t s) {
   std::vector<T> tmp(n);
-  for (std::size_t i = 0; i < n; ++i) tmp[i] = to(src[i]);
+  for (std::size_t i = 0; i < n; ++i) from_float(src[i], tmp[i]);
   TPB_CUDA_CHECK(cudaMemcpyAsync(dst, tmp.data(), n * sizeof(T), cudaMemcpyHostToDevice, s));
   TPB_CUDA_CHECK(cudaStreamSynchronize(s));  // tmp dies here
 }
 
-template <class T, class F>
-void convert_download(float* dst, const void* src, std::size_t n, cudaStream_t s, F from) {
+template <class T>
+void convert_download(float* dst, const void* src, std::size_t n, cudaStream_t s) {
   std::vector<T> tmp(n);
   TPB_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost, s));
   TPB_CUDA_CHECK(cudaStreamSynchronize(s));
-  for (std::size_t i = 0; i < n; ++i) dst[i] = from(tmp[i]);
+  for (std::size_t i = 0; i < n; ++i) dst[i] = to_float(tmp[i]);
 }
 
 }  // namespace
@@ -154,35 +190,13 @@ void CudaDevice::free_raw(void* p) noexcept {
 }
 
 void CudaDevice::upload(void* dst, const float* src, std::size_t count, DType t) {
-  cudaStream_t s = impl_->stream;
-  switch (t) {
-    case DType::fp32:
-      return convert_upload<float>(dst, src, count, s, [](float v) { return v; });
-    case DType::bf16:
-      return convert_upload<__nv_bfloat16>(dst, src, count, s,
-                                           [](float v) { return __float2bfloat16_rn(v); });
-    case DType::fp16:
-      return convert_upload<__half>(dst, src, count, s, [](float v) { return __float2half_rn(v); });
-    case DType::fp8:
-      break;
-  }
-  throw BadInput("--dtype: the cuda backend does not support fp8");
+  with_element_type(t,
+                    [&](auto v) { convert_upload<decltype(v)>(dst, src, count, impl_->stream); });
 }
 
 void CudaDevice::download(float* dst, const void* src, std::size_t count, DType t) {
-  cudaStream_t s = impl_->stream;
-  switch (t) {
-    case DType::fp32:
-      return convert_download<float>(dst, src, count, s, [](float v) { return v; });
-    case DType::bf16:
-      return convert_download<__nv_bfloat16>(dst, src, count, s,
-                                             [](__nv_bfloat16 v) { return __bfloat162float(v); });
-    case DType::fp16:
-      return convert_download<__half>(dst, src, count, s, [](__half v) { return __half2float(v); });
-    case DType::fp8:
-      break;
-  }
-  throw BadInput("--dtype: the cuda backend does not support fp8");
+  with_element_type(t,
+                    [&](auto v) { convert_download<decltype(v)>(dst, src, count, impl_->stream); });
 }
 
 void CudaDevice::fill(void* dst, DType t, const FillSpec& f) {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "layers/device.h"
-#include "layers/device_factory.h"
+#include "layers/device_options.h"
 
 namespace tpb {
 

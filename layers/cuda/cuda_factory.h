@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "layers/device.h"
-#include "layers/device_factory.h"
+#include "layers/device_options.h"
 
 namespace tpb {
 

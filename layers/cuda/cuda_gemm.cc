@@ -3,6 +3,7 @@
 // cuBLAS runs fastest, with no copies.
 #include "layers/cuda/cuda_gemm.h"
 
+#include <array>
 #include <sstream>
 
 #include "layers/cuda/cuda_check.h"
@@ -13,17 +14,10 @@ namespace {
 constexpr uint32_t kMinAlignment = 16;
 
 cudaDataType_t cuda_type(DType t) {
-  switch (t) {
-    case DType::fp32:
-      return CUDA_R_32F;
-    case DType::bf16:
-      return CUDA_R_16BF;
-    case DType::fp16:
-      return CUDA_R_16F;
-    case DType::fp8:
-      break;
-  }
-  throw BadInput(std::string("--dtype: the cuda backend has no gemm for ") + dtype_name(t));
+  static constexpr std::array<cudaDataType_t, 3> kTypes{CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F};
+  if (t == DType::fp8)
+    throw BadInput(std::string("--dtype: the cuda backend has no gemm for ") + dtype_name(t));
+  return kTypes.at(static_cast<std::size_t>(t));  // in DType's order: fp32, bf16, fp16
 }
 
 int config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {

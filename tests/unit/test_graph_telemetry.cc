@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/backends/registry.h"
 #include "harness/backends/telemetry.h"
 #include "harness/config/run_spec.h"
 #include "harness/drive/graph_steps.h"
@@ -13,7 +14,6 @@
 #include "harness/drive/mem_contender.h"
 #include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
-#include "layers/device_factory.h"
 
 namespace tpb {
 namespace {

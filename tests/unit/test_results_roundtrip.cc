@@ -44,6 +44,26 @@ TEST(ResultsRoundTrip, SweepWithOomPoints) {
   expect_points_round_trip("results_sweep_oom.json", 2);
 }
 
+// The context block, written by every verb that measures, round-trips from each golden file
+// (the run's, two sweeps' and a collectives run's).
+TEST(ResultsRoundTrip, ContextOfEveryGolden) {
+  for (const char* name : {"results_run.json", "results_sweep.json", "results_sweep_oom.json",
+                           "results_collectives.json"}) {
+    const oj in = golden(name)["context"];
+    EXPECT_EQ(to_json(context_from_json(in)).dump(), in.dump()) << name;
+  }
+}
+
+// The diagnosis section keeps its keys and their order (the run golden's).
+TEST(ResultsRoundTrip, VerdictKeys) {
+  const oj in = golden("results_run.json")["diagnosis"];
+  ASSERT_FALSE(in.empty());
+  std::vector<Verdict> v;
+  for (const auto& d : in)
+    v.push_back({d["order"].get<int64_t>(), d["topic"], d["level"], d["text"]});
+  EXPECT_EQ(to_json(v).dump(), in.dump());
+}
+
 // The golden files hold what the cases below depend on, so the round trips above cover them.
 TEST(ResultsRoundTrip, GoldenCoverOptionalBlocks) {
   const oj run = golden("results_run.json")["points"][0];
@@ -72,6 +92,27 @@ TEST(ResultsRoundTrip, RecordMembersReachTheJson) {
   p = point_from_json(in);
   p.trace.reset();  // absent stays absent
   EXPECT_FALSE(to_json(p).contains("trace"));
+}
+
+// The summaries inside a point keep the contract's key order: step_time_s as ARCHITECTURE
+// lists it, and min/mean/max for every across-ranks figure.
+TEST(ResultsRoundTrip, SummaryKeysInContractOrder) {
+  const auto keys = [](const nlohmann::ordered_json& j) {
+    std::vector<std::string> k;
+    for (const auto& [key, _] : j.items()) k.push_back(key);
+    return k;
+  };
+  PointRecord p;
+  p.metrics.emplace();
+  p.metrics->step_time_s = {2, 3, 4, 2.5, 1, 5, 3};
+  p.metrics->across_ranks.mbu = {1, 2, 3};
+  const auto j = to_json(p);
+  EXPECT_EQ(keys(j["metrics"]["step_time_s"]),
+            (std::vector<std::string>{"p50", "p95", "p99", "mean", "min", "max", "n"}));
+  EXPECT_EQ(j["metrics"]["step_time_s"]["n"].get<int64_t>(), 3);
+  EXPECT_EQ(keys(j["metrics"]["across_ranks"]["mbu"]),
+            (std::vector<std::string>{"min", "mean", "max"}));
+  EXPECT_EQ(j["metrics"]["across_ranks"]["mbu"]["mean"].get<double>(), 2.0);
 }
 
 TEST(ResultsRoundTrip, NullStaysNullAndAbsentStaysAbsent) {

@@ -26,6 +26,24 @@ std::string error_of(const nlohmann::json& cfg, int world = 2) {
   return "";
 }
 
+// IEC and binary-shorthand suffixes are powers of two, SI ones powers of ten; a bare number
+// is GiB, as it has always been.
+TEST(RunSpec, MemoryBudgetIecAndSiUnits) {
+  const auto budget = [](const char* text) {
+    return resolve({{"memory_budget", text}}).memory_budget_bytes;
+  };
+  EXPECT_EQ(budget("2GiB"), 2.0 * (1 << 30));
+  EXPECT_EQ(budget("2G"), 2.0 * (1 << 30));
+  EXPECT_EQ(budget("2gib"), 2.0 * (1 << 30));
+  EXPECT_EQ(budget("2GB"), 2e9);
+  EXPECT_EQ(budget("512MiB"), 512.0 * (1 << 20));
+  EXPECT_EQ(budget("512M"), 512.0 * (1 << 20));
+  EXPECT_EQ(budget("512MB"), 512e6);
+  EXPECT_EQ(budget("1.5"), 1.5 * (1 << 30));
+  for (const char* bad : {"2GiBs", "GiB", "2 GiB", "2X", "-1G"})
+    EXPECT_NE(error_of({{"memory_budget", bad}}).find("--memory-budget"), std::string::npos) << bad;
+}
+
 TEST(RunSpec, DefaultsFollowTheWorld) {
   const RunSpec s = resolve(nlohmann::json::object(), 4);
   EXPECT_EQ(s.tp, 4);

@@ -71,22 +71,5 @@ TEST(MinMeanMax, Basic) {
   EXPECT_EQ(e.max, 0.0);
 }
 
-TEST(StatsJson, KeysInContractOrder) {
-  const Summary s = summarize({1, 2, 3});
-  const auto j = summary_to_json(s);
-  std::vector<std::string> keys;
-  for (const auto& [k, _] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"p50", "p90", "p95", "p99", "mean", "min", "max", "n"}));
-  EXPECT_EQ(j["p50"].get<double>(), 2.0);
-  EXPECT_EQ(j["n"].get<std::size_t>(), 3u);
-
-  const auto m = mmm_to_json(min_mean_max({1, 2, 3}));
-  keys.clear();
-  for (const auto& [k, _] : m.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"min", "mean", "max"}));
-  EXPECT_EQ(m["mean"].get<double>(), 2.0);
-}
-
 }  // namespace
 }  // namespace tpb

@@ -1,0 +1,48 @@
+// The results' `context` block as plain data: everything needed to understand and rerun a
+// result (argv, versions, git sha, env of interest, hosts, rank placement, cache and cores).
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/topology_presets.h"
+
+namespace tpb {
+
+struct VersionsRecord {
+  std::string tpbench, git_sha, mpi, blas, compiler;
+  std::vector<std::string> backends;  // compiled into this binary
+};
+
+struct DeviceContextRecord {
+  std::string backend, name;
+  bool device_timer = false;
+  double timer_resolution_s = 0, memory_bytes = 0, llc_bytes = 0;
+};
+
+struct ContextRankRecord {
+  int64_t rank = 0;
+  std::string host;
+  int64_t local_rank = 0;
+  nlohmann::ordered_json placement;  // host-defined (cpus allowed, NUMA node, ...)
+  int64_t cpus_online = 0, local_size = 0;
+};
+
+struct RunContextRecord {
+  std::string date;  // UTC, ISO 8601
+  std::vector<std::string> argv;
+  VersionsRecord versions;
+  std::vector<std::string> hosts;
+  int64_t world_size = 0;
+  double ranks_per_core = 0;  // the most crowded host's
+  bool oversubscribed = false;
+  DeviceContextRecord device;
+  double llc_bytes = 0;
+  nlohmann::ordered_json env;  // the variables of interest that were set, by name
+  std::vector<ContextRankRecord> ranks;
+  std::optional<TopologyContext> topology;
+};
+
+}  // namespace tpb

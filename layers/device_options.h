@@ -1,0 +1,16 @@
+// What a backend needs to open this rank's device. The registry that picks a backend by
+// name (harness/backends/registry.h) passes it to the backend's constructor.
+#pragma once
+#include <string>
+
+namespace tpb {
+
+struct DeviceOptions {
+  std::string backend = "cpu";  // "cpu" | "cuda"
+  int local_rank = 0;           // rank among the ranks on this host (CUDA: selects the GPU)
+  int local_size = 1;
+  double memory_budget_bytes = 0;  // 0 = what the device has
+  int blas_threads = 1;
+};
+
+}  // namespace tpb
