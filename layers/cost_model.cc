@@ -10,7 +10,9 @@
 // K*N weights once and T*K activations once, and writes T*N outputs.
 #include "layers/cost_model.h"
 
+#include <algorithm>
 #include <array>
+#include <limits>
 
 #include "layers/base/enum_names.h"
 #include "layers/base/errors.h"
@@ -175,6 +177,7 @@ StepCost step_cost(const CostQuery& q) {
   const Dims x = resolve(q);
   StepCost s;
   s.tokens = x.T;
+  s.layers = x.layers;
   for (int i = 0; i < kOpsPerLayer; ++i) {
     const OpCost c = op_cost(q, static_cast<Op>(i));
     s.layer_ops.push_back(c);
@@ -199,6 +202,15 @@ StepCost step_cost(const CostQuery& q) {
     }
   }
   return s;
+}
+
+double ops_roofline_time_s(const StepCost& c, double peak_flops, double peak_bw) {
+  if (!(peak_flops > 0) || !(peak_bw > 0)) return std::numeric_limits<double>::quiet_NaN();
+  double t = 0;
+  for (const OpCost& o : c.layer_ops)
+    if (!op_is_collective(o.op))
+      t += std::max(o.flops / peak_flops, (o.bytes_read + o.bytes_written) / peak_bw);
+  return t * c.layers;
 }
 
 MemoryNeed memory_need(const CostQuery& q) {

@@ -59,6 +59,7 @@ struct StepCost {
   std::vector<OpCost> layer_ops;  // one layer's ops (every layer is identical)
   std::vector<CommOp> comm;       // every collective of the step, in order
   double comm_bytes = 0;
+  double layers = 0;
 
   double bytes() const { return bytes_read + bytes_written; }
   double intensity() const { return bytes() > 0 ? flops / bytes() : 0; }
@@ -69,6 +70,13 @@ int64_t tokens_per_step(const CostQuery& q);
 
 OpCost op_cost(const CostQuery& q, Op op);
 StepCost step_cost(const CostQuery& q);
+
+// The least time a step's compute can take with every op at its own roofline: the sum over the
+// layer ops of max(FLOPs / peak FLOP/s, bytes / peak B/s), times the layers. It is at or above
+// the whole step's roofline time, because an op bound by bandwidth cannot lend its idle FLOPs
+// to one bound by compute. Collectives carry no FLOPs and ride the link, so they are left out.
+// NaN when a peak is not positive.
+double ops_roofline_time_s(const StepCost& c, double peak_flops, double peak_bw);
 
 // Memory a rank needs for one point: weights (all layers), KV cache, activations.
 struct MemoryNeed {

@@ -22,7 +22,8 @@ struct DeviceCaps {
   bool device_timer = false;      // mark() stamps on the device timeline (not host enqueue time)
   double timer_resolution_s = 0;  // observed resolution of mark()
   double memory_bytes = 0;        // what this rank may allocate
-  double llc_bytes = 0;
+  double llc_bytes = 0;           // 0 = unknown
+  std::string llc_source;         // where llc_bytes came from
   // What callers test instead of the backend's name:
   bool host_compute = false;   // ops run on the calling host thread and are done on return
   bool device_memory = false;  // buffers are device memory: not host-addressable

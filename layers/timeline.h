@@ -36,6 +36,13 @@ class ProgressSink {
   virtual void leave() = 0;
 };
 
+// A rank's emulated clock error: host time t reads as t + offset_s + (t - origin_s) * rate,
+// a fixed offset plus a clock that runs fast by `rate` (ppm * 1e-6) from `origin_s` on.
+struct ClockSkew {
+  double offset_s = 0, rate = 0, origin_s = 0;
+  double apply(double t) const { return t + offset_s + (t - origin_s) * rate; }
+};
+
 class Timeline {
  public:
   // Capacity is fixed here; the device's mark storage is sized to match.
@@ -87,9 +94,9 @@ class Timeline {
     return first;
   }
 
-  // After Device::synchronize(): records in host steady-clock seconds, plus `shift_s`
-  // (used by --inject clock_offset to emulate a skewed clock).
-  std::vector<SegmentRecord> resolve(double shift_s) const;
+  // After Device::synchronize(): records in host steady-clock seconds as read through `skew`
+  // (--inject clock_offset / clock_drift emulate a wrong clock; the default reads true time).
+  std::vector<SegmentRecord> resolve(const ClockSkew& skew = {}) const;
 
  private:
   Device& dev_;

@@ -27,7 +27,18 @@ def load_points(paths):
             for pt in json.load(fh)["points"]:
                 if pt.get("status") == "ok" and "mbu" in pt.get("metrics", {}):
                     pts.append(pt)
-    return pts
+    # By value, not by file name: out/decode_b16 sorts before out/decode_b4 as text.
+    return sorted(pts, key=order)
+
+
+def order(pt):
+    p = pt["params"]
+    return (p["phase"], p["tp"], p.get("context", 0), p.get("prompt", 0), p["batch"])
+
+
+def value(x):
+    """A null figure (no value: see the point's warnings) plots as a gap, not as 0."""
+    return float("nan") if x is None else x
 
 
 def label(pt):
@@ -41,7 +52,7 @@ def utilisation(pts, out):
     fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(pts)), 4))
     w = 0.8 / len(keys)
     for i, (k, name) in enumerate(keys):
-        ax.bar([x + i * w for x in range(len(pts))], [pt["metrics"][k] for pt in pts], w, label=name)
+        ax.bar([x + i * w for x in range(len(pts))], [value(pt["metrics"].get(k)) for pt in pts], w, label=name)
     ax.set_xticks([x + 0.4 - w / 2 for x in range(len(pts))], [label(p) for p in pts], rotation=30, ha="right")
     ax.set_ylabel("fraction of peak / of time")
     ax.set_title("Occupancy is not MBU is not MFU")

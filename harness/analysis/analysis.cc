@@ -29,8 +29,10 @@ uint64_t pack_key(int32_t step, int16_t layer, Op op) {
          (static_cast<uint64_t>(static_cast<uint16_t>(layer)) << 8) | static_cast<uint64_t>(op);
 }
 
+// A ratio whose denominator is zero or not finite has no value: NaN, which the results write
+// as null and the point's warnings name (a plausible 0 would read as a measurement).
 double safe_div(double a, double b) {
-  return b != 0 ? a / b : 0;
+  return b != 0 && std::isfinite(b) ? a / b : std::numeric_limits<double>::quiet_NaN();
 }
 
 // Clips to [lo, hi], drops empty pieces, sorts (unless sorted) and merges overlaps.

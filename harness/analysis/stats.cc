@@ -21,15 +21,15 @@ double interp_sorted(const std::vector<double>& v, double p) {
 
 // p is in percent, [0, 100], as in numpy.percentile; out-of-range p is clamped. With sorted
 // values v and h = (n-1) * p/100, the result is v[floor(h)] + frac(h) * (v[floor(h)+1] -
-// v[floor(h)]). Empty input gives 0 so that a point with no samples still reports.
+// v[floor(h)]). Empty input has no percentile: NaN, which the results write as null.
 double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
+  if (v.empty()) return kNoValue;
   std::sort(v.begin(), v.end());
   return interp_sorted(v, p);
 }
 
 double lower_median(std::vector<double> v) {
-  if (v.empty()) return 0;
+  if (v.empty()) return kNoValue;
   const std::size_t k = (v.size() - 1) / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
@@ -38,7 +38,10 @@ double lower_median(std::vector<double> v) {
 Summary summarize(const std::vector<double>& v) {
   Summary s;
   s.n = v.size();
-  if (v.empty()) return s;
+  if (v.empty()) {
+    s.p50 = s.p90 = s.p95 = s.p99 = s.mean = s.min = s.max = kNoValue;
+    return s;
+  }
   // Sort once rather than once per percentile.
   std::vector<double> sorted(v);
   std::sort(sorted.begin(), sorted.end());
@@ -54,7 +57,7 @@ Summary summarize(const std::vector<double>& v) {
 
 MinMeanMax min_mean_max(const std::vector<double>& v) {
   MinMeanMax m;
-  if (v.empty()) return m;
+  if (v.empty()) return {kNoValue, kNoValue, kNoValue};
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
   m.min = *lo;
   m.max = *hi;

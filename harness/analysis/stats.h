@@ -1,9 +1,13 @@
 // Order statistics over raw samples (kept raw in results so they can be recomputed).
 #pragma once
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace tpb {
+
+// What a statistic of no samples is (the results write it as null).
+inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
 struct Summary {
   double p50 = 0, p90 = 0, p95 = 0, p99 = 0, mean = 0, min = 0, max = 0;

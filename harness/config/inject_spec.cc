@@ -65,6 +65,8 @@ void apply(InjectSpec& s, const std::string& key, const std::string& v) {
     s.mem_contend = number(key, v, 0.0, 1.0) != 0.0;
   } else if (key == "clock_offset") {
     s.clock_offset_ms = number(key, v, -1e6, 1e6);
+  } else if (key == "clock_drift") {
+    s.clock_drift_ppm = number(key, v, -1e5, 1e5);
   } else if (key == "hang_at_step") {
     s.hang_at_step = integer(key, v, 0.0, 1e9);
   } else if (key == "sm_clock") {
@@ -72,7 +74,7 @@ void apply(InjectSpec& s, const std::string& key, const std::string& v) {
   } else {
     fail("unknown key '" + key +
          "' (expected slowdown, jitter, host_delay, mem_reserve, mem_contend, clock_offset, "
-         "hang_at_step, sm_clock)");
+         "clock_drift, hang_at_step, sm_clock)");
   }
 }
 
@@ -116,6 +118,7 @@ InjectSpec inject_for_rank(const std::vector<InjectSpec>& specs, int rank) {
     if (s.mem_reserve_gib > 0) m.mem_reserve_gib = s.mem_reserve_gib;
     if (s.mem_contend) m.mem_contend = true;
     if (s.clock_offset_ms != 0) m.clock_offset_ms = s.clock_offset_ms;
+    if (s.clock_drift_ppm != 0) m.clock_drift_ppm = s.clock_drift_ppm;
     if (s.hang_at_step >= 0) m.hang_at_step = s.hang_at_step;
     if (s.sm_clock_mhz > 0) m.sm_clock_mhz = s.sm_clock_mhz;
   }
@@ -138,6 +141,7 @@ nlohmann::ordered_json inject_to_json(const InjectSpec& s) {
   if (s.mem_reserve_gib > 0) j["mem_reserve_gib"] = s.mem_reserve_gib;
   if (s.mem_contend) j["mem_contend"] = true;
   if (s.clock_offset_ms != 0) j["clock_offset_ms"] = s.clock_offset_ms;
+  if (s.clock_drift_ppm != 0) j["clock_drift_ppm"] = s.clock_drift_ppm;
   if (s.hang_at_step >= 0) j["hang_at_step"] = s.hang_at_step;
   if (s.sm_clock_mhz > 0) j["sm_clock_mhz"] = s.sm_clock_mhz;
   return j;

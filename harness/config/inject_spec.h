@@ -16,6 +16,7 @@ struct InjectSpec {
   double mem_reserve_gib = 0;  // capacity taken from the rank's budget
   bool mem_contend = false;    // a bandwidth hog beside the rank's work
   double clock_offset_ms = 0;  // shifts the rank's timestamps (tests the clock sync)
+  double clock_drift_ppm = 0;  // the rank's clock runs fast by this much (tests drift correction)
   int hang_at_step = -1;       // the rank stops responding at this measured step
   int sm_clock_mhz = 0;        // GPU clock lock (CUDA backend, where permitted)
 };

@@ -19,7 +19,7 @@ CostQuery RunSpec::cost_query() const {
   q.prompt = prompt;
   q.tp = tp;
   q.dtype = dtype;
-  q.layers = layers > 0 ? layers : shape.n_layers;
+  q.layers = planned_layers();
   return q;
 }
 
@@ -85,7 +85,13 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.batch = f.integer("batch", 1, 1, 1 << 20);
   s.context = f.integer("context", 1024, 0, 1 << 24);
   s.prompt = f.integer("prompt", 512, 1, 1 << 24);
-  s.layers = f.integer("layers", 0, 0, 100000);
+  // A sweep compares points of one depth, so the depth never changes unless asked to: "auto"
+  // lets the memory plan shrink it, and the point then says so (params.layers, a warning).
+  s.layers_auto = f.has("layers") && f.raw("layers") == "auto";
+  if (s.layers_auto)
+    f.mark_known("layers");
+  else
+    s.layers = f.integer("layers", 0, 0, 100000);
   s.dtype = parse_dtype(f.str("dtype", dtype_name(bt.default_dtype)), "--dtype");
   s.tp = static_cast<int>(f.integer("tp", world, 1, 1 << 16));
   s.steps = static_cast<int>(f.integer("steps", 20, 1, 1000000));
@@ -117,40 +123,42 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
 
 nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
   // The keys resolve_run_spec reads, so a recorded config resolves back to the same spec.
-  return nlohmann::ordered_json{{"backend", s.backend},
-                                {"collective", s.collective},
-                                {"model", s.model},
-                                {"hardware", s.hardware},
-                                {"phase", phase_name(s.phase)},
-                                {"batch", s.batch},
-                                {"context", s.context},
-                                {"prompt", s.prompt},
-                                {"layers", s.layers},
-                                {"dtype", dtype_name(s.dtype)},
-                                {"tp", s.tp},
-                                {"steps", s.steps},
-                                {"warmup", s.warmup},
-                                {"inject", s.inject_text},
-                                {"topology", s.topology},
-                                {"tp_groups", s.tp_groups},
-                                {"out", s.out},
-                                {"check", s.check},
-                                {"cuda_graph", s.cuda_graph},
-                                {"seed", s.seed},
-                                {"occupancy_window", s.occupancy_window_s},
-                                {"collective_timeout", s.collective_timeout_s},
-                                {"memory_budget", s.memory_budget_bytes},
-                                {"blas_threads", s.blas_threads},
-                                {"sync_rounds", s.sync_rounds},
-                                {"trace_steps", s.trace_steps},
-                                {"config_dir", s.config_dir},
-                                {"model_shape", model_to_json(s.shape)},
-                                {"hardware_profile", hardware_to_json(s.hw)}};
+  return nlohmann::ordered_json{
+      {"backend", s.backend},
+      {"collective", s.collective},
+      {"model", s.model},
+      {"hardware", s.hardware},
+      {"phase", phase_name(s.phase)},
+      {"batch", s.batch},
+      {"context", s.context},
+      {"prompt", s.prompt},
+      {"layers", s.layers_auto ? nlohmann::ordered_json("auto") : nlohmann::ordered_json(s.layers)},
+      {"dtype", dtype_name(s.dtype)},
+      {"tp", s.tp},
+      {"steps", s.steps},
+      {"warmup", s.warmup},
+      {"inject", s.inject_text},
+      {"topology", s.topology},
+      {"tp_groups", s.tp_groups},
+      {"out", s.out},
+      {"check", s.check},
+      {"cuda_graph", s.cuda_graph},
+      {"seed", s.seed},
+      {"occupancy_window", s.occupancy_window_s},
+      {"collective_timeout", s.collective_timeout_s},
+      {"memory_budget", s.memory_budget_bytes},
+      {"blas_threads", s.blas_threads},
+      {"sync_rounds", s.sync_rounds},
+      {"trace_steps", s.trace_steps},
+      {"config_dir", s.config_dir},
+      {"model_shape", model_to_json(s.shape)},
+      {"hardware_profile", hardware_to_json(s.hw)}};
 }
 
 std::vector<std::string> rerun_keys() {
   std::vector<std::string> keys;
-  for (const auto& [k, v] : run_spec_to_json(RunSpec{}).items())
+  const nlohmann::ordered_json echo = run_spec_to_json(RunSpec{});  // items() does not own it
+  for (const auto& [k, v] : echo.items())
     if (k != "out" && k != "model_shape" && k != "hardware_profile") keys.push_back(k);
   return keys;
 }

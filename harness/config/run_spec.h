@@ -22,7 +22,8 @@ struct RunSpec {
   int64_t batch = 1;
   int64_t context = 1024;
   int64_t prompt = 512;
-  int64_t layers = 0;  // 0 = the model's own count, reduced to what fits in memory
+  int64_t layers = 0;        // 0 = the model's own count
+  bool layers_auto = false;  // --layers auto: the model's count reduced to what fits in memory
   DType dtype = DType::fp32;
   int tp = 0;  // 0 = world size
   int steps = 20;
@@ -48,6 +49,8 @@ struct RunSpec {
   Hardware hw;       // resolved from `hardware`
 
   int groups(int world) const { return world / tp; }
+  // The layers a point runs unless --layers auto reduces them: --layers N or the model's.
+  int64_t planned_layers() const { return layers > 0 ? layers : shape.n_layers; }
   CostQuery cost_query() const;
 };
 

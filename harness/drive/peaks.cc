@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "collectives/mpi/mpi_check.h"
+#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 
 namespace tpb {
@@ -28,6 +29,13 @@ Peaks resolve_peaks(const RunSpec& spec, const World& w, Device& dev) {
   TPB_MPI_CHECK(MPI_Allreduce(v, best, 3, MPI_DOUBLE, MPI_MAX, w.comm));
   p.bw = std::max(best[0], best[1]);
   p.flops = best[2];
+  // A probe that measured nothing must not become a denominator (MBU = MFU = 0 would look
+  // like a result): the point fails, saying why.
+  if (!(p.bw > 0) || !(p.flops > 0))
+    throw BackendError(fmt::format(
+        "start-up probe: measured read {:g} B/s, axpy {:g} B/s, sgemm {:g} FLOP/s; a peak must "
+        "be above zero (give --hardware FILE from `tpbench calibrate` instead)",
+        best[0], best[1], best[2]));
   p.source = fmt::format(
       "measured at start-up on {} ranks probing at once (best rank): read {:.2f} GB/s (sdot), "
       "axpy {:.2f} GB/s, sgemm 1024^3 {:.1f} GFLOP/s, 1 BLAS thread",

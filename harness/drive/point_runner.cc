@@ -49,7 +49,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   throw CollectiveTimeout(msg);
 }
 
-// Chooses the layer count: the requested one, or the model's own reduced to what fits.
+// Chooses the layer count: --layers N or the model's own; with --layers auto, the model's
+// own reduced to what fits.
 struct MemoryPlan {
   int64_t layers = 0;
   double need = 0, have = 0;
@@ -70,9 +71,9 @@ MemoryPlan plan_memory(const RunSpec& spec, const Device& dev, double reserve, b
     }
     return n;
   };
-  p.layers = spec.layers > 0 ? spec.layers : spec.shape.n_layers;
+  p.layers = spec.planned_layers();
   p.need = need_for(p.layers);
-  if (spec.layers == 0)
+  if (spec.layers_auto)
     while (p.layers > 1 && p.need > p.have) p.need = need_for(--p.layers);
   p.fits = p.need <= p.have;
   return p;
@@ -158,7 +159,7 @@ StepWindow timed_steps(const StepParts& p, TelemetrySampler& telemetry, Bandwidt
   };
   StepWindow win;
   for (int s = -p.spec.warmup; s < 0; ++s) one_step(s);
-  p.injector.calibrate(p.tl.resolve(0.0));
+  p.injector.calibrate(p.tl.resolve());
   if (p.spec.cuda_graph) capture();
   p.coll.barrier();
   telemetry.start();
@@ -206,8 +207,8 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
     if (!contender) contender = std::make_unique<MemContender>(hog_bytes);
   }
 
-  const double shift = inj.clock_offset_ms * 1e-3;
-  auto rank_clock = [shift] { return now_s() + shift; };
+  const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, now_s()};
+  auto rank_clock = [skew] { return skew.apply(now_s()); };
   run.clock.start = measure_offset(w.comm, rank_clock, spec.sync_rounds);
   ProgressBoard board(w.comm);
   tl.set_progress_sink(&board);
@@ -228,7 +229,7 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   clock_lock.reset();  // restore the clock before the results travel
   run.clock.end = measure_offset(w.comm, rank_clock, spec.sync_rounds);
 
-  run.segs = tl.resolve(shift);
+  run.segs = tl.resolve(skew);
   for (auto& r : run.segs) {
     r.t0 = run.clock.to_common(r.t0);
     r.t1 = run.clock.to_common(r.t1);

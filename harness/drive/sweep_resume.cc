@@ -64,7 +64,7 @@ void rewrite_ledger(const std::string& dir, const ResumeLedger& ledger) {
 }
 
 nlohmann::ordered_json point_identity(const RunSpec& spec) {
-  return params_identity_json(params_record(spec, spec.layers), spec.layers != 0);
+  return params_identity_json(params_record(spec, spec.planned_layers()), !spec.layers_auto);
 }
 
 bool same_point(const nlohmann::ordered_json& params, const nlohmann::ordered_json& identity) {

@@ -126,7 +126,7 @@ void timed_loop(const CollectivesSpec& s, const World& w, Device& dev, MeasuredC
   }
   dev.synchronize();
   clock.end = measure_offset(w.comm, now_s, s.sync_rounds);
-  out.iters = tl.resolve(0.0);
+  out.iters = tl.resolve();
   out.loop_s = (out.iters.back().t1 - out.iters.front().t0) / s.iters;
   for (auto& rec : out.iters) {
     rec.t0 = clock.to_common(rec.t0);

@@ -20,6 +20,7 @@ struct DeviceContextRecord {
   std::string backend, name;
   bool device_timer = false;
   double timer_resolution_s = 0, memory_bytes = 0, llc_bytes = 0;
+  std::optional<std::string> llc_source;  // absent in results written before it existed
 };
 
 struct ContextRankRecord {
@@ -28,6 +29,14 @@ struct ContextRankRecord {
   int64_t local_rank = 0;
   nlohmann::ordered_json placement;  // host-defined (cpus allowed, NUMA node, ...)
   int64_t cpus_online = 0, local_size = 0;
+};
+
+// The peaks a run's points are judged against, one entry per dtype and hardware profile: a
+// sweep probes (or reads the profile) once for each, so its points share one denominator.
+struct PeaksUsedRecord {
+  std::string dtype, hardware;
+  double flops = 0, bw = 0;  // null when they could not be had (then `source` says why)
+  std::string source;
 };
 
 struct RunContextRecord {
@@ -43,6 +52,7 @@ struct RunContextRecord {
   nlohmann::ordered_json env;  // the variables of interest that were set, by name
   std::vector<ContextRankRecord> ranks;
   std::optional<TopologyContext> topology;
+  std::optional<std::vector<PeaksUsedRecord>> peaks;
 };
 
 }  // namespace tpb

@@ -2,6 +2,8 @@
 // each figure is.
 #include "harness/record/point_builder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -36,7 +38,7 @@ AcrossRanksRecord across_ranks(const std::vector<RankMetrics>& r) {
   return x;
 }
 
-MetricsRecord metrics_record(const PointAnalysis& a, const Peaks& peaks) {
+MetricsRecord metrics_record(const PointAnalysis& a, const StepCost& cost, const Peaks& peaks) {
   MetricsRecord m;
   m.step_time_s = step_time_record(a.step_time);
   m.tokens_per_s = a.tokens_per_s;
@@ -45,6 +47,7 @@ MetricsRecord metrics_record(const PointAnalysis& a, const Peaks& peaks) {
   m.mbu_compute = a.mbu_compute;
   m.mfu_compute = a.mfu_compute;
   m.mfu_ceiling = a.mfu_ceiling;
+  m.mfu_ceiling_ops = cost.flops / peaks.flops / ops_roofline_time_s(cost, peaks.flops, peaks.bw);
   m.intensity = a.intensity;
   m.ridge = a.ridge;
   m.roofline_fraction = a.roofline_fraction;
@@ -192,6 +195,28 @@ std::string time_sliced_warning(const std::vector<RankSample>& samples, const De
          "wait and skew include the scheduler's time";
 }
 
+// The headline figures the analysis left without a value (a zero or missing denominator), with
+// the denominators as they were, so a null is never mistaken for a measured 0.
+std::string null_metrics_warning(const PointAnalysis& a, const Peaks& peaks) {
+  const std::pair<const char*, double> figures[] = {{"tokens_per_s", a.tokens_per_s},
+                                                    {"mbu", a.mbu},
+                                                    {"mfu", a.mfu},
+                                                    {"mbu_compute", a.mbu_compute},
+                                                    {"mfu_compute", a.mfu_compute},
+                                                    {"intensity", a.intensity},
+                                                    {"ridge", a.ridge},
+                                                    {"mfu_ceiling", a.mfu_ceiling},
+                                                    {"roofline_fraction", a.roofline_fraction}};
+  std::string names;
+  for (const auto& [name, v] : figures)
+    if (!std::isfinite(v)) names += (names.empty() ? "" : ", ") + std::string(name);
+  if (names.empty()) return "";
+  return fmt::format(
+      "null_metrics: {} have no value, a denominator being zero or missing (peak FLOP/s {:g}, "
+      "peak bandwidth {:g} B/s, {} measured steps, mean step {:g} s, {:g} bytes per step)",
+      names, peaks.flops, peaks.bw, a.step_time.n, a.step_time.mean, a.bytes);
+}
+
 std::vector<std::string> warnings(const StepCost& cost, const Peaks& peaks, const PointAnalysis& a,
                                   const std::vector<RankSample>& samples, const DeviceCaps& caps) {
   std::vector<std::string> w;
@@ -205,6 +230,7 @@ std::vector<std::string> warnings(const StepCost& cost, const Peaks& peaks, cons
                 std::to_string(a.mfu) + "); the peaks (" + peaks.source +
                 ") understate this machine, e.g. a start-up probe taken under load");
   if (auto t = time_sliced_warning(samples, caps); !t.empty()) w.push_back(t);
+  if (auto n = null_metrics_warning(a, peaks); !n.empty()) w.push_back(n);
   return w;
 }
 
@@ -243,7 +269,7 @@ PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, do
 
 PointRecord error_point(const RunSpec& spec, const std::string& reason) {
   PointRecord p;
-  p.params = params_record(spec, spec.layers);
+  p.params = params_record(spec, spec.planned_layers());
   p.status = PointStatus::error;
   p.reason = reason;
   return p;
@@ -261,7 +287,7 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
   PointRecord p;
   p.params = params_record(spec, layers);
   p.status = PointStatus::ok;
-  p.metrics = metrics_record(a, peaks);
+  p.metrics = metrics_record(a, cost, peaks);
   p.cost = cost_record(cost);
   p.ops = op_records(a, cost, peaks, static_cast<double>(layers));
   p.collectives = collectives_record(a.collectives);
@@ -274,6 +300,13 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
   p.clock_sync = clock_sync_record(samples, a.clock_condition_violations);
   p.verification = verification_record(samples);
   p.warnings = warnings(cost, peaks, a, samples, caps);
+  if (spec.layers_auto && layers < spec.shape.n_layers)
+    p.warnings->push_back(fmt::format(
+        "layers_reduced: --layers auto ran {} of the model's {} layers to fit the memory budget; "
+        "step time, tokens/s, MBU and MFU are those of {} layers, and a whole-model figure "
+        "scaled from them (x{:.3g}) would be an extrapolation, not a measurement",
+        layers, spec.shape.n_layers, layers,
+        static_cast<double>(spec.shape.n_layers) / static_cast<double>(layers)));
   p.samples = SamplesRecord{a.step_time_s, a.collectives.skew_s};
   return p;
 }

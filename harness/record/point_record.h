@@ -48,6 +48,7 @@ struct MetricsRecord {
   StepTimeRecord step_time_s;
   double tokens_per_s = 0;
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0, mfu_ceiling = 0;
+  std::optional<double> mfu_ceiling_ops;  // absent in results written before it existed
   double intensity = 0, ridge = 0, roofline_fraction = 0;
   double busy_fraction = 0, useful_fraction = 0, occupancy_sampled = 0, host_gap_fraction = 0;
   PeaksRecord peaks;

@@ -95,6 +95,7 @@ void fields(V& v, R& r) {
   v("mbu_compute", r.mbu_compute);
   v("mfu_compute", r.mfu_compute);
   v("mfu_ceiling", r.mfu_ceiling);
+  v("mfu_ceiling_ops", r.mfu_ceiling_ops);
   v("intensity", r.intensity);
   v("ridge", r.ridge);
   v("roofline_fraction", r.roofline_fraction);
@@ -565,6 +566,7 @@ void fields(V& v, R& r) {
   v("timer_resolution_s", r.timer_resolution_s);
   v("memory_bytes", r.memory_bytes);
   v("llc_bytes", r.llc_bytes);
+  v("llc_source", r.llc_source);
 }
 
 template <class V, Is<ContextRankRecord> R>
@@ -590,6 +592,15 @@ void fields(V& v, R& r) {
   v("gpu_topology_matrix", r.gpu_topology_matrix);
 }
 
+template <class V, Is<PeaksUsedRecord> R>
+void fields(V& v, R& r) {
+  v("dtype", r.dtype);
+  v("hardware", r.hardware);
+  v("flops", r.flops);
+  v("bw", r.bw);
+  v("source", r.source);
+}
+
 template <class V, Is<RunContextRecord> R>
 void fields(V& v, R& r) {
   v("date", r.date);
@@ -604,6 +615,7 @@ void fields(V& v, R& r) {
   v("env", r.env);
   v("ranks", r.ranks);
   v("topology", r.topology);
+  v("peaks", r.peaks);
 }
 
 template <class V, Is<Verdict> R>

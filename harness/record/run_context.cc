@@ -88,8 +88,8 @@ RunContextRecord collect_context(const World& w, const std::vector<std::string>&
   c.hosts.assign(hosts.begin(), hosts.end());
   c.world_size = w.size;
   c.oversubscribed = c.ranks_per_core > 1.0;
-  c.device = {caps.backend,      caps.name,     caps.device_timer, caps.timer_resolution_s,
-              caps.memory_bytes, caps.llc_bytes};
+  c.device = {caps.backend,      caps.name,      caps.device_timer, caps.timer_resolution_s,
+              caps.memory_bytes, caps.llc_bytes, caps.llc_source};
   c.llc_bytes = caps.llc_bytes;
   c.env = env_of_interest();
   return c;

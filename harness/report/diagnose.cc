@@ -19,7 +19,10 @@ using oj = nlohmann::ordered_json;
 void regime_verdicts(const PointRecord& p, std::vector<Verdict>& v) {
   const MetricsRecord& m = *p.metrics;
   const bool decode = p.params.phase == "decode";
-  const double mfu = m.mfu, ceil = m.mfu_ceiling, mbu = m.mbu;
+  // Prefill's ceiling is the per-op one where the point has it: its ops sit on both sides of
+  // the ridge, so the step's mean intensity overstates what the mix can reach.
+  const double ceil = !decode && m.mfu_ceiling_ops ? *m.mfu_ceiling_ops : m.mfu_ceiling;
+  const double mfu = m.mfu, mbu = m.mbu;
   if (decode && m.intensity < m.ridge) {
     const bool near_ceiling = ceil > 0 && mfu >= 0.5 * ceil;
     v.push_back(

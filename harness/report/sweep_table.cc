@@ -20,9 +20,9 @@ std::string params_text(const PointParams& par) {
   const bool decode = par.phase == "decode";
   std::string inj;
   for (const auto& e : par.inject) inj += (inj.empty() ? "" : ",") + e;
-  return fmt::format("{} b={} {}={} tp={} {} {}{}", par.phase, par.batch, decode ? "ctx" : "prompt",
-                     decode ? par.context : par.prompt, par.tp, par.dtype, par.topology,
-                     inj.empty() ? "" : " inject=" + inj);
+  return fmt::format("{} b={} {}={} tp={} L={} {} {}{}", par.phase, par.batch,
+                     decode ? "ctx" : "prompt", decode ? par.context : par.prompt, par.tp,
+                     par.layers, par.dtype, par.topology, inj.empty() ? "" : " inject=" + inj);
 }
 
 }  // namespace

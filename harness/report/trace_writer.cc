@@ -18,6 +18,18 @@ using oj = nlohmann::ordered_json;
 // One all-reduce instance in a TP group: (group, step, layer, op, occurrence on the rank).
 using InstanceKey = std::tuple<int, int, int, int, int>;
 
+// The latest entry into one instance and who made it, with analysis.cc's rule: a tie goes to
+// the lowest group rank, and a lone participant (TP=1) arrives last at nothing.
+struct Arrival {
+  double t = -std::numeric_limits<double>::infinity();
+  int group_rank = -1, ranks = 0;
+  void add(double t0, int gr) {
+    if (t0 > t || (t0 == t && gr < group_rank)) t = t0, group_rank = gr;
+    ++ranks;
+  }
+  bool last(int gr) const { return ranks >= 2 && gr == group_rank; }
+};
+
 bool kept(const SegmentRecord& s, int max_steps) {
   return s.step >= 0 && s.step < max_steps;
 }
@@ -31,7 +43,7 @@ oj name_event(int pid, int tid, const char* what, const std::string& name) {
 oj chrome_trace(const std::vector<RankTrace>& ranks, const TraceOptions& o) {
   // Latest entry per instance, matched as analysis.cc matches them; the split itself is
   // analysis.h's wait_at_collective / transfer_at_collective.
-  std::map<InstanceKey, double> latest;
+  std::map<InstanceKey, Arrival> latest;
   double origin = std::numeric_limits<double>::infinity();
   int steps_written = 0;
   for (const auto& r : ranks) {
@@ -42,11 +54,7 @@ oj chrome_trace(const std::vector<RankTrace>& ranks, const TraceOptions& o) {
       steps_written = std::max(steps_written, s.step + 1);
       if (!s.collective) continue;
       const int n = seen[{s.step, s.layer, static_cast<int>(s.op)}]++;
-      auto& l = latest
-                    .try_emplace({r.group, s.step, s.layer, static_cast<int>(s.op), n},
-                                 -std::numeric_limits<double>::infinity())
-                    .first->second;
-      l = std::max(l, s.t0);
+      latest[{r.group, s.step, s.layer, static_cast<int>(s.op), n}].add(s.t0, r.group_rank);
     }
   }
   if (!std::isfinite(origin)) origin = 0;
@@ -75,14 +83,14 @@ oj chrome_trace(const std::vector<RankTrace>& ranks, const TraceOptions& o) {
         e["tid"] = 0;
       } else if (s.collective) {
         const int n = seen[{s.step, s.layer, static_cast<int>(s.op)}]++;
-        const double last = latest.at({r.group, s.step, s.layer, static_cast<int>(s.op), n});
+        const Arrival& a = latest.at({r.group, s.step, s.layer, static_cast<int>(s.op), n});
         e["name"] = op_name(s.op);
         e["tid"] = 2;
         e["args"] = {{"step", s.step},
                      {"layer", s.layer},
-                     {"wait_us", wait_at_collective(s.t0, s.t1, last) * 1e6},
-                     {"transfer_us", transfer_at_collective(s.t0, s.t1, last) * 1e6},
-                     {"arrived_last", s.t0 >= last}};
+                     {"wait_us", wait_at_collective(s.t0, s.t1, a.t) * 1e6},
+                     {"transfer_us", transfer_at_collective(s.t0, s.t1, a.t) * 1e6},
+                     {"arrived_last", a.last(r.group_rank)}};
       } else {
         e["name"] = op_name(s.op);
         e["tid"] = 1;

@@ -39,6 +39,7 @@ int verb_run(const CliResult& cli, const World& w) {
   Peaks peaks;
   agree(w.comm, [&] { peaks = resolve_peaks(spec, w, *dev); });
   auto context = collect_context(w, cli.argv, dev->caps(), built_backends());
+  context.peaks = {{dtype_name(spec.dtype), spec.hardware, peaks.flops, peaks.bw, peaks.source}};
   // The --topology preset and its knobs (main.cc checked them).
   if (w.rank == 0)
     context.topology = topology_context(spec.topology, spec.collective, spec.config_dir);

@@ -157,6 +157,21 @@ class PeakCache {
     return peaks_[key] ? &*peaks_[key] : nullptr;
   }
 
+  // What the context records: every entry asked for so far, a failed one with its reason.
+  std::vector<PeaksUsedRecord> used() const {
+    std::vector<PeaksUsedRecord> v;
+    for (const auto& [key, p] : peaks_) {
+      const auto slash = key.find('/');
+      PeaksUsedRecord r{key.substr(0, slash), key.substr(slash + 1), kNoValue, kNoValue, ""};
+      if (p)
+        r.flops = p->flops, r.bw = p->bw, r.source = p->source;
+      else
+        r.source = "not available: " + errors_.at(key);
+      v.push_back(r);
+    }
+    return v;
+  }
+
  private:
   std::map<std::string, std::optional<Peaks>> peaks_;
   std::map<std::string, std::string> errors_;
@@ -170,13 +185,20 @@ int verb_sweep(const CliResult& cli, const World& w) {
   const auto& specs = setup.specs;
   Device& dev = *setup.dev;
   auto context = collect_context(w, cli.argv, dev.caps(), built_backends());
+  // Every point's peaks before the first point runs, so the probe runs once per dtype and
+  // profile on a quiet machine and the context can list them all.
+  PeakCache peaks;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    std::string why = unsupported_reason(specs[i], dev);
+    if (!done[i] && why.empty()) peaks.get(specs[i], w, dev, why);
+  }
+  context.peaks = peaks.used();
   SweepResults res;
   if (w.rank == 0) open_results(res, setup, context);
 
   MPI_Comm dup;
   TPB_MPI_CHECK(MPI_Comm_dup(w.comm, &dup));
   CommHandle outcome_comm(dup);
-  PeakCache peaks;
   std::size_t resumed = 0, ran = 0;
   for (char d : done) resumed += d ? 1 : 0;
   const std::size_t to_run = specs.size() - resumed;

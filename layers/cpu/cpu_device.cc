@@ -12,6 +12,8 @@
 #include <fstream>
 #include <new>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "layers/base/errors.h"
 
@@ -43,19 +45,23 @@ double mem_available_bytes() {
   return 0;
 }
 
-double llc_bytes() {
-  // sysfs reports the L3 slice this CPU really shares; glibc's sysconf may report a sum.
+// The last-level cache and where its size came from. sysfs reports the L3 slice this CPU
+// really shares; where /sys is absent (a bare chroot or container root) glibc's sysconf reads
+// CPUID, which may report a sum over slices. Unknown stays 0, never a guess.
+std::pair<double, std::string> llc_bytes() {
   std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index3/size");
   std::string s;
   if (f >> s && !s.empty()) {
-    double v = std::stod(s);
+    double v = std::strtod(s.c_str(), nullptr);
     if (s.back() == 'K') v *= 1024;
     if (s.back() == 'M') v *= 1024 * 1024;
-    if (v > 0) return v;
+    if (v > 0) return {v, "sysfs cpu0/cache/index3"};
   }
-  long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (v <= 0) v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return v > 0 ? static_cast<double>(v) : 32.0 * 1024 * 1024;
+  if (long v = sysconf(_SC_LEVEL3_CACHE_SIZE); v > 0)
+    return {static_cast<double>(v), "sysconf L3 (glibc, from CPUID)"};
+  if (long v = sysconf(_SC_LEVEL2_CACHE_SIZE); v > 0)
+    return {static_cast<double>(v), "sysconf L2 (glibc, from CPUID; no L3 reported)"};
+  return {0, "unknown (no sysfs cache entry, sysconf reports none)"};
 }
 
 std::string cpu_model() {
@@ -81,7 +87,7 @@ CpuDevice::CpuDevice(const DeviceOptions& o) {
   caps_.memory_bytes = o.memory_budget_bytes > 0
                            ? o.memory_budget_bytes
                            : mem_available_bytes() / std::max(1, o.local_size);
-  caps_.llc_bytes = llc_bytes();
+  std::tie(caps_.llc_bytes, caps_.llc_source) = llc_bytes();
   // steady_clock resolution as observed: smallest nonzero step between back-to-back reads.
   int64_t best = 1'000'000;
   for (int i = 0; i < 1000; ++i) {

@@ -129,6 +129,7 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
   caps_.host_ranks = o.local_size;
   caps_.memory_bytes = d.budget;
   caps_.llc_bytes = static_cast<double>(prop.l2CacheSize);
+  caps_.llc_source = "cudaDeviceProp::l2CacheSize";
 
   d.lt_workspace = alloc(kLtWorkspaceBytes);
   d.gemm = std::make_unique<LtGemm>(d.stream, d.lt_workspace.get(), kLtWorkspaceBytes);

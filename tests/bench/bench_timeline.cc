@@ -92,7 +92,7 @@ BENCHMARK(BM_TimelineCollectiveWithSink);
 void BM_TimelineResolve(benchmark::State& state) {
   Timeline tl(device(), kSegments);
   for (std::size_t i = 0; i < kSegments; ++i) tl.close(tl.open(Op::o_proj, 0, 0));
-  for (auto _ : state) benchmark::DoNotOptimize(tl.resolve(0.0));
+  for (auto _ : state) benchmark::DoNotOptimize(tl.resolve());
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kSegments));
 }
 BENCHMARK(BM_TimelineResolve);

@@ -59,6 +59,9 @@ FIXTURES = {
                                   "source": "test"}),
     "hw_unknown_dtype.json": json.dumps({"peak_flops": {"fp33": 1e12}, "peak_bw": 1e11,
                                          "source": "test"}),
+    "hw_zero_flops.json": json.dumps({"peak_flops": {"fp32": 0}, "peak_bw": 1e11,
+                                      "source": "test"}),
+    "hw_zero_bw.json": json.dumps({"peak_flops": {"fp32": 1e12}, "peak_bw": 0, "source": "test"}),
 }
 
 # (name, np, args after "tpbench", substrings the error line must contain). Cases without
@@ -162,6 +165,10 @@ CASES = [
     ("model malformed JSON", 2, ["run", "--model", "{work}/model_malformed.json"], ["malformed"]),
     ("unknown hardware", 2, ["run", "--hardware", "tpu-v9"], ["--hardware", "tpu-v9"]),
     ("hardware negative bw", 2, ["run", "--hardware", "{work}/hw_bad_bw.json"], ["peak_bw"]),
+    ("hardware zero flops", 2, ["run", "--hardware", "{work}/hw_zero_flops.json"], ["peak_flops.fp32"]),
+    ("hardware zero bw", 2, ["sweep", "--hardware", "{work}/hw_zero_bw.json"], ["peak_bw"]),
+    ("memory budget SI suffix typo", 2, ["run", "--memory-budget", "2GiBs"], ["--memory-budget"]),
+    ("layers neither N nor auto", 2, ["run", "--layers", "some"], ["--layers"]),
     ("hardware unknown dtype", 2, ["run", "--hardware", "{work}/hw_unknown_dtype.json"], ["fp33"]),
     ("unwritable --out", 2, ["run", "--out", "/proc/tpbench-x"], ["--out"]),
     ("--out is a file", 2, ["run", "--out", "{work}/malformed.json"], ["--out"]),

@@ -2,6 +2,8 @@
 // formula change must show up here as a deliberate edit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "layers/base/errors.h"
@@ -236,6 +238,31 @@ TEST(CostModel, RejectsBadQueries) {
   expect_bad(q, "--layers: must be >= 0 (got -1)");
   EXPECT_STREQ(phase_name(Phase::decode), "decode");
   EXPECT_STREQ(phase_name(Phase::prefill), "prefill");
+}
+
+// Each op at its own roofline: the sum of max(FLOPs / peak, bytes / bw) over the compute ops,
+// never below the step's own roofline max(FLOPs / peak, bytes / bw), and equal to it when every
+// op sits on one side of the ridge (decode B=1 is all bandwidth-bound).
+TEST(CostModel, OpsRooflineTime) {
+  const double pf = 989e12, bw = 3.35e12;  // H100 SXM bf16 dense, HBM3
+  const StepCost d = step_cost(decode("llama-3.1-8b", 1, 1024, 1));
+  double by_hand = 0;
+  for (const OpCost& o : d.layer_ops)
+    if (!op_is_collective(o.op))
+      by_hand += std::max(o.flops / pf, (o.bytes_read + o.bytes_written) / bw);
+  EXPECT_DOUBLE_EQ(ops_roofline_time_s(d, pf, bw), by_hand * 32);
+  EXPECT_NEAR(ops_roofline_time_s(d, pf, bw), d.bytes() / bw, 1e-9 * d.bytes() / bw);
+
+  CostQuery q = decode("llama-3.1-8b", 1, 0, 1);
+  q.phase = Phase::prefill;
+  q.prompt = 2048;
+  const StepCost p = step_cost(q);
+  const double t = ops_roofline_time_s(p, pf, bw);
+  EXPECT_GT(t, std::max(p.flops / pf, p.bytes() / bw));  // norms and rope stay bandwidth-bound
+  const double ceiling_ops = p.flops / pf / t;
+  EXPECT_LT(ceiling_ops, 1.0);  // where min(1, intensity / ridge) says 1
+  EXPECT_GT(ceiling_ops, 0.5);
+  EXPECT_TRUE(std::isnan(ops_roofline_time_s(p, 0, bw)));
 }
 
 }  // namespace

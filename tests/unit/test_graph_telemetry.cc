@@ -99,7 +99,7 @@ TEST(CudaGraph, EveryReplayStampsItsOwnSegments) {
   EXPECT_EQ(before, 4);
   ASSERT_EQ(tl.size(), warm + 4 * 4);
 
-  const std::vector<SegmentRecord> r = tl.resolve(0.0);
+  const std::vector<SegmentRecord> r = tl.resolve();
   ASSERT_EQ(r.size(), tl.size());
   const Op block[] = {Op::qkv_proj, Op::allreduce_attn, Op::down_proj};
   for (int s = 0; s < 4; ++s) {

@@ -45,7 +45,7 @@ TEST(MemContender, RunsBesideTimedWorkOnTheDevice) {
     Scoped seg(tl, Op::injected, 0, s);
     dev.busy_work(1e-3);
   }
-  const auto recs = tl.resolve(0.0);
+  const auto recs = tl.resolve();
   ASSERT_EQ(recs.size(), 16u);
   for (const auto& r : recs) EXPECT_GE(r.t1 - r.t0, 1e-3 * 0.99);
 }
