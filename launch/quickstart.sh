@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 1: on a fresh Debian machine, install what is missing, build, and run the
 # embedded default benchmark: CPU backend, 2 MPI ranks, the tiny model, a decode batch sweep
-# and one prefill point. Prints the per-rank tables; writes results and plots under OUT.
+# and one prefill point as one sweep. Prints the sweep table; writes results and plots under OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source launch/deps.sh
@@ -21,13 +21,9 @@ MPIRUN=(mpirun -np "$NP")
 [ "$NP" -gt "$(getconf _NPROCESSORS_ONLN)" ] && MPIRUN+=(--oversubscribe)
 
 mkdir -p "$OUT"
-for b in 1 4 16; do
-  "${MPIRUN[@]}" build/tpbench run --backend cpu --model tiny --phase decode --batch "$b" \
-    --context 1024 --steps 20 --check --out "$OUT/decode_b$b"
-done
-"${MPIRUN[@]}" build/tpbench run --backend cpu --model tiny --phase prefill --batch 1 \
-  --prompt 512 --steps 5 --out "$OUT/prefill_s512"
+# One sweep, so one start-up probe gives every point the same peaks (configs/sweeps/).
+"${MPIRUN[@]}" build/tpbench sweep --config configs/sweeps/quickstart.json --out "$OUT"
 
 # report.md and plots over every point (plots need matplotlib; report says if it has none).
-build/tpbench report "$OUT"/decode_b* "$OUT"/prefill_s512 --out "$OUT"
+build/tpbench report "$OUT" --out "$OUT"
 echo "results under $OUT"

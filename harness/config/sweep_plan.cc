@@ -2,6 +2,7 @@
 // resolve_run_spec, so a sweep and a run reject the same inputs with the same messages.
 #include "harness/config/sweep_plan.h"
 
+#include <algorithm>
 #include <set>
 
 #include "harness/config/axis.h"
@@ -59,8 +60,52 @@ const std::vector<std::string>& sweep_axis_keys() {
   return keys;
 }
 
+namespace {
+
+// A "points" list: each entry's keys over the shared ones, one point per entry, in order. Axes
+// are then the keys the entries set, so labels and the config echo show what varies.
+SweepPlan listed_points(const nlohmann::json& cfg) {
+  const nlohmann::json& list = cfg.at("points");
+  if (!list.is_array() || list.empty())
+    throw BadInput("points: expected a non-empty list of objects, each one point's settings");
+  nlohmann::json base = cfg;
+  base.erase("points");
+  for (const std::string& key : sweep_axis_keys())
+    if (base.contains(key) && base[key].is_array())
+      throw BadInput(field_name(key) + ": a list of values and a points list do not combine");
+  SweepPlan plan;
+  plan.listed = true;
+  for (const auto& entry : list) {
+    if (!entry.is_object() || entry.contains("points"))
+      throw BadInput("points: each entry must be an object of settings (got " + entry.dump() + ")");
+    nlohmann::json p = base;
+    for (const auto& [k, v] : entry.items()) p[k] = v;
+    if (p.contains("inject") && p["inject"].is_string()) p["inject"] = {p["inject"]};
+    for (const auto& [k, v] : entry.items())
+      if (std::none_of(plan.axes.begin(), plan.axes.end(),
+                       [&](const SweepAxis& a) { return a.key == k; }))
+        plan.axes.push_back(SweepAxis{k, {}, {}});
+    plan.points.push_back(std::move(p));
+  }
+  // Each key an entry sets is an axis, with the values it takes over all points (a point that
+  // leaves it to the shared settings or to run's default shows that value or null).
+  for (auto& a : plan.axes) {
+    a.values.clear();
+    for (const auto& p : plan.points) {
+      const nlohmann::json v = p.contains(a.key) ? p[a.key] : nlohmann::json();
+      if (std::find(a.typed.begin(), a.typed.end(), v) != a.typed.end()) continue;
+      a.typed.push_back(v);
+      a.values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
 SweepPlan plan_sweep(const nlohmann::json& cfg) {
   if (!cfg.is_object()) throw BadInput("config: expected a JSON object at the top level");
+  if (cfg.contains("points")) return listed_points(cfg);
   SweepPlan plan;
   // Axes that are absent stay absent from the point configs, so run's defaults apply.
   std::vector<std::vector<nlohmann::json>> choices;  // per axis: the values to set
@@ -123,6 +168,10 @@ std::string point_label(const nlohmann::json& point, const SweepPlan& plan) {
 
 nlohmann::ordered_json axis_values_json(const SweepAxis& axis) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  if (!axis.typed.empty()) {
+    for (const auto& v : axis.typed) out.push_back(nlohmann::ordered_json(v));
+    return out;
+  }
   for (const auto& v : axis.values) {
     if (is_integer_axis(axis.key))
       out.push_back(std::stoll(v));  // expand_int_axis produced it, so it parses
@@ -134,10 +183,11 @@ nlohmann::ordered_json axis_values_json(const SweepAxis& axis) {
 
 nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan) {
   nlohmann::ordered_json j;
-  j["order"] =
-      "cartesian product, outermost first: topology, tp, dtype, phase, inject, "
-      "context, prompt, batch (batch fastest); context only for decode, prompt only "
-      "for prefill";
+  j["order"] = plan.listed
+                   ? "as listed in the config's points, each entry over the shared settings"
+                   : "cartesian product, outermost first: topology, tp, dtype, phase, inject, "
+                     "context, prompt, batch (batch fastest); context only for decode, prompt "
+                     "only for prefill";
   nlohmann::ordered_json axes = nlohmann::ordered_json::array();
   for (const auto& a : plan.axes) axes.push_back({{"key", a.key}, {"values", axis_values_json(a)}});
   j["axes"] = axes;

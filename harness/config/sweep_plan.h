@@ -16,13 +16,15 @@
 namespace tpb {
 
 struct SweepAxis {
-  std::string key;                  // config key, e.g. "batch"
-  std::vector<std::string> values;  // as a single-point config would hold them
+  std::string key;                    // config key, e.g. "batch"
+  std::vector<std::string> values;    // as a single-point config would hold them
+  std::vector<nlohmann::json> typed;  // a points list's values as the entries gave them
 };
 
 struct SweepPlan {
   std::vector<SweepAxis> axes;         // in product order, outermost first
   std::vector<nlohmann::json> points;  // one flat config per point, in sweep order
+  bool listed = false;                 // from a "points" list, not a product of axes
 };
 
 // Keys that take lists in a sweep, outermost first.
@@ -31,7 +33,9 @@ const std::vector<std::string>& sweep_axis_keys();
 // Expands `cfg` (CLI options, --config file, --set; any axis key may hold a list, a range or
 // a JSON array). `inject` is special: each --inject value is a ';'-separated list of
 // alternatives ("none" = no injection), and repeated --inject flags combine as in `run`, so the
-// inject axis is the product of the flags' alternatives. Throws BadInput naming the field.
+// inject axis is the product of the flags' alternatives. A config with a "points" list instead
+// runs exactly those points, each entry's keys over the shared ones. Throws BadInput naming
+// the field.
 SweepPlan plan_sweep(const nlohmann::json& cfg);
 
 // A one-line label of a point's axis values, e.g. "decode tp=2 batch=4 inject=rank=1:...".

@@ -76,6 +76,37 @@ TEST(SweepPlan, ProductOrderBatchFastest) {
   EXPECT_EQ(p.axes[2].key, "batch");
 }
 
+// A points list runs its entries in order, each over the shared keys; the axes are the keys the
+// entries set, with every value they take (a point that leaves one to the shared settings
+// shows the shared value).
+TEST(SweepPlan, PointsListInOrder) {
+  nlohmann::json cfg = {{"model", "tiny"},
+                        {"check", true},
+                        {"points",
+                         {{{"phase", "decode"}, {"batch", 4}},
+                          {{"phase", "prefill"}, {"prompt", 512}, {"check", false}}}}};
+  const SweepPlan p = plan_sweep(cfg);
+  ASSERT_EQ(p.points.size(), 2u);
+  EXPECT_TRUE(p.listed);
+  EXPECT_EQ(p.points[0]["batch"], 4);
+  EXPECT_EQ(p.points[0]["check"], true);
+  EXPECT_EQ(p.points[1]["check"], false);
+  EXPECT_EQ(p.points[1]["model"], "tiny");
+  EXPECT_FALSE(p.points[0].contains("points"));
+  ASSERT_EQ(p.axes.size(), 4u);  // batch, phase, check, prompt
+  for (const SweepAxis& a : p.axes) {
+    if (a.key == "check") EXPECT_EQ(a.values, (std::vector<std::string>{"true", "false"}));
+    if (a.key == "prompt") EXPECT_EQ(a.values, (std::vector<std::string>{"null", "512"}));
+  }
+  EXPECT_EQ(sweep_plan_to_json(p)["points"], 2);
+  for (const nlohmann::json bad : {nlohmann::json::array(), nlohmann::json({1, 2})}) {
+    nlohmann::json c = {{"points", bad}};
+    EXPECT_THROW(plan_sweep(c), BadInput);
+  }
+  nlohmann::json both = {{"batch", {1, 2}}, {"points", {{{"phase", "decode"}}}}};
+  EXPECT_THROW(plan_sweep(both), BadInput);
+}
+
 TEST(SweepPlan, PhaseDropsTheOtherPhasesAxis) {
   nlohmann::json cfg = {
       {"phase", "decode,prefill"}, {"context", "512,2048"}, {"prompt", "128,256"}};
