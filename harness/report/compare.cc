@@ -20,9 +20,9 @@ namespace {
 
 using oj = nlohmann::ordered_json;
 
-// The results write a non-finite figure as null, which compare has always shown as 0.
-double shown(double v) {
-  return std::isfinite(v) ? v : 0.0;
+// A figure as compare holds it: NaN where the results hold null (no value).
+double number_or_nan(const oj& v) {
+  return v.is_number() ? v.get<double>() : kNoValue;
 }
 
 // `key` names the figure in compare.json (its own document, not a point's field).
@@ -51,8 +51,8 @@ const CollectivesRecord& collectives_of(const PointRecord& p) {
 double rank_fraction(const PointRecord& p, bool with_wait) {
   double part = 0, wall = 0;
   for (const auto& r : p.ranks.value_or(std::vector<RankRecord>{})) {
-    part += (with_wait ? shown(r.wait_s) : 0.0) + shown(r.transfer_s);
-    wall += shown(r.wall_s);
+    part += (with_wait ? r.wait_s : 0.0) + r.transfer_s;
+    wall += r.wall_s;
   }
   return wall > 0 ? part / wall : 0.0;
 }
@@ -93,7 +93,7 @@ const Column<CollPointRecord> kCollColumns[] = {
 template <class R, std::size_t N>
 oj figures_json(const Column<R> (&cols)[N], const R& r) {
   oj out;
-  for (const auto& c : cols) out[c.key] = shown(c.get(r));
+  for (const auto& c : cols) out[c.key] = c.get(r);  // a figure with no value writes null
   return out;
 }
 
@@ -105,7 +105,7 @@ struct ComparedPoint {
 };
 
 // A model or collectives point compares its own record's figures; a point that is neither
-// keeps its params and status, and its figures read as 0.
+// keeps its params and status, and its figures have no value (null).
 ComparedPoint compared_point(const oj& j) {
   const auto make = [](const auto& rec, const auto& cols) {
     const bool ok = rec.status == PointStatus::ok;
@@ -116,7 +116,8 @@ ComparedPoint compared_point(const oj& j) {
   if (const auto c = try_coll_point_from_json(j)) return make(*c, kCollColumns);
   PointHead head = point_head_from_json(j);
   ComparedPoint p{std::move(head.params), std::move(head.status), nullptr};
-  if (p.status == "ok") p.metrics = figures_json(kModelColumns, PointRecord{});
+  if (p.status == "ok")
+    for (const auto& c : kModelColumns) p.metrics[c.key] = kNoValue;  // unreadable: no value
   return p;
 }
 
@@ -203,8 +204,9 @@ oj entries_json(const std::vector<const ComparedPoint*>& slot, const oj& jr) {
       if (base.is_null()) base = e["metrics"];
       oj ratio;
       for (auto it = e["metrics"].begin(); it != e["metrics"].end(); ++it) {
-        const double b = base[it.key()].get<double>();
-        ratio[it.key()] = b != 0 ? it.value().get<double>() / b : 0.0;
+        // No ratio (null) against a base of 0 or without a value: never a plausible 0.
+        const double b = number_or_nan(base[it.key()]), v = number_or_nan(it.value());
+        ratio[it.key()] = b != 0 && std::isfinite(b) ? v / b : kNoValue;
       }
       e["ratio"] = ratio;
     }
@@ -227,8 +229,8 @@ std::string entries_text(const Column<R> (&cols)[N], const oj& row) {
     }
     for (const auto& c : cols) {
       const char* key = c.key;  // not dependent, so get<double> needs no `template`
-      const double v = e["metrics"][key].get<double>() * c.scale;
-      const double r = e["ratio"][key].get<double>();
+      const double v = number_or_nan(e["metrics"][key]) * c.scale;
+      const double r = number_or_nan(e["ratio"][key]);
       line += fmt::format(" {:>10} {:>6}", fmt::format(fmt::runtime(c.fmt), v),
                           fmt::format("{:.2f}x", r));
     }

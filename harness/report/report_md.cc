@@ -23,11 +23,6 @@ std::string text(const oj& j, const char* k, const std::string& def = "?") {
   return j[k].is_string() ? j[k].get<std::string>() : j[k].dump();
 }
 
-// The results write a non-finite figure as null, which report.md has always shown as 0.
-double shown(double v) {
-  return std::isfinite(v) ? v : 0.0;
-}
-
 // Markdown table cells must not contain a bare '|'.
 std::string cell(std::string s) {
   std::string out;
@@ -106,10 +101,9 @@ std::string summary_row(const ShownPoint& sp, int i) {
   return fmt::format(
       "| {} | {} | ok | {:.3f} | {:.3f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} | {:.4f} "
       "| {:.1f} | rank {} ({:+.3f}) |\n",
-      i, cell(point_title(sp)), shown(m.step_time_s.p50) * 1e3, shown(m.step_time_s.p95) * 1e3,
-      shown(m.tokens_per_s), shown(m.occupancy_sampled), shown(m.busy_fraction), shown(m.mbu),
-      shown(m.mfu), shown(m.mfu_ceiling), 100 * shown(c.wait_fraction), straggler_rank_text(p),
-      shown(st.excess_compute_fraction));
+      i, cell(point_title(sp)), m.step_time_s.p50 * 1e3, m.step_time_s.p95 * 1e3, m.tokens_per_s,
+      m.occupancy_sampled, m.busy_fraction, m.mbu, m.mfu, m.mfu_ceiling, 100 * c.wait_fraction,
+      straggler_rank_text(p), st.excess_compute_fraction);
 }
 
 std::string summary_table(const std::vector<ShownPoint>& points) {
@@ -124,15 +118,13 @@ std::string summary_table(const std::vector<ShownPoint>& points) {
 
 std::string rank_row(const RankRecord& r, int64_t straggler) {
   const std::string off =
-      r.host_thread ? fmt::format("{:.1f}%", 100 * shown(r.host_thread->descheduled_fraction))
-                    : "-";
+      r.host_thread ? fmt::format("{:.1f}%", 100 * r.host_thread->descheduled_fraction) : "-";
   return fmt::format(
       "| {}{} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.5f} | {:.4f} | "
       "{:.4f} | {:.4f} | {} | {} |\n",
-      r.rank, r.rank == straggler ? " (straggler)" : "", r.group, shown(r.step_time_p50_s) * 1e3,
-      shown(r.occupancy_sampled), shown(r.busy_fraction), shown(r.useful_fraction),
-      shown(r.host_gap_fraction), shown(r.mbu), shown(r.mfu), shown(r.compute_s), shown(r.wait_s),
-      shown(r.transfer_s), r.arrived_last, off);
+      r.rank, r.rank == straggler ? " (straggler)" : "", r.group, r.step_time_p50_s * 1e3,
+      r.occupancy_sampled, r.busy_fraction, r.useful_fraction, r.host_gap_fraction, r.mbu, r.mfu,
+      r.compute_s, r.wait_s, r.transfer_s, r.arrived_last, off);
 }
 
 std::string measured_section(const PointRecord& p) {
@@ -140,8 +132,8 @@ std::string measured_section(const PointRecord& p) {
   std::string out = fmt::format(
       "Intensity {:.2f} FLOP/B against a ridge of {:.2f} gives an MFU ceiling of {:.4f}; "
       "roofline fraction {:.3f}. Peaks: {:.3g} FLOP/s, {:.3g} B/s ({}).\n\n",
-      shown(m.intensity), shown(m.ridge), shown(m.mfu_ceiling), shown(m.roofline_fraction),
-      shown(m.peaks.flops), shown(m.peaks.bw), p.metrics ? cell(m.peaks.source) : "?");
+      m.intensity, m.ridge, m.mfu_ceiling, m.roofline_fraction, m.peaks.flops, m.peaks.bw,
+      p.metrics ? cell(m.peaks.source) : "?");
   const int64_t straggler = p.straggler ? p.straggler->rank : -1;
   out +=
       "| rank | group | step p50 (ms) | occupancy | busy | useful | host gap | MBU | MFU | "
@@ -152,8 +144,8 @@ std::string measured_section(const PointRecord& p) {
     out += fmt::format(
         "\nVerification against the unsharded reference: {} (max abs err {:.3g}, "
         "tolerance {:.3g}).\n",
-        p.verification->passed ? "passed" : "**FAILED**", shown(p.verification->max_abs_err),
-        shown(p.verification->tolerance));
+        p.verification->passed ? "passed" : "**FAILED**", p.verification->max_abs_err,
+        p.verification->tolerance);
   return out;
 }
 
@@ -184,9 +176,8 @@ std::string coll_row(const CollPointRecord& p) {
   const CollMetricsRecord& m = p.metrics;
   return fmt::format(
       "| {} | {} | {} | ok | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {:.2f} | {:.1f} | {} |\n", k.kind,
-      k.bytes, k.dtype, shown(m.time_s.mean) * 1e6, shown(m.time_s.p99) * 1e6, shown(m.algbw_GBps),
-      shown(m.busbw_GBps), shown(p.collectives.skew_s.p95) * 1e6,
-      100 * shown(p.collectives.wait_fraction), m.wrong);
+      k.bytes, k.dtype, m.time_s.mean * 1e6, m.time_s.p99 * 1e6, m.algbw_GBps, m.busbw_GBps,
+      p.collectives.skew_s.p95 * 1e6, 100 * p.collectives.wait_fraction, m.wrong);
 }
 
 std::string coll_table(const std::vector<CollPointRecord>& points) {
