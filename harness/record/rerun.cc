@@ -21,6 +21,7 @@ nlohmann::json rerun_config(const std::string& results, long long point,
   // are re-resolved from the names, and sweep axes are replaced by the point's values.
   static const char* kKeys[] = {"backend",
                                 "collective",
+                                "mpi_mode",
                                 "model",
                                 "hardware",
                                 "phase",
