@@ -113,8 +113,13 @@ std::string ProgressBoard::describe(const std::vector<int>& group) const {
     }
   }
   std::ostringstream os;
-  os << "rank " << world_rank_ << " waited in " << op_name(static_cast<Op>(me->op)) << " of layer "
-     << me->layer << " at step " << me->step << "; ";
+  os << "rank " << world_rank_ << " waited ";
+  // A collective before the first published one: the --check reference's, or a barrier.
+  if (me->op < 0)
+    os << "before its first collective of a step; ";
+  else
+    os << "in " << op_name(static_cast<Op>(me->op)) << " of layer " << me->layer << " at step "
+       << me->step << "; ";
   if (n_missing)
     os << "never arrived: " << missing.str();
   else

@@ -52,6 +52,9 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // FUNNELED: only the main thread calls MPI. The threads beside it make no MPI calls: the hang
+  // watchdog (collectives/hang_watchdog.h) reads the shared-memory progress board and ends the
+  // process with _Exit, and the bandwidth hog and the NVML sampler never touch MPI.
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
@@ -70,7 +73,7 @@ int main(int argc, char** argv) {
     code = static_cast<int>(e.code());
     if (rank == 0) std::cerr << "tpbench: error: " << e.what() << std::endl;
   } catch (const tpb::Error& e) {
-    std::cerr << "tpbench: error on rank " << rank << ": " << e.what() << std::endl;
+    std::cerr << tpb::rank_error_line(rank, e.what()) << std::endl;
     MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
   } catch (const std::exception& e) {
     std::cerr << "tpbench: internal error on rank " << rank << ": " << e.what() << std::endl;

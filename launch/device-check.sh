@@ -98,7 +98,7 @@ if command -v mpirun >/dev/null && command -v mpicc >/dev/null; then
   echo " pinned host memory, so it needs no NCCL and no second GPU)."
 else
   echo "NOT RUN: the 2-rank check starts 2 ranks with mpirun and sums across them with"
-  echo "MPI_Iallreduce (collectives/mpi/cuda_mpi_collective.cc), so it needs an MPI launcher, library"
+  echo "MPI_Allreduce (collectives/mpi/cuda_mpi_collective.cc), so it needs an MPI launcher, library"
   echo "and headers. This machine has none: 'command -v mpirun' and 'command -v mpicc' find"
   echo "nothing, and with no package registry Open MPI cannot be installed here. (NCCL cannot"
   echo "stand in: one GPU cannot host two NCCL ranks, and its ranks are still launched by MPI.)"

@@ -4,9 +4,11 @@
 #         runs (decode with --check, prefill, and every --inject effect that runs on a CPU).
 #   tsan: TSan build (preset tsan -> build-tsan/) of the harness's own threads and their
 #         test only (tpb_thread_tests: tests/unit/test_threads.cc, the mem_contend hog
-#         beside timed device work, its counter read across threads, shutdown at any moment).
-#         The rest of the harness is single-threaded; building all of it under TSan cost
-#         minutes of CI for no thread to check. (The NVML sampler thread is CUDA-only.)
+#         beside timed device work, its counter read across threads, shutdown at any moment;
+#         the hang watchdog beside blocking collectives, armed at call rate, firing once,
+#         stopped while armed). The rest of the harness runs on the main thread; building all
+#         of it under TSan cost minutes of CI for no other thread to check. (The NVML sampler
+#         thread is CUDA-only.)
 # Both presets use clang-14 at -O0 -gline-tables-only: 3-4x faster to compile than -O2 -g,
 # with file:line stacks. The asan tree is also the fuzz tree (tests/fuzz/run_fuzz.sh).
 # Usage: tests/sanitize.sh [asan|tsan|all] (default all). Exit non-zero on any report.

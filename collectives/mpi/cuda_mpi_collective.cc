@@ -1,6 +1,7 @@
-// CudaMpiCollective: device -> pinned host -> MPI_Iallreduce (polled, with a deadline) ->
-// device. bf16/fp16 are summed in fp32 on the host (MPI has no 16-bit float sum), which
-// rounds once instead of at every ring step: the result matches a fp32 reference closely.
+// CudaMpiCollective: device -> pinned host -> MPI all-reduce (blocking with a watchdog, or
+// nonblocking and polled: collectives/mpi/mpi_wait.h) -> device. bf16/fp16 are summed in fp32
+// on the host (MPI has no 16-bit float sum), which rounds once instead of at every ring step:
+// the result matches a fp32 reference closely.
 #include "collectives/mpi/cuda_mpi_collective.h"
 
 #include <cuda_bf16.h>
@@ -10,17 +11,25 @@
 #include <climits>
 #include <vector>
 
-#include "collectives/mpi/request_wait.h"
+#include "collectives/kinds/coll_kind.h"
+#include "collectives/mpi/mpi_wait.h"
 #include "layers/cuda/cuda_check.h"
 #include "layers/cuda/cuda_device.h"
 
 namespace tpb {
 namespace {
 
+// Nonblocking, the host thread polls with nothing else to run: it yields between polls (the
+// GPU does the work; a spinning host thread only takes a core from a peer rank).
+MpiWait yielding(MpiWait w) {
+  w.yield = true;
+  return w;
+}
+
 class CudaMpiCollective final : public Collective {
  public:
-  CudaMpiCollective(MPI_Comm comm, CudaDevice& dev, double timeout_s, std::size_t max_bytes)
-      : comm_(comm), stream_(static_cast<cudaStream_t>(dev.stream())), timeout_s_(timeout_s) {
+  CudaMpiCollective(MPI_Comm comm, CudaDevice& dev, const MpiWait& wait, std::size_t max_bytes)
+      : comm_(comm), stream_(static_cast<cudaStream_t>(dev.stream())), caller_(yielding(wait)) {
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
     if (max_bytes > 0 && size_ > 1) reserve(max_bytes);
@@ -52,12 +61,18 @@ class CudaMpiCollective final : public Collective {
                                      : __half2float(static_cast<__half*>(host_)[i]);
       sum = widen_.data();
     }
-    MPI_Request req = MPI_REQUEST_NULL;
-    if (MPI_Iallreduce(MPI_IN_PLACE, sum, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_,
-                       &req) != MPI_SUCCESS)
-      throw BackendError("mpi all_reduce: MPI_Iallreduce failed");
-    // On timeout the caller names the step and main() calls MPI_Abort, so peers stop too.
-    wait_request(req, timeout_s_, "mpi all_reduce");
+    const auto n = static_cast<int64_t>(count);
+    const CollMpiArgs args{
+        .recv = sum,
+        .counts = {.send = n, .recv = n, .bytes = n * static_cast<int64_t>(sizeof(float))},
+        .type = MPI_FLOAT,
+        .op = MPI_SUM,
+        .rank = rank_,
+        .inplace = true,
+        .comm = comm_};
+    // A hang ends the job either way: nonblocking, the caller names the step and main() calls
+    // MPI_Abort; blocking, the watchdog reports and exits.
+    caller_.run("mpi all_reduce", [&](MPI_Request* req) { kAllReduce.mpi(args, req); });
     if (t == DType::bf16) {
       auto* h = static_cast<__nv_bfloat16*>(host_);
       for (std::size_t i = 0; i < count; ++i) h[i] = __float2bfloat16_rn(widen_[i]);
@@ -71,7 +86,7 @@ class CudaMpiCollective final : public Collective {
 
   void barrier() override {
     TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (size_ > 1) timed_barrier(comm_, timeout_s_, "mpi barrier");
+    if (size_ > 1) caller_.barrier(comm_, "mpi barrier");
   }
 
  private:
@@ -89,7 +104,7 @@ class CudaMpiCollective final : public Collective {
 
   MPI_Comm comm_;
   cudaStream_t stream_;
-  double timeout_s_;
+  MpiCaller caller_;
   int rank_ = 0, size_ = 1;
   void* host_ = nullptr;  // pinned
   std::size_t host_bytes_ = 0;
@@ -99,12 +114,12 @@ class CudaMpiCollective final : public Collective {
 }  // namespace
 
 std::unique_ptr<Collective> make_cuda_mpi_collective(MPI_Comm tp_comm, Device& dev,
-                                                     double timeout_s, std::size_t max_bytes) {
+                                                     const MpiWait& wait, std::size_t max_bytes) {
   auto* cuda = dynamic_cast<CudaDevice*>(&dev);
   if (!cuda)
     throw BadInput("make_cuda_mpi_collective: needs --backend cuda (got " + dev.caps().backend +
                    ")");
-  return std::make_unique<CudaMpiCollective>(tp_comm, *cuda, timeout_s, max_bytes);
+  return std::make_unique<CudaMpiCollective>(tp_comm, *cuda, wait, max_bytes);
 }
 
 }  // namespace tpb

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "collectives/collective.h"
+#include "collectives/mpi/mpi_wait.h"
 #include "layers/device.h"
 
 namespace tpb {
@@ -15,6 +16,7 @@ namespace tpb {
 // `dev` must be a CudaDevice. `max_bytes` > 0 sizes the staging buffer up front (no
 // allocation in the timed loop); 0 sizes it on first use, i.e. in a warm-up step.
 std::unique_ptr<Collective> make_cuda_mpi_collective(MPI_Comm tp_comm, Device& dev,
-                                                     double timeout_s, std::size_t max_bytes = 0);
+                                                     const MpiWait& wait,
+                                                     std::size_t max_bytes = 0);
 
 }  // namespace tpb

@@ -8,13 +8,16 @@
 #include <vector>
 
 #include "collectives/collective.h"
+#include "collectives/mpi/mpi_wait.h"
 #include "harness/config/run_spec.h"
 #include "layers/device.h"
 
 namespace tpb {
 
-// Throws BadInput when the combination is not built in or not supported.
-std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_comm, Device& dev);
+// Throws BadInput when the combination is not built in or not supported. `report` completes the
+// hang report of a blocked MPI call (--mpi-mode blocking); empty: the timeout message alone.
+std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_comm, Device& dev,
+                                            HangReport report = {});
 
 // Names of the collectives compiled into this binary, in the registry's order.
 std::vector<std::string> built_collectives();

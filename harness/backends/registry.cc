@@ -31,8 +31,8 @@ struct BackendEntry {
 struct CollectiveEntry {
   std::string_view name;
   bool device_memory;
-  std::unique_ptr<Collective> (*make)(MPI_Comm tp_comm, Device& dev, double timeout_s,
-                                      bool oversubscribed);
+  // `wait`: the MPI transports wait as it says; NCCL takes its timeout only.
+  std::unique_ptr<Collective> (*make)(MPI_Comm tp_comm, Device& dev, const MpiWait& wait);
 };
 
 std::unique_ptr<Device> make_cpu_device(const DeviceOptions& o) {
@@ -47,13 +47,14 @@ constexpr BackendEntry kBackends[] = {
 };
 
 constexpr CollectiveEntry kCollectives[] = {
-    {"mpi", false,
-     [](MPI_Comm c, Device&, double t, bool over) { return make_mpi_collective(c, t, over); }},
+    {"mpi", false, [](MPI_Comm c, Device&, const MpiWait& w) { return make_mpi_collective(c, w); }},
 #if defined(TPB_HAVE_CUDA)
     {"mpi", true,
-     [](MPI_Comm c, Device& d, double t, bool) { return make_cuda_mpi_collective(c, d, t); }},
+     [](MPI_Comm c, Device& d, const MpiWait& w) { return make_cuda_mpi_collective(c, d, w); }},
     {"nccl", true,
-     [](MPI_Comm c, Device& d, double t, bool) { return make_nccl_collective(c, d, t); }},
+     [](MPI_Comm c, Device& d, const MpiWait& w) {
+       return make_nccl_collective(c, d, w.timeout_s);
+     }},
 #endif
 };
 
@@ -79,12 +80,19 @@ std::unique_ptr<Device> make_device(const DeviceOptions& o) {
                  ")");
 }
 
-std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_comm, Device& dev) {
-  // More ranks on this host than online CPUs: waiting ranks must yield their core.
-  const bool oversubscribed = dev.caps().host_ranks > online_cpus();
+std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_comm, Device& dev,
+                                            HangReport report) {
+  MpiWait wait;
+  wait.mode = spec.mpi_mode;
+  wait.timeout_s = spec.collective_timeout_s;
+  // More ranks on this host than online CPUs: polling ranks must yield their core. (A blocked
+  // call yields as the MPI library decides: Open MPI's mpi_yield_when_idle turns on by itself
+  // when mpirun knows the node is oversubscribed.)
+  wait.yield = dev.caps().host_ranks > online_cpus();
+  wait.report = std::move(report);
   for (const CollectiveEntry& c : kCollectives)
     if (c.name == spec.collective && c.device_memory == dev.caps().device_memory)
-      return c.make(tp_comm, dev, spec.collective_timeout_s, oversubscribed);
+      return c.make(tp_comm, dev, wait);
   throw BadInput("--collective: '" + spec.collective + "' is not available with --backend " +
                  spec.backend + " in this build");
 }

@@ -23,6 +23,7 @@ struct OptionDef {
 const OptionDef kPointOptions[] = {
     {"backend", "cpu | cuda"},
     {"collective", "mpi | nccl"},
+    {"mpi_mode", "blocking | nonblocking: how --collective mpi waits (default blocking)"},
     {"model", "model name (configs/models) or JSON file"},
     {"hardware", "hardware name (configs/hardware) or JSON file"},
     {"phase", "decode | prefill"},
@@ -67,6 +68,8 @@ const CollOptionDef kCollectiveOptions[] = {
     {"kind", "--kind", "all_reduce | reduce_scatter | all_gather | broadcast | reduce"},
     {"root", "-r,--root", "root rank of broadcast and reduce"},
     {"collective", "--collective", "mpi | nccl"},
+    {"mpi_mode", "--mpi-mode",
+     "blocking | nonblocking: how --collective mpi waits (default blocking)"},
     {"backend", "--backend", "cpu | cuda (where the buffers live)"},
     {"topology", "--topology", "interconnect preset (configs/topologies)"},
     {"out", "--out", "output directory"},

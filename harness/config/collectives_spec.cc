@@ -30,6 +30,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   const BackendChoice bc = choose_backend(f);
   s.backend = bc.backend;
   s.collective = bc.collective;
+  s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
   s.kind = parse_coll_kind(f.str("kind", "all_reduce"), "--kind");
   s.op = f.choice("op", "sum", {"sum", "max", "min"});
   s.dtype = parse_dtype(f.str("dtype", "fp32"), "--dtype");
@@ -85,6 +86,7 @@ nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
                                 {"op", s.op},
                                 {"dtype", dtype_name(s.dtype)},
                                 {"collective", s.collective},
+                                {"mpi_mode", mpi_mode_name(s.mpi_mode)},
                                 {"backend", s.backend},
                                 {"topology", s.topology},
                                 {"inplace", s.inplace},

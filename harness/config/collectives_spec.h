@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectives/bus_bandwidth.h"
+#include "collectives/mpi/mpi_mode.h"
 #include "layers/base/dtype.h"
 
 namespace tpb {
@@ -16,6 +17,7 @@ struct CollectivesSpec {
   std::string op = "sum";  // sum | max | min
   DType dtype = DType::fp32;
   std::string collective = "mpi";
+  MpiMode mpi_mode = MpiMode::blocking;  // how --collective mpi waits
   std::string backend = "cpu";
   std::string topology = "default";
   bool inplace = false;

@@ -77,6 +77,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   BackendChoice bc = choose_backend(f);
   s.backend = std::move(bc.backend);
   s.collective = std::move(bc.collective);
+  s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
   const BackendTraits& bt = backend_traits(s.backend);
   s.model = f.str("model", "tiny");
   s.hardware = f.str("hardware", bt.default_hardware);
@@ -126,6 +127,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
   return nlohmann::ordered_json{
       {"backend", s.backend},
       {"collective", s.collective},
+      {"mpi_mode", mpi_mode_name(s.mpi_mode)},
       {"model", s.model},
       {"hardware", s.hardware},
       {"phase", phase_name(s.phase)},

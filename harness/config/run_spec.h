@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/mpi/mpi_mode.h"
 #include "harness/config/inject_spec.h"
 #include "layers/cost_model.h"
 #include "layers/hardware.h"
@@ -14,8 +15,9 @@
 namespace tpb {
 
 struct RunSpec {
-  std::string backend = "cpu";     // cpu | cuda
-  std::string collective = "mpi";  // mpi | nccl
+  std::string backend = "cpu";           // cpu | cuda
+  std::string collective = "mpi";        // mpi | nccl
+  MpiMode mpi_mode = MpiMode::blocking;  // how --collective mpi waits (collectives/mpi/mpi_wait.h)
   std::string model = "tiny";
   std::string hardware;  // "" = the backend's default profile
   Phase phase = Phase::decode;

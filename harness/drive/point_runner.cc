@@ -37,16 +37,19 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // A timed-out collective: name who never arrived, from the progress board. Every surviving
-// rank times out at about the same moment; the lowest of them reports and the job is aborted
-// by main(). The others give the reporter a head start, then report too in case it died.
-[[noreturn]] void report_hang(const CollectiveTimeout& e, ProgressBoard& board,
-                              const std::vector<int>& group, int world_rank) {
+// rank times out at about the same moment; the lowest of them reports at once, and the job
+// ends with it. The others give the reporter a head start, then report too in case it died.
+// Reads only the board (shared memory), so it also serves the watchdog of a blocked MPI call,
+// on the watchdog's thread. The board is per host: ranks on other hosts are named as not
+// visible from this one, and each host's lowest timed-out rank reports.
+std::string hang_report(const std::string& timeout_message, ProgressBoard& board,
+                        const std::vector<int>& group, int world_rank) {
   board.mark_timed_out();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let peers mark themselves
   const int reporter = board.mark_timed_out();
-  const std::string msg = std::string(e.what()) + "; " + board.describe(group);
+  const std::string msg = timeout_message + "; " + board.describe(group);
   if (reporter != world_rank) std::this_thread::sleep_for(std::chrono::seconds(3));
-  throw CollectiveTimeout(msg);
+  return msg;
 }
 
 // Chooses the layer count: --layers N or the model's own; with --layers auto, the model's
@@ -186,7 +189,12 @@ struct RankRun {
 RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup& group,
                  const InjectSpec& inj, int64_t layers, std::size_t hog_bytes) {
   RankRun run;
-  auto coll = make_collective(spec, group.comm.get(), dev);
+  // Before the collective: a blocked MPI call's watchdog reads the board through the report.
+  ProgressBoard board(w.comm);
+  const HangReport report = [&board, &group, rank = w.rank](const std::string& timeout_message) {
+    return hang_report(timeout_message, board, group.members, rank);
+  };
+  auto coll = make_collective(spec, group.comm.get(), dev, report);
   TpModelConfig mc{spec.shape, layers,     spec.tp,      group.group_rank, spec.dtype,
                    spec.phase, spec.batch, spec.context, spec.prompt,      spec.seed};
   TpModel model(dev, mc);
@@ -210,12 +218,11 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, now_s()};
   auto rank_clock = [skew] { return skew.apply(now_s()); };
   run.clock.start = measure_offset(w.comm, rank_clock, spec.sync_rounds);
-  ProgressBoard board(w.comm);
   tl.set_progress_sink(&board);
   try {
     run.window = timed_steps({spec, dev, model, *coll, tl, injector}, *telemetry, contender.get());
   } catch (const CollectiveTimeout& e) {
-    report_hang(e, board, group.members, w.rank);
+    throw CollectiveTimeout(report(e.what()));  // nonblocking: main() prints it and aborts
   }
   tl.set_progress_sink(nullptr);
   dev.synchronize();

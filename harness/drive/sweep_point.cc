@@ -1,8 +1,9 @@
 // Per-point failure handling for sweeps. The vote after each failed-or-not point is a
-// nonblocking all-reduce with the collective timeout: if a rank failed while its peers are
-// still inside the point's collectives, the peers time out there (CollectiveTimeout, which is
-// not caught here) and the job is aborted, while the failed rank's vote times out too. Only
-// when every rank reaches the vote are all of them known to be in step.
+// nonblocking all-reduce with the collective timeout, whatever --mpi-mode the point measured
+// with: if a rank failed while its peers are still inside the point's collectives, the peers
+// time out there (CollectiveTimeout, which is not caught here, or the watchdog of a blocked
+// call) and the job ends, while the failed rank's vote times out too. Only when every rank
+// reaches the vote are all of them known to be in step.
 #include "harness/drive/sweep_point.h"
 
 #include <climits>
@@ -10,7 +11,7 @@
 #include <vector>
 
 #include "collectives/mpi/mpi_check.h"
-#include "collectives/mpi/mpi_collective.h"
+#include "collectives/mpi/mpi_wait.h"
 #include "harness/record/point_builder.h"
 #include "layers/base/errors.h"
 

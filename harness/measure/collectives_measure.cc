@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "collectives/mpi/mpi_check.h"
-#include "collectives/mpi/mpi_collective.h"
+#include "collectives/mpi/mpi_wait.h"
 #include "harness/backends/collective_factory.h"
 #include "harness/config/run_spec.h"
 #include "harness/mpi/clock_sync.h"
@@ -35,6 +35,7 @@ class MeasuredCall {
         w_(w),
         dev_(dev),
         coll_(coll),
+        caller_(MpiWait{.mode = s.mpi_mode, .timeout_s = s.timeout_s}),
         verify_{.op = s.op,
                 .root = s.root,
                 .rank = w.rank,
@@ -56,12 +57,11 @@ class MeasuredCall {
     dev_.upload(d_recv_.get(), h_recv_.data(), h_recv_.size(), s_.dtype);
   }
 
-  // The call as timed: nonblocking MPI polled with the timeout, like the TP collective.
+  // The call as timed: in --mpi-mode, with the timeout, like the TP collective.
   void call() {
     if (coll_ == nullptr) {
-      MPI_Request req = MPI_REQUEST_NULL;
-      kind_.mpi(mpi_args(), &req);
-      wait_or_timeout(req, s_.timeout_s, "collectives sweep");
+      const CollMpiArgs args = mpi_args();
+      caller_.run("collectives sweep", [&](MPI_Request* req) { kind_.mpi(args, req); });
     } else {
       coll_->all_reduce(d_recv_.get(), static_cast<std::size_t>(verify_.counts.recv), s_.dtype);
     }
@@ -73,7 +73,7 @@ class MeasuredCall {
     if (coll_)
       coll_->barrier();
     else
-      TPB_MPI_CHECK(MPI_Barrier(w_.comm));
+      caller_.barrier(w_.comm, "collectives sweep barrier");
   }
 
   // Elements of this rank's output that differ from the exact answer.
@@ -104,6 +104,7 @@ class MeasuredCall {
   const World& w_;
   Device& dev_;
   Collective* coll_;
+  MpiCaller caller_;  // the direct MPI path's waits
   const CollVerify verify_;
   std::vector<float> h_send_, h_recv_;
   DeviceBuffer d_send_, d_recv_;
@@ -137,8 +138,9 @@ void timed_loop(const CollectivesSpec& s, const World& w, Device& dev, MeasuredC
   out.drift_ppm = clock.drift() * 1e6;
 }
 
-// The plain loop: blocking calls, no stamps, MPI_Wtime around the loop, so the harness's own
-// overhead (polling, stamping) shows up as the ratio between the two.
+// The plain loop: blocking calls, no stamps, no watchdog, MPI_Wtime around the loop, so the
+// harness's own overhead (stamping and arming; nonblocking, the other algorithm and polling)
+// shows up as the ratio between the two.
 double baseline_loop(const CollectivesSpec& s, const World& w, MeasuredCall& m) {
   TPB_MPI_CHECK(MPI_Barrier(w.comm));
   const double t0 = MPI_Wtime();
@@ -155,6 +157,7 @@ std::unique_ptr<Collective> make_measured_collective(const CollectivesSpec& s, c
   rs.backend = s.backend;
   rs.collective = s.collective;
   rs.collective_timeout_s = s.timeout_s;
+  rs.mpi_mode = s.mpi_mode;
   return make_collective(rs, w.comm, dev);
 }
 

@@ -82,7 +82,9 @@ CollParamsRecord params_record(const CollectivesSpec& s, const CollCounts& c, in
           .backend = s.backend,
           .topology = s.topology,
           .iters = s.iters,
-          .warmup_iters = s.warmup};
+          .warmup_iters = s.warmup,
+          .mpi_mode = s.collective == "mpi" ? std::optional<std::string>(mpi_mode_name(s.mpi_mode))
+                                            : std::nullopt};
 }
 
 CollMetricsRecord metrics_record(const CollectivesSpec& s, const CollCounts& c, int n,

@@ -20,6 +20,8 @@ struct CollParamsRecord {
   int64_t root = 0;
   std::string collective, backend, topology;
   int64_t iters = 0, warmup_iters = 0;
+  // --mpi-mode with --collective mpi; absent for nccl and in results older than 1.2.0.
+  std::optional<std::string> mpi_mode;
 };
 
 // nccl-tests' time (mean) beside percentiles over the per-iteration spans.

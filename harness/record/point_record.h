@@ -18,6 +18,9 @@ struct PointParams {
   std::string phase;
   int64_t batch = 0, context = 0, prompt = 0, tp = 0;
   std::string dtype, backend, collective, topology;
+  // --mpi-mode with --collective mpi; absent for nccl and in results older than 1.2.0 (which
+  // were all measured nonblocking).
+  std::optional<std::string> mpi_mode;
   std::vector<std::string> inject;  // the --inject texts as given
   std::string model;
   int64_t layers = 0, steps = 0, warmup = 0;

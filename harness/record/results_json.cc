@@ -33,6 +33,7 @@ void fields(V& v, R& r) {
   v("dtype", r.dtype);
   v("backend", r.backend);
   v("collective", r.collective);
+  v("mpi_mode", r.mpi_mode);
   v("topology", r.topology);
   v("inject", r.inject);
   v("model", r.model);
@@ -437,6 +438,7 @@ void fields(V& v, R& r) {
   v("topology", r.topology);
   v("iters", r.iters);
   v("warmup_iters", r.warmup_iters);
+  v("mpi_mode", r.mpi_mode);
 }
 
 template <class V, Is<CollTimeRecord> R>

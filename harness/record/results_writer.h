@@ -10,7 +10,7 @@
 namespace tpb {
 
 inline constexpr const char* kSchemaName = "tpbench.results";
-inline constexpr const char* kSchemaVersion = "1.1.0";
+inline constexpr const char* kSchemaVersion = "1.2.0";
 
 // What the writer does with results already in `dir`.
 enum class Existing {

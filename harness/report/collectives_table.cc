@@ -10,10 +10,11 @@ namespace tpb {
 
 std::string coll_table_header(const CollectivesSpec& s, int n) {
   std::string h = fmt::format(
-      "# tpbench collectives: {} op {} dtype {} on {} ranks, collective {} ({}), topology {}, "
+      "# tpbench collectives: {} op {} dtype {} on {} ranks, collective {}{} ({}), topology {}, "
       "{}, warmup {} iters {}\n",
-      coll_kind_name(s.kind), s.op, dtype_name(s.dtype), n, s.collective, s.backend, s.topology,
-      s.inplace ? "in-place" : "out-of-place", s.warmup, s.iters);
+      coll_kind_name(s.kind), s.op, dtype_name(s.dtype), n, s.collective,
+      s.collective == "mpi" ? std::string(" ") + mpi_mode_name(s.mpi_mode) : "", s.backend,
+      s.topology, s.inplace ? "in-place" : "out-of-place", s.warmup, s.iters);
   h += fmt::format("#{:>11} {:>10} {:>9} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6}{}  {}\n",
                    "size", "count", "time", "algbw", "busbw", "#wrong", "p50", "p99", "skew_p50",
                    "skew_p95", "wait%",

@@ -40,6 +40,10 @@ class BackendError : public Error {
   explicit BackendError(const std::string& what) : Error(ExitCode::internal, what) {}
 };
 
+// "tpbench: error on rank R: <what>", the line a failure on one rank ends the job with (main()
+// prints it; so does the hang watchdog, which ends the process from its own thread).
+std::string rank_error_line(int rank, const std::string& what);
+
 // Formats "<lib> error: <expr> -> <detail> at file:line" and throws BackendError.
 [[noreturn]] void throw_check_failure(const char* lib, const char* expr, const std::string& detail,
                                       const char* file, int line);

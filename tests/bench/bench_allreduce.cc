@@ -1,8 +1,11 @@
 // Side by side under mpirun: a plain blocking MPI_Allreduce loop against tpbench's own
-// all-reduce path (the TP layer's Collective: MPI_Iallreduce polled with a deadline), timed the
-// same way, in-place fp32 sum. Run: mpirun -np 2 build/tests/bench_allreduce
-// Each iteration is timed on every rank and the slowest rank's time is reported (manual time),
-// so both rows mean "time until the last rank has the result", like nccl-tests' time.
+// all-reduce path (the TP layer's Collective) in both --mpi-mode values: blocking (the same
+// MPI_Allreduce with the hang watchdog armed around it) and nonblocking (MPI_Iallreduce polled
+// with a deadline), timed the same way, in-place fp32 sum. Run: mpirun -np 2
+// build/tests/bench_allreduce. Each iteration is timed on every rank and the slowest rank's time
+// is reported (manual time), so every row means "time until the last rank has the result", like
+// nccl-tests' time. tests/bench/allreduce_side_by_side.sh compares whole `tpbench collectives`
+// runs with a plain loop instead.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
@@ -50,10 +53,10 @@ void BM_PlainMpiAllreduce(benchmark::State& state) {
   set_counters(state, count * sizeof(float));
 }
 
-void BM_TpbenchCollective(benchmark::State& state) {
+void tpbench_collective(benchmark::State& state, tpb::MpiMode mode) {
   const auto count = static_cast<std::size_t>(state.range(0)) / sizeof(float);
   std::vector<float> buf(count, 1.0f);
-  auto coll = tpb::make_mpi_collective(MPI_COMM_WORLD, 60.0);
+  auto coll = tpb::make_mpi_collective(MPI_COMM_WORLD, tpb::MpiWait{.mode = mode, .timeout_s = 60});
   coll->barrier();
   for (auto _ : state) {
     const auto t0 = Clock::now();
@@ -64,12 +67,25 @@ void BM_TpbenchCollective(benchmark::State& state) {
   set_counters(state, count * sizeof(float));
 }
 
+void BM_TpbenchCollectiveBlocking(benchmark::State& state) {
+  tpbench_collective(state, tpb::MpiMode::blocking);
+}
+
+void BM_TpbenchCollectiveNonblocking(benchmark::State& state) {
+  tpbench_collective(state, tpb::MpiMode::nonblocking);
+}
+
 BENCHMARK(BM_PlainMpiAllreduce)
     ->RangeMultiplier(4)
     ->Range(1 << 10, 1 << 22)
     ->Iterations(kIters)
     ->UseManualTime();
-BENCHMARK(BM_TpbenchCollective)
+BENCHMARK(BM_TpbenchCollectiveBlocking)
+    ->RangeMultiplier(4)
+    ->Range(1 << 10, 1 << 22)
+    ->Iterations(kIters)
+    ->UseManualTime();
+BENCHMARK(BM_TpbenchCollectiveNonblocking)
     ->RangeMultiplier(4)
     ->Range(1 << 10, 1 << 22)
     ->Iterations(kIters)
@@ -85,7 +101,9 @@ class NullReporter : public benchmark::BenchmarkReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // FUNNELED, as tpbench: the blocking collective's watchdog thread makes no MPI calls.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   benchmark::Initialize(&argc, argv);

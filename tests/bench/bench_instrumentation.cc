@@ -48,7 +48,7 @@ int pairs_from_env() {
 void BM_DecodeStepTimelineAB(benchmark::State& state) {
   const int64_t batch = state.range(0);
   CpuDevice dev{DeviceOptions{}};
-  auto coll = make_mpi_collective(MPI_COMM_SELF, 600.0);
+  auto coll = make_mpi_collective(MPI_COMM_SELF, MpiWait{.timeout_s = 0});  // one rank: no wait
   TpModelConfig mc;
   mc.shape = load_model("tiny", TPB_SOURCE_DIR "/configs");
   mc.layers = mc.shape.n_layers;

@@ -120,6 +120,13 @@ CASES = [
     ("unknown backend", 2, ["run", "--backend", "tpu"], ["--backend", "tpu"]),
     ("unknown dtype", 2, ["run", "--dtype", "fp64"], ["--dtype", "fp64"]),
     ("unknown tp groups", 2, ["run", "--tp-groups", "diagonal"], ["--tp-groups"]),
+    ("unknown mpi mode", 2, ["run", "--mpi-mode", "polled"],
+     ["--mpi-mode", "polled", "blocking|nonblocking"]),
+    ("unknown mpi mode in sweep", 2, ["sweep", "--mpi-mode", "async", "--batch", "1,2"],
+     ["--mpi-mode", "async"]),
+    ("unknown mpi mode in collectives", 2, ["collectives", "--mpi-mode", "Blocking"],
+     ["--mpi-mode", "Blocking"]),
+    ("mpi mode a number via --set", 2, ["collectives", "--set", "mpi_mode=1"], ["--mpi-mode"]),
     ("memory budget unit", 2, ["run", "--memory-budget", "8X"], ["--memory-budget"]),
     ("memory budget negative", 2, ["run", "--memory-budget=-1G"], ["--memory-budget"]),
     # --- huge values (overflow of counts and byte sizes) ---------------------------------

@@ -49,6 +49,17 @@ TEST(CollRoundTrip, BaselineBlock) {
   EXPECT_EQ(to_json(p).dump(), in.dump());
 }
 
+// params.mpi_mode (1.2.0) goes last in params; the golden file predates it, so it is absent.
+TEST(CollRoundTrip, MpiModeParam) {
+  oj in = golden_collectives()["points"][0];
+  ASSERT_FALSE(in["params"].contains("mpi_mode"));
+  EXPECT_FALSE(coll_point_from_json(in).params.mpi_mode);
+  in["params"]["mpi_mode"] = "nonblocking";
+  const CollPointRecord p = coll_point_from_json(in);
+  EXPECT_EQ(p.params.mpi_mode.value_or(""), "nonblocking");
+  EXPECT_EQ(to_json(p).dump(), in.dump());
+}
+
 TEST(CollRoundTrip, RecordMembersReachTheJson) {
   const oj in = golden_collectives()["points"][1];
   CollPointRecord p = coll_point_from_json(in);

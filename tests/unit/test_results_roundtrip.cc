@@ -127,6 +127,22 @@ TEST(ResultsRoundTrip, NullStaysNullAndAbsentStaysAbsent) {
   EXPECT_EQ(to_json(p).dump(), in.dump());
 }
 
+// params.mpi_mode (1.2.0): the golden files predate it, so absent reads as absent; present, it
+// round-trips and sits after `collective`.
+TEST(ResultsRoundTrip, MpiModeIsOptionalInParams) {
+  oj in = golden("results_run.json")["points"][0];
+  ASSERT_FALSE(in["params"].contains("mpi_mode"));
+  EXPECT_FALSE(point_from_json(in).params.mpi_mode);
+  PointRecord p = point_from_json(in);
+  p.params.mpi_mode = "blocking";
+  const oj out = to_json(p);
+  EXPECT_EQ(out["params"]["mpi_mode"], "blocking");
+  EXPECT_EQ(to_json(point_from_json(out)).dump(), out.dump());
+  auto key = out["params"].begin();
+  while (key.key() != "collective") ++key;
+  EXPECT_EQ((++key).key(), "mpi_mode");
+}
+
 TEST(ResultsRoundTrip, MissingRequiredFieldIsBadInput) {
   oj in = golden("results_run.json")["points"][0];
   in["params"].erase("batch");

@@ -76,6 +76,15 @@ TEST(RunSpec, ErrorsNameTheField) {
   EXPECT_NE(error_of({{"collective", "nccl"}}).find("--collective"), std::string::npos);
 }
 
+TEST(RunSpec, MpiModeIsBlockingUnlessAsked) {
+  EXPECT_EQ(resolve(nlohmann::json::object()).mpi_mode, MpiMode::blocking);
+  EXPECT_EQ(resolve({{"mpi_mode", "nonblocking"}}).mpi_mode, MpiMode::nonblocking);
+  EXPECT_EQ(run_spec_to_json(resolve({{"mpi_mode", "nonblocking"}}))["mpi_mode"], "nonblocking");
+  const std::string e = error_of({{"mpi_mode", "polled"}});
+  EXPECT_NE(e.find("--mpi-mode"), std::string::npos) << e;
+  EXPECT_NE(e.find("blocking|nonblocking"), std::string::npos) << e;
+}
+
 TEST(RunSpec, TpMustDivideHeadsAndWorld) {
   // tiny has 16 heads: tp 3 does not divide them; world 4 is not divisible by tp 3 either,
   // and the world check comes first.

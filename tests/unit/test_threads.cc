@@ -1,12 +1,16 @@
 // The harness's own threads, written to be run under TSan (tests/sanitize.sh, preset tsan):
 // the --inject mem_contend bandwidth hog (MemContender) beside a rank's timed work, its
-// counter read from the main thread, and its shutdown at any moment. In a plain build these
-// are ordinary functional tests.
+// counter read from the main thread, and its shutdown at any moment; the hang watchdog beside
+// blocking collectives, armed and disarmed at call rate, firing once for a call in flight, and
+// stopped while armed. In a plain build these are ordinary functional tests.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
+#include "collectives/hang_watchdog.h"
 #include "harness/drive/mem_contender.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/timeline.h"
@@ -48,6 +52,60 @@ TEST(MemContender, RunsBesideTimedWorkOnTheDevice) {
   const auto recs = tl.resolve();
   ASSERT_EQ(recs.size(), 16u);
   for (const auto& r : recs) EXPECT_GE(r.t1 - r.t0, 1e-3 * 0.99);
+}
+
+// What the expiry handler saw, written on the watchdog's thread and read on the test's.
+struct Expiries {
+  std::atomic<int> count{0};
+  std::atomic<const char*> what{nullptr};
+  HangWatchdog::Expiry handler() {
+    return [this](const char* w) {
+      what.store(w);
+      count.fetch_add(1);
+    };
+  }
+};
+
+TEST(HangWatchdog, CallsShorterThanTheTimeoutNeverFire) {
+  // The hot path of a collective sweep: arm and disarm around every call, much faster than the
+  // watchdog wakes; the calls are short, so nothing may fire however the wake-ups fall.
+  Expiries e;
+  HangWatchdog dog(0.05, e.handler());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  long calls = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    WatchedCall call(&dog, "short call");
+    ++calls;
+  }
+  EXPECT_GT(calls, 1000);
+  EXPECT_EQ(e.count.load(), 0);
+  EXPECT_FALSE(dog.fired());
+}
+
+TEST(HangWatchdog, FiresOnceForACallInFlightPastTheTimeout) {
+  Expiries e;
+  HangWatchdog dog(0.05, e.handler());
+  dog.arm("stuck call");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (e.count.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a second firing would show
+  dog.disarm();
+  EXPECT_EQ(e.count.load(), 1);
+  EXPECT_TRUE(dog.fired());
+  ASSERT_NE(e.what.load(), nullptr);
+  EXPECT_EQ(std::string(e.what.load()), "stuck call");
+}
+
+TEST(HangWatchdog, StopsWhenDestroyedWhileArmed) {
+  // A rank leaving a point with a call armed (an exception through the call): the watchdog is
+  // destroyed before its deadline and must neither fire nor block the join.
+  Expiries e;
+  for (int i = 0; i < 3; ++i) {
+    HangWatchdog dog(10.0, e.handler());
+    dog.arm("left armed");
+  }
+  EXPECT_EQ(e.count.load(), 0);
 }
 
 }  // namespace

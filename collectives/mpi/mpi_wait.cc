@@ -1,0 +1,75 @@
+// The two waits: MPI_Test polling with a deadline, and the watchdog's end of a hung job.
+#include "collectives/mpi/mpi_wait.h"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "collectives/mpi/mpi_check.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+// The watchdog's end of the job. MPI_Abort would be an MPI call from a second thread, which
+// MPI_THREAD_FUNNELED does not allow, so the process exits by itself: mpirun then ends the other
+// ranks and returns this exit code. Nothing is lost: the results files are written and fsynced
+// as each point finishes (harness/record/results_writer.h), and stdout is flushed here for the
+// table rows already printed.
+[[noreturn]] void end_hung_job(int world_rank, const std::string& report) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s\n", rank_error_line(world_rank, report).c_str());
+  std::fflush(stderr);
+  std::_Exit(static_cast<int>(ExitCode::collective_timeout));
+}
+
+}  // namespace
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
+}
+
+std::string timeout_message(const std::string& what, double timeout_s) {
+  return what + " did not complete within " + seconds_text(timeout_s) + " s";
+}
+
+void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool yield) {
+  // Poll instead of MPI_Wait: a hung peer must not hang us. Polling is also what NCCL's
+  // kernels do while they wait, so a waiting rank stays busy in both backends.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int done = 0;
+  for (unsigned spins = 0;; ++spins) {
+    TPB_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    // Oversubscribed (more ranks than cores): a spinning waiter would steal the core the
+    // late rank needs, inflating the very imbalance being measured. Yield instead.
+    if (yield) sched_yield();
+    if (timeout_s > 0 && (spins & 255u) == 0 && std::chrono::steady_clock::now() > deadline)
+      throw CollectiveTimeout(timeout_message(what, timeout_s));
+  }
+}
+
+MpiCaller::MpiCaller(MpiWait wait) : wait_(std::move(wait)) {
+  TPB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_));
+  if (wait_.mode != MpiMode::blocking || wait_.timeout_s <= 0) return;
+  dog_ = std::make_unique<HangWatchdog>(wait_.timeout_s, [this](const char* what) {
+    const std::string msg = timeout_message(what, wait_.timeout_s);
+    end_hung_job(world_rank_, wait_.report ? wait_.report(msg) : msg);
+  });
+}
+
+void MpiCaller::barrier(MPI_Comm comm, const char* what) {
+  run(what, [comm](MPI_Request* req) {
+    if (req)
+      TPB_MPI_CHECK(MPI_Ibarrier(comm, req));
+    else
+      TPB_MPI_CHECK(MPI_Barrier(comm));
+  });
+}
+
+}  // namespace tpb
