@@ -18,24 +18,25 @@ HangWatchdog::~HangWatchdog() {
   thread_.join();
 }
 
-int64_t HangWatchdog::now_ns() {
-  const int64_t t = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now().time_since_epoch())
-                        .count();
-  return std::max<int64_t>(t, 1);
-}
-
 void HangWatchdog::watch() {
-  // An eighth of the timeout, at most 0.1 s: the report comes at most that late, and an idle
-  // watchdog wakes 10 times a second, which costs the rank nothing measurable.
+  // An eighth of the timeout, at most 0.1 s: the report comes at most two periods late, and an
+  // idle watchdog wakes 10 times a second, which costs the rank nothing measurable.
+  using Clock = std::chrono::steady_clock;
   const auto period = std::chrono::duration<double>(std::clamp(timeout_s_ / 8, 1e-3, 0.1));
-  const auto limit_ns = static_cast<int64_t>(timeout_s_ * 1e9);
+  const auto limit = std::chrono::duration<double>(timeout_s_);
+  uint64_t seen = 0;        // the counter at the last wake-up
+  Clock::time_point since;  // when the call in flight was first seen
   std::unique_lock<std::mutex> lk(m_);
   while (!cv_.wait_for(lk, period, [this] { return stop_; })) {
-    const int64_t t0 = started_ns_.load(std::memory_order_acquire);
-    if (t0 == 0 || now_ns() - t0 <= limit_ns) continue;
-    // The call armed at t0, or one armed after it: either way a call has been in flight for
-    // longer than the timeout.
+    const uint64_t now_calls = calls_.load(std::memory_order_acquire);
+    if (now_calls % 2 == 0) continue;  // nothing in flight
+    if (now_calls != seen) {           // a new call since the last look: start its clock
+      seen = now_calls;
+      since = Clock::now();
+      continue;
+    }
+    if (Clock::now() - since < limit) continue;
+    // The call armed with `what` has been in flight for longer than the timeout.
     const char* what = what_.load(std::memory_order_relaxed);
     fired_.store(true, std::memory_order_release);
     lk.unlock();

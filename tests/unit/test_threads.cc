@@ -12,6 +12,7 @@
 
 #include "collectives/hang_watchdog.h"
 #include "harness/drive/mem_contender.h"
+#include "layers/base/host_clock.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/timeline.h"
 
@@ -58,9 +59,11 @@ TEST(MemContender, RunsBesideTimedWorkOnTheDevice) {
 struct Expiries {
   std::atomic<int> count{0};
   std::atomic<const char*> what{nullptr};
+  std::atomic<int64_t> at_ns{0};  // steady clock at the firing
   HangWatchdog::Expiry handler() {
     return [this](const char* w) {
       what.store(w);
+      at_ns.store(steady_now_ns());
       count.fetch_add(1);
     };
   }
@@ -85,6 +88,7 @@ TEST(HangWatchdog, CallsShorterThanTheTimeoutNeverFire) {
 TEST(HangWatchdog, FiresOnceForACallInFlightPastTheTimeout) {
   Expiries e;
   HangWatchdog dog(0.05, e.handler());
+  const int64_t armed_ns = steady_now_ns();
   dog.arm("stuck call");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (e.count.load() == 0 && std::chrono::steady_clock::now() < deadline)
@@ -95,6 +99,8 @@ TEST(HangWatchdog, FiresOnceForACallInFlightPastTheTimeout) {
   EXPECT_TRUE(dog.fired());
   ASSERT_NE(e.what.load(), nullptr);
   EXPECT_EQ(std::string(e.what.load()), "stuck call");
+  // Never before the timeout: the watchdog times the call from its own first sight of it.
+  EXPECT_GE(static_cast<double>(e.at_ns.load() - armed_ns) * 1e-9, 0.05);
 }
 
 TEST(HangWatchdog, StopsWhenDestroyedWhileArmed) {
