@@ -29,6 +29,9 @@ struct DeviceCaps {
   bool device_memory = false;  // buffers are device memory: not host-addressable
   bool startup_probe = false;  // peaks can be measured at start-up (--hardware measure_at_startup)
   int host_ranks = 1;          // ranks sharing this host (DeviceOptions::local_size)
+  // What the backend knows makes its own figures doubtful, one "name: why" line each; every
+  // point on this device carries them among its warnings.
+  std::vector<std::string> warnings;
 };
 
 class Device;

@@ -231,6 +231,7 @@ std::vector<std::string> warnings(const StepCost& cost, const Peaks& peaks, cons
                 ") understate this machine, e.g. a start-up probe taken under load");
   if (auto t = time_sliced_warning(samples, caps); !t.empty()) w.push_back(t);
   if (auto n = null_metrics_warning(a, peaks); !n.empty()) w.push_back(n);
+  w.insert(w.end(), caps.warnings.begin(), caps.warnings.end());
   return w;
 }
 

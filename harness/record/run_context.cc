@@ -53,9 +53,10 @@ std::string utc_now() {
 
 nlohmann::ordered_json env_of_interest() {
   nlohmann::ordered_json env = nlohmann::ordered_json::object();
-  for (const char* k : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-                        "NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE",
-                        "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE", "OMPI_MCA_btl", "SLURM_JOB_ID"})
+  for (const char* k :
+       {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "CUDA_VISIBLE_DEVICES",
+        "NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE",
+        "NCCL_NVLS_ENABLE", "OMPI_MCA_btl", "SLURM_JOB_ID"})
     if (const char* v = std::getenv(k)) env[k] = v;
   return env;
 }
