@@ -4,9 +4,9 @@
 // panel is reused across many tokens; for decode it streams W at a few GB/s, where
 // skinny_gemm reads it once at close to the core's stream bandwidth. Side by side (fp32, 1
 // thread, tiny's four GEMMs x 8 layers, medians; OpenBLAS 0.3.21 here runs its Prescott SSE3
-// kernels): skinny_gemm is 3.2x faster at m = 1 and 2.2x at m = 32 (tests/bench/bench_skinny_gemm.cc).
-// Prefill (m = batch x prompt, hundreds of tokens) stays on BLAS, whose cache blocking is
-// what reaches the probe's sgemm FLOP/s there.
+// kernels): skinny_gemm is 3.2x faster at m = 1 and 2.2x at m = 32
+// (tests/bench/bench_skinny_gemm.cc). Prefill (m = batch x prompt, hundreds of tokens) stays on
+// BLAS, whose cache blocking is what reaches the probe's sgemm FLOP/s there.
 #include <cblas.h>
 
 #include <cstdint>

@@ -2,9 +2,8 @@
 // (times in ms; each step is a 10 ms Op::step record unless stated).
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include <algorithm>
+#include <cmath>
 
 #include "harness/analysis/analysis.h"
 
