@@ -105,7 +105,12 @@ tsan_stage() {
 case "$STAGE" in
   asan) asan_stage ;;
   tsan) tsan_stage ;;
-  all) asan_stage && tsan_stage ;;
+  # Plain calls, not `asan_stage && tsan_stage`: bash ignores set -e inside a function run as
+  # the left side of &&, so a failed build there would run on and end "clean".
+  all)
+    asan_stage
+    tsan_stage
+    ;;
   *) echo "usage: $0 [asan|tsan|all]" >&2; exit 2 ;;
 esac
 echo "sanitize.sh: $STAGE clean"

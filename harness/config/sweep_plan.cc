@@ -81,10 +81,12 @@ SweepPlan listed_points(const nlohmann::json& cfg) {
     nlohmann::json p = base;
     for (const auto& [k, v] : entry.items()) p[k] = v;
     if (p.contains("inject") && p["inject"].is_string()) p["inject"] = {p["inject"]};
-    for (const auto& [k, v] : entry.items())
+    for (auto it = entry.begin(); it != entry.end(); ++it) {
+      const std::string& k = it.key();  // a named copy: clang lambdas cannot capture bindings
       if (std::none_of(plan.axes.begin(), plan.axes.end(),
                        [&](const SweepAxis& a) { return a.key == k; }))
         plan.axes.push_back(SweepAxis{k, {}, {}});
+    }
     plan.points.push_back(std::move(p));
   }
   // Each key an entry sets is an axis, with the values it takes over all points (a point that
