@@ -54,7 +54,10 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
 int main(int argc, char** argv) {
   // FUNNELED: only the main thread calls MPI. The threads beside it make no MPI calls: the hang
   // watchdog (collectives/hang_watchdog.h) reads the shared-memory progress board and ends the
-  // process with _Exit, and the bandwidth hog and the NVML sampler never touch MPI.
+  // process with _Exit, and the bandwidth hog and the NVML sampler never touch MPI. SINGLE would
+  // forbid those threads; its price: Open MPI turns on its internal locking for any level above
+  // SINGLE, about 1 us more per 4 KB all-reduce on 2 ranks of one host (16 KB and up: within
+  // noise). tests/bench/allreduce_side_by_side.sh shows both levels.
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;

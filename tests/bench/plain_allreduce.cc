@@ -2,20 +2,26 @@
 // back to back, MPI_Wtime around the loop after a barrier, the slowest rank's mean per call.
 // That is how `tpbench collectives` reports time_s.mean, so tests/bench/allreduce_side_by_side.sh
 // can hold the two side by side. Usage: mpirun -np 2 plain_allreduce MINBYTES MAXBYTES FACTOR
-// WARMUP ITERS; prints "bytes seconds" per size on rank 0.
+// WARMUP ITERS [single|funneled]; prints "bytes seconds" per size on rank 0. The thread level
+// is a choice because it moves the figure: Open MPI 4.1 is slower per small call under
+// MPI_THREAD_FUNNELED, which tpbench needs for its watchdog thread, than under MPI_Init's SINGLE.
 #include <mpi.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const bool funneled = argc == 7 && std::strcmp(argv[6], "funneled") == 0;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (argc != 6) {
+  if (argc != 6 && argc != 7) {
     if (rank == 0)
-      std::fprintf(stderr, "usage: %s MINBYTES MAXBYTES FACTOR WARMUP ITERS\n", argv[0]);
+      std::fprintf(stderr, "usage: %s MINBYTES MAXBYTES FACTOR WARMUP ITERS [single|funneled]\n",
+                   argv[0]);
     MPI_Finalize();
     return 2;
   }
