@@ -1,0 +1,39 @@
+// The requests of one serve point: arrivals and lengths, seeded so that every rank (and every
+// rerun with the same seed) draws the same list.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/serve/length_dist.h"
+
+namespace tpb {
+
+struct Request {
+  int64_t id = 0;
+  double arrival_s = 0;  // open loop: when it arrives; closed loop: 0 (the client releases it)
+  int64_t prompt_len = 1, output_len = 1;
+};
+
+struct LoadSpec {
+  // Open loop: rate > 0 requests/s, inter-arrival gaps gamma(shape = burstiness, mean =
+  // 1 / rate), as vLLM's benchmark draws them (burstiness 1 = Poisson). Closed loop:
+  // concurrency > 0 and rate = 0; the scheduler's client keeps that many requests in flight.
+  double rate = 0, burstiness = 1;
+  int64_t concurrency = 0;
+  int64_t requests = 64;
+  int64_t warmup_requests = 0;  // the first ones, run but left out of the metrics
+  LengthDist prompt, output;
+  std::string trace_file;  // JSONL (arrival_s, prompt_len, output_len); replaces the above
+  uint64_t seed = 1;
+};
+
+// warmup_requests + requests requests, ids 0.. in arrival order.
+std::vector<Request> make_requests(const LoadSpec& spec);
+
+// One request per non-empty line: {"arrival_s": 0.5, "prompt_len": 128, "output_len": 64}.
+// Throws BadInput naming the file and the line number for a malformed line, a missing or
+// non-positive length, a negative arrival or arrivals out of order.
+std::vector<Request> read_trace(const std::string& path);
+
+}  // namespace tpb
