@@ -1,0 +1,262 @@
+// The collectives run's records, the results' context and diagnose's verdicts, mapped by the
+// visitor of results_json_visit.h (field lists in schema order, one line per field).
+#include <string>
+#include <vector>
+
+#include "harness/record/json_number.h"
+#include "harness/record/results_json.h"
+#include "harness/record/results_json_visit.h"
+#include "layers/base/enum_names.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+
+template <class V, Is<CollParamsRecord> R>
+void fields(V& v, R& r) {
+  v("kind", r.kind);
+  v("op", r.op);
+  v("dtype", r.dtype);
+  v("bytes", r.bytes);
+  v("count", r.count);
+  v("ranks", r.ranks);
+  v("inplace", r.inplace);
+  v("root", r.root);
+  v("collective", r.collective);
+  v("backend", r.backend);
+  v("topology", r.topology);
+  v("iters", r.iters);
+  v("warmup_iters", r.warmup_iters);
+  v("mpi_mode", r.mpi_mode);
+}
+
+template <class V, Is<CollTimeRecord> R>
+void fields(V& v, R& r) {
+  v("mean", r.mean);
+  v("p50", r.p50);
+  v("p99", r.p99);
+  v("min", r.min);
+  v("max", r.max);
+  v("iter_mean", r.iter_mean);
+  v("n", r.n);
+}
+
+// The keys name the metrics they define.
+template <class V, Is<CollDefinitionsRecord> R>
+void fields(V& v, R& r) {
+  v("time_s.mean", r.time_mean);
+  v("time_s.p50/p99", r.time_percentiles);
+  v("algbw_GBps", r.algbw);
+  v("busbw_GBps", r.busbw);
+}
+
+template <class V, Is<CollBaselineRecord> R>
+void fields(V& v, R& r) {
+  v("time_s", r.time_s);
+  v("ratio", r.ratio);
+  v("what", r.what);
+}
+
+template <class V, Is<CollMetricsRecord> R>
+void fields(V& v, R& r) {
+  v("time_s", r.time_s);
+  v("algbw_GBps", r.algbw_GBps);
+  v("busbw_GBps", r.busbw_GBps);
+  v("busbw_factor", r.busbw_factor);
+  v("wrong", r.wrong);
+  v("definitions", r.definitions);
+  v("baseline", r.baseline);
+}
+
+template <class V, Is<CollCollectivesRecord> R>
+void fields(V& v, R& r) {
+  v("count", r.count);
+  v("skew_s", r.skew_s);
+  v("wait_fraction", r.wait_fraction);
+  v("wait_s_total", r.wait_s_total);
+  v("transfer_s_total", r.transfer_s_total);
+}
+
+template <class V, Is<CollLagRecord> R>
+void fields(V& v, R& r) {
+  v("mean", r.mean);
+  v("p50", r.p50);
+  v("p95", r.p95);
+  v("max", r.max);
+}
+
+template <class V, Is<CollRankRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("host", r.host);
+  v("arrival_lag_s", r.arrival_lag_s);
+  v("wait_s", r.wait_s);
+  v("transfer_s", r.transfer_s);
+  v("arrived_last", r.arrived_last);
+  v("clock_condition_violations", r.clock_condition_violations);
+  v("time_s", r.time_s);
+  v("wrong", r.wrong);
+}
+
+template <class V, Is<CollStragglerRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("arrived_last_share", r.arrived_last_share);
+}
+
+template <class V, Is<CollClockSyncRecord> R>
+void fields(V& v, R& r) {
+  v("method", r.method);
+  v("max_offset_s", r.max_offset_s);
+  v("max_uncertainty_s", r.max_uncertainty_s);
+  v("drift_ppm", r.drift_ppm);
+  v("clock_condition_violations", r.clock_condition_violations);
+}
+
+template <class V, Is<CollSamplesRecord> R>
+void fields(V& v, R& r) {
+  v("iter_time_s", r.iter_time_s);
+  v("skew_s", r.skew_s);
+}
+
+template <class V, Is<CollPointRecord> R>
+void fields(V& v, R& r) {
+  v("params", r.params);
+  v("status", r.status);
+  v("reason", r.reason);
+  v("metrics", r.metrics);
+  v("collectives", r.collectives);
+  v("ranks", r.ranks);
+  v("straggler", r.straggler);
+  v("clock_sync", r.clock_sync);
+  v("samples", r.samples);
+}
+
+template <class V, Is<CollSummaryRecord> R>
+void fields(V& v, R& r) {
+  v("sizes", r.sizes);
+  v("wrong_total", r.wrong_total);
+  v("avg_busbw_GBps", r.avg_busbw_GBps);
+}
+
+template <class V, Is<VersionsRecord> R>
+void fields(V& v, R& r) {
+  v("tpbench", r.tpbench);
+  v("git_sha", r.git_sha);
+  v("mpi", r.mpi);
+  v("blas", r.blas);
+  v("compiler", r.compiler);
+  v("backends", r.backends);
+}
+
+template <class V, Is<DeviceContextRecord> R>
+void fields(V& v, R& r) {
+  v("backend", r.backend);
+  v("name", r.name);
+  v("device_timer", r.device_timer);
+  v("timer_resolution_s", r.timer_resolution_s);
+  v("memory_bytes", r.memory_bytes);
+  v("llc_bytes", r.llc_bytes);
+  v("llc_source", r.llc_source);
+}
+
+template <class V, Is<ContextRankRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("host", r.host);
+  v("local_rank", r.local_rank);
+  v("placement", r.placement);
+  v("cpus_online", r.cpus_online);
+  v("local_size", r.local_size);
+}
+
+template <class V, Is<TopologyContext> R>
+void fields(V& v, R& r) {
+  v("preset", r.choice.preset);
+  v("text", r.choice.text);
+  v("family", r.choice.family);
+  v("description", r.choice.description);
+  v("launcher_env", r.choice.launcher_env);
+  v("process_env", r.choice.process_env);
+  v("env_seen", r.env_seen);
+  v("detected_preset", r.detected_preset);
+  v("gpu_topology_matrix", r.gpu_topology_matrix);
+}
+
+template <class V, Is<PeaksUsedRecord> R>
+void fields(V& v, R& r) {
+  v("dtype", r.dtype);
+  v("hardware", r.hardware);
+  v("flops", r.flops);
+  v("bw", r.bw);
+  v("source", r.source);
+}
+
+template <class V, Is<RunContextRecord> R>
+void fields(V& v, R& r) {
+  v("date", r.date);
+  v("argv", r.argv);
+  v("versions", r.versions);
+  v("hosts", r.hosts);
+  v("world_size", r.world_size);
+  v("ranks_per_core", r.ranks_per_core);
+  v("oversubscribed", r.oversubscribed);
+  v("device", r.device);
+  v("llc_bytes", r.llc_bytes);
+  v("env", r.env);
+  v("ranks", r.ranks);
+  v("topology", r.topology);
+  v("peaks", r.peaks);
+}
+
+template <class V, Is<Verdict> R>
+void fields(V& v, R& r) {
+  v("order", r.order);
+  v("topic", r.topic);
+  v("level", r.level);
+  v("text", r.text);
+}
+
+}  // namespace
+
+oj to_json(const CollPointRecord& p) {
+  return Writer::encode(p);
+}
+oj to_json(const CollParamsRecord& p) {
+  return Writer::encode(p);
+}
+oj to_json(const CollSummaryRecord& s) {
+  return Writer::encode(s);
+}
+CollPointRecord coll_point_from_json(const oj& j) {
+  return read_record<CollPointRecord>(j, "collectives point");
+}
+std::optional<CollPointRecord> try_coll_point_from_json(const oj& j) {
+  try {
+    return coll_point_from_json(j);
+  } catch (const BadInput&) {
+    return std::nullopt;
+  }
+}
+CollSummaryRecord coll_summary_from_json(const oj& j) {
+  return read_record<CollSummaryRecord>(j, "collectives summary");
+}
+oj to_json(const RunContextRecord& c) {
+  return Writer::encode(c);
+}
+RunContextRecord context_from_json(const oj& j) {
+  return read_record<RunContextRecord>(j, "context");
+}
+oj to_json(const VersionsRecord& v) {
+  return Writer::encode(v);
+}
+oj to_json(const std::vector<Verdict>& v) {
+  return Writer::encode(v);
+}
+const char* coll_summary_section() {
+  return "collectives_summary";
+}
+
+}  // namespace tpb

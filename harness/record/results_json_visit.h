@@ -1,0 +1,123 @@
+// The visitor behind results_json*.cc, for those files only: a record lists its fields once
+// in a fields(v, r) function, and Writer and Reader walk that list in both directions. Each
+// including file gets its own copy in an unnamed namespace, and its fields() overloads (in the
+// same unnamed namespace) are found by argument-dependent lookup through the visitor, so a
+// record is mapped in the file that includes this header and defines its fields().
+#pragma once
+#include <concepts>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "harness/record/point_record.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+using oj = nlohmann::ordered_json;
+
+// `R` is T or const T: the writer walks a const record, the reader a mutable one.
+template <class R, class T>
+concept Is = std::same_as<std::remove_const_t<R>, T>;
+
+// A record both results_json.cc and results_json_coll.cc map (inside their points).
+template <class V, Is<SkewRecord> R>
+void fields(V& v, R& r) {
+  v("p50", r.p50);
+  v("p95", r.p95);
+  v("max", r.max);
+}
+
+struct Writer;
+template <class T>
+concept Record = requires(Writer& w, const T& t) {
+  fields(w, t);
+};
+
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+
+// Appends each field to `j` in the order fields() names them.
+struct Writer {
+  oj& j;
+  template <class T>
+  static oj encode(const T& x) {
+    if constexpr (Record<T>) {
+      oj o = oj::object();
+      Writer w{o};
+      fields(w, x);
+      return o;
+    } else if constexpr (IsVector<T>::value) {
+      oj a = oj::array();
+      for (const auto& e : x) a.push_back(encode(e));
+      return a;
+    } else if constexpr (std::is_same_v<T, PointStatus>) {
+      return point_status_name(x);
+    } else {
+      return oj(x);  // numbers, strings, bools, opaque blocks; NaN prints as null
+    }
+  }
+  template <class T>
+  void operator()(const char* k, const T& x) {
+    j[k] = encode(x);
+  }
+  template <class T>
+  void operator()(const char* k, const std::optional<T>& x) {
+    if (x) (*this)(k, *x);
+  }
+};
+
+// Reads each field from `j`; a missing required field throws (json's out_of_range).
+struct Reader {
+  const oj& j;
+  template <class T>
+  static void decode(const oj& in, T& x) {
+    if constexpr (Record<T>) {
+      Reader r{in};
+      fields(r, x);
+    } else if constexpr (IsVector<T>::value) {
+      x.clear();
+      for (const auto& e : in.template get_ref<const oj::array_t&>()) decode(e, x.emplace_back());
+    } else if constexpr (std::is_same_v<T, PointStatus>) {
+      x = point_status_from_name(in.get<std::string>());
+    } else if constexpr (std::is_same_v<T, double>) {
+      x = in.is_null() ? std::numeric_limits<double>::quiet_NaN() : in.get<double>();
+    } else if constexpr (std::is_same_v<T, oj>) {
+      x = in;
+    } else {
+      x = in.get<T>();
+    }
+  }
+  template <class T>
+  void operator()(const char* k, T& x) {
+    decode(j.at(k), x);
+  }
+  template <class T>
+  void operator()(const char* k, std::optional<T>& x) {
+    x.reset();
+    if (!j.contains(k)) return;
+    decode(j[k], x.emplace());
+  }
+};
+
+template <class T>
+T read_record(const oj& j, const char* what) {
+  T r;
+  try {
+    Reader::decode(j, r);
+  } catch (const nlohmann::json::exception& e) {
+    throw BadInput(std::string("not a ") + what + " record: " + e.what());
+  }
+  return r;
+}
+
+}  // namespace
+
+}  // namespace tpb
