@@ -30,7 +30,8 @@ void check(const LoadSpec& s) {
   if (s.concurrency > 0 && s.rate > 0)
     throw BadInput("--rate: a closed loop (--concurrency " + std::to_string(s.concurrency) +
                    ") has no arrival rate (got " + std::to_string(s.rate) + ")");
-  if (s.concurrency == 0 && s.rate == 0)
+  // A trace brings its own arrivals; only drawn ones need a rate.
+  if (s.concurrency == 0 && s.rate == 0 && s.trace_file.empty())
     throw BadInput("--rate: give a rate > 0 (inf: all at once) or a --concurrency > 0 (got 0)");
   if (!(s.burstiness > 0) || std::isinf(s.burstiness))
     throw BadInput("--burstiness: must be a finite number > 0 (got " +

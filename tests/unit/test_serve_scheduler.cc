@@ -118,6 +118,29 @@ TEST(ServeScheduler, ContinuousRefillsFreedSlotsStaticWaitsForTheBatch) {
   expect_kv_invariants(s, config(SchedulerKind::static_batch, 8, 4096));
 }
 
+// Static: outputs 1 and 3 with prompt 16. Step 0 prefills both (A's only token, B's first);
+// steps 1 and 2 decode B while A, done, pads: one discarded token recomputing its last
+// position (cached 15) in its own block, which it keeps until the batch ends.
+TEST(ServeScheduler, StaticPadsFinishedSequencesUntilTheBatchEnds) {
+  Scheduler s(config(SchedulerKind::static_batch, 2, 8), requests(3, 16, {1, 3, 1}), 0);
+  const auto sim = simulate(s, fixed_step);
+  ASSERT_EQ(sim.steps.size(), 4u);  // 3 for the first batch, 1 for the third request
+  EXPECT_EQ(sim.steps[0].prefill_tokens, 32);
+  for (const size_t k : {1u, 2u}) {
+    const StepPlan& p = sim.steps[k];
+    EXPECT_EQ(p.padding_tokens, 1);
+    EXPECT_EQ(p.decode_tokens, 1);
+    EXPECT_EQ(p.ids, (std::vector<int64_t>{0, 1}));
+    EXPECT_EQ(p.batch.seqs[0].cached, 15);
+    EXPECT_TRUE(p.batch.seqs[0].samples);
+    EXPECT_EQ(p.kv_used_tokens, 3 * 16);  // A's block, B's two (17 and 18 positions)
+    EXPECT_EQ(p.waiting, 1);              // the third waits for the batch, not for room
+  }
+  EXPECT_EQ(s.logs()[0].finish_s, sim.end_s[0]);  // its token came at step 0
+  EXPECT_EQ(s.logs()[2].admitted_s, sim.end_s[2]);
+  EXPECT_EQ(sim.steps[3].batch.seqs.at(0).blocks, (std::vector<int32_t>{0}));  // freed, reused
+}
+
 TEST(ServeScheduler, LongPromptIsChunkedByTheBudget) {
   Scheduler s(config(SchedulerKind::continuous, 4, 1024, 256), requests(1, 1024, {3}), 0);
   const auto sim = simulate(s, fixed_step);
@@ -216,6 +239,32 @@ TEST(ServeScheduler, TinyCacheQueuesPreemptsRecomputesAndCompletes) {
       EXPECT_EQ(logged, s.preemptions());
     }
   }
+}
+
+// Two requests of 16 + 40 tokens in 4 blocks of 16, both admitted at step 0 with one block
+// each. After step k each has 16 + k positions cached and k + 1 tokens made; at step 17 A
+// (admitted first) needs a third block with none free, so B, the most recently admitted, is
+// preempted with 17 tokens made. B then waits (kv_blocked) until A's last token at step 39, and
+// at step 40 prefills 16 + 17 = 33 positions again, which makes its 18th token.
+TEST(ServeScheduler, PreemptsTheMostRecentlyAdmittedAndRecomputesItsTokens) {
+  Scheduler s(config(SchedulerKind::continuous, 4, 4), requests(2, 16, {40}), 0);
+  const auto sim = simulate(s, fixed_step);
+  const RequestLog &a = s.logs()[0], &b = s.logs()[1];
+  EXPECT_EQ(a.preemptions, 0);
+  EXPECT_EQ(b.preemptions, 1);
+  ASSERT_EQ(sim.steps.size(), 63u);  // 40 steps of A, then B's prefill and 22 decodes
+  EXPECT_EQ(sim.steps[17].preempted, 1);
+  EXPECT_EQ(sim.steps[17].ids, (std::vector<int64_t>{0}));
+  EXPECT_TRUE(sim.steps[18].kv_blocked);
+  const SeqSlice& again = sim.steps[40].batch.seqs.at(0);
+  EXPECT_EQ(sim.steps[40].ids, (std::vector<int64_t>{1}));
+  EXPECT_EQ(again.cached, 0);
+  EXPECT_EQ(again.new_tokens, 33);
+  EXPECT_TRUE(again.samples);
+  EXPECT_EQ(b.token_step[16], 16);  // made before the preemption: keeps its step and time
+  EXPECT_DOUBLE_EQ(b.token_s[16], sim.end_s[16]);
+  EXPECT_EQ(b.token_step[17], 40);
+  EXPECT_EQ(a.finish_s, sim.end_s[39]);
 }
 
 // (d) 60 + 10 tokens can never fit 4 blocks of 16: rejected at arrival with a reason.

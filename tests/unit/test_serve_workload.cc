@@ -195,6 +195,12 @@ TEST_F(ServeTrace, ReadsAGoodFile) {
   spec.trace_file = path;
   spec.warmup_requests = 1;
   EXPECT_EQ(make_requests(spec).size(), 3u);
+  const auto timed = make_requests(spec);
+  EXPECT_EQ(timed[1].arrival_s, 0.5);
+  spec.rate = 0;  // the trace's own arrivals need no rate
+  EXPECT_EQ(make_requests(spec)[1].arrival_s, 0.5);
+  spec.concurrency = 2;  // a closed loop releases them itself
+  EXPECT_EQ(make_requests(spec)[1].arrival_s, 0.0);
   spec.requests = 3;  // 3 + 1 warm-up: more than the file holds
   EXPECT_NE(bad_input_message([&] { make_requests(spec); }).find("--requests"), std::string::npos);
 }
