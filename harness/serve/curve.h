@@ -17,7 +17,7 @@ namespace tpb {
 struct CurveInput {
   double x = 0;  // the load
   double total_tokens_per_s = 0, itl_p95_s = 0, ttft_p95_s = 0;
-  std::string status;  // "ok" | "oom" | ...
+  std::string status;               // "ok" | "oom" | ...
   bool kv_full_with_queue = false;  // kv was full at some step with waiting > 0 or preemptions
   std::string kv_reason;            // the figures behind it, for memory_wall.reason
 };

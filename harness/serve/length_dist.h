@@ -12,13 +12,13 @@ namespace tpb {
 struct LengthDist {
   enum class Kind { fixed, uniform, normal, mix };
   Kind kind = Kind::fixed;
-  int64_t a = 1, b = 1;     // fixed: a; uniform: [a, b] inclusive
-  double mean = 0, sd = 0;  // normal
+  int64_t a = 1, b = 1;          // fixed: a; uniform: [a, b] inclusive
+  double mean = 0, sd = 0;       // normal
   std::vector<int64_t> lengths;  // mix
   std::vector<double> weights;   // mix, same size as lengths
 
   int64_t sample(std::mt19937_64& rng) const;  // always >= 1
-  int64_t max() const;  // the largest length it can give (normal: mean + 6 sd, rounded up)
+  int64_t max() const;       // the largest length it can give (normal: mean + 6 sd, rounded up)
   std::string text() const;  // the spec it was parsed from, canonical
 };
 

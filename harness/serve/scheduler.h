@@ -18,11 +18,32 @@
 //             queue, and its prompt plus the tokens generated so far are prefilled again).
 //             A request whose prompt_len + output_len exceeds the whole cache (or max_ctx) is
 //             rejected with a reason at arrival; nothing waits forever.
+//
+// The details the summary above leaves open, settled here as vLLM (v0) settles them:
+// - Admission takes the blocks of the whole prefill (prompt + generated) at once, also when it
+//   is chunked, so that a half-prefilled sequence never waits for blocks. kv_used_tokens counts
+//   allocated blocks (times block_tokens); a slice's table lists the first ceil((cached +
+//   new_tokens) / block_tokens) of its blocks, the ones its step touches.
+// - Admission is first come, first served: a front request that does not fit blocks the queue
+//   (kv_blocked). A step that preempted admits nothing new unless it would otherwise be empty,
+//   so a victim is not readmitted at once into the room it just gave up.
+// - Static batching ignores `chunk`, and a padding row recomputes its sequence's last position
+//   (cached = its length - 1, one token) in its own blocks, so it never needs a new block.
+//   Preemption there picks among live sequences only; padding is finished work.
+// - Closed loop: a request's arrival_s is the time the client released it (0 for the first
+//   `concurrency`; then the finish, or the rejection, of the one it replaces). Its finish is the
+//   step of its last token, also in a static batch that still runs on as padding.
+// - The token budget counts the decodes too (Sarathi), so a continuous `chunk` must be at least
+//   max_running (vLLM's max_num_batched_tokens >= max_num_seqs): every decode always fits.
+// - max_ctx = 0 means no limit beyond the cache.
 #pragma once
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "harness/serve/block_pool.h"
 #include "harness/serve/workload.h"
 #include "layers/step_batch.h"
 
@@ -43,12 +64,15 @@ struct SchedulerConfig {
 
 // What one step runs, and the queue around it when it was planned.
 struct StepPlan {
-  StepBatch batch;                // seqs[i] belongs to request ids[i]
+  StepBatch batch;  // seqs[i] belongs to request ids[i]
   std::vector<int64_t> ids;
   int64_t running = 0, waiting = 0;  // after admission, before the step
   int64_t preempted = 0;             // preemptions made to plan this step
   int64_t prefill_tokens = 0, decode_tokens = 0, padding_tokens = 0;
   int64_t kv_used_tokens = 0, kv_capacity_tokens = 0;
+  // The front of the queue had a free slot (and budget) but not the blocks for its prompt:
+  // the cache, not the slots, held it back (the memory wall's signal).
+  bool kv_blocked = false;
   bool empty() const { return batch.seqs.empty(); }
 };
 
@@ -60,8 +84,8 @@ struct RequestLog {
   int64_t preemptions = 0;
   bool warmup = false;
   bool rejected = false;
-  std::string reason;            // why it was rejected
-  std::vector<double> token_s;   // when each output token was produced (output_len of them)
+  std::string reason;               // why it was rejected
+  std::vector<double> token_s;      // when each output token was produced (output_len of them)
   std::vector<int64_t> token_step;  // the step that produced each (index into the step log)
 };
 
@@ -84,6 +108,42 @@ class Scheduler {
 
   const std::vector<RequestLog>& logs() const;
   int64_t preemptions() const;  // so far
+
+ private:
+  enum class Phase { pending, waiting, running, padding, done };
+  // One request's progress; logs_[i] is its log.
+  struct Seq {
+    Request req;
+    Phase phase = Phase::pending;
+    int64_t computed = 0;   // positions in the KV cache
+    int64_t target = 0;     // positions to prefill since its last admission (prompt + generated)
+    int64_t generated = 0;  // output tokens so far
+    std::vector<int32_t> blocks;
+  };
+
+  void release(size_t i, double t);
+  void release_arrivals(double now);
+  void top_up_client(double t);
+  void preempt(size_t i);
+  void complete(size_t i, double t);
+  void end_static_batch_if_drained();
+  void schedule_decodes(StepPlan& p, int64_t& budget);
+  void schedule_prefills(StepPlan& p, int64_t& budget);
+  void admit_waiting(StepPlan& p, int64_t& budget, double now);
+  void add_slice(StepPlan& p, size_t i, int64_t cached, int64_t n, bool samples);
+  size_t last_live() const;
+  bool has_live() const;
+
+  SchedulerConfig cfg_;
+  std::vector<Seq> seqs_;  // in release order (arrival, then id)
+  std::vector<RequestLog> logs_;
+  std::map<int64_t, size_t> index_;  // request id -> position in seqs_
+  std::deque<size_t> waiting_;
+  std::vector<size_t> running_;  // admission order; static: the batch, padding included
+  BlockPool pool_;
+  size_t next_release_ = 0;
+  int64_t in_flight_ = 0, settled_ = 0, preemptions_ = 0;
+  bool planned_ = false;  // a non-empty plan awaits finish()
 };
 
 }  // namespace tpb

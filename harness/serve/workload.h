@@ -28,7 +28,9 @@ struct LoadSpec {
   uint64_t seed = 1;
 };
 
-// warmup_requests + requests requests, ids 0.. in arrival order.
+// warmup_requests + requests requests, ids 0.. in arrival order. With a trace: its first
+// warmup_requests + requests lines (BadInput naming --requests when it holds fewer), its
+// arrivals in an open loop whatever `rate` says, and arrival 0 in a closed loop.
 std::vector<Request> make_requests(const LoadSpec& spec);
 
 // One request per non-empty line: {"arrival_s": 0.5, "prompt_len": 128, "output_len": 64}.

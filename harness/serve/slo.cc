@@ -1,0 +1,67 @@
+// --slo: latency targets for goodput, in milliseconds on the command line, seconds inside.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "harness/serve/serve_metrics.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+namespace {
+
+std::string ms_text(double s) {
+  // %.15g drops the binary noise that ms -> s -> ms adds (0.2 * 1000 -> 200, not 200.00000003).
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", s * 1e3);
+  return buf;
+}
+
+double ms_value(const std::string& key, const std::string& v, const std::string& text) {
+  double ms = 0;
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), ms);
+  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || !std::isfinite(ms) ||
+      ms <= 0)
+    throw BadInput("--slo: " + key + " needs milliseconds > 0 (got '" + text + "')");
+  return ms / 1e3;
+}
+
+}  // namespace
+
+std::string SloSpec::text() const {
+  std::string s;
+  auto add = [&s](const char* key, const std::optional<double>& v) {
+    if (v) s += (s.empty() ? "" : ",") + std::string(key) + "=" + ms_text(*v);
+  };
+  add("ttft", ttft_s);
+  add("tpot", tpot_s);
+  add("itl_p95", itl_p95_s);
+  return s;
+}
+
+SloSpec parse_slo(const std::string& text) {
+  SloSpec slo;
+  if (text.empty()) return slo;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    std::optional<double>* slot = key == "ttft"      ? &slo.ttft_s
+                                  : key == "tpot"    ? &slo.tpot_s
+                                  : key == "itl_p95" ? &slo.itl_p95_s
+                                                     : nullptr;
+    if (!slot)
+      throw BadInput("--slo: unknown key '" + key + "' (the keys are ttft, tpot, itl_p95; got '" +
+                     text + "')");
+    if (eq == std::string::npos)
+      throw BadInput("--slo: " + key + " needs =MS (got '" + text + "')");
+    if (*slot) throw BadInput("--slo: " + key + " given twice (got '" + text + "')");
+    *slot = ms_value(key, item.substr(eq + 1), text);
+    start = end + 1;
+  }
+  return slo;
+}
+
+}  // namespace tpb
