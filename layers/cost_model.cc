@@ -165,12 +165,17 @@ OpCost op_cost(const CostQuery& q, Op op) {
     case Op::down_proj:
       // Row-parallel: I -> a partial h-wide sum, completed by all-reduce.
       return gemm(op, x, x.I, x.h);
+    case Op::final_norm:
+    case Op::lm_head:
+    case Op::sample_gather:
+    case Op::sample:
     case Op::injected:
     case Op::step:
     case Op::count:
       break;
   }
-  // Not layer ops: injected work and step bounds declare no work of their own.
+  // Not layer ops: a serving step's end is priced by mixed_step_cost (its rows are the sampled
+  // ones, which a CostQuery does not know); injected work and step bounds declare no work.
   OpCost c;
   c.op = op;
   return c;
