@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "layers/base/enum_names.h"
 #include "layers/base/errors.h"
@@ -162,36 +165,43 @@ OpCost op_cost(const CostQuery& q, Op op) {
     case Op::down_proj:
       // Row-parallel: I -> a partial h-wide sum, completed by all-reduce.
       return gemm(op, x, x.I, x.h);
+    case Op::final_norm:
+    case Op::lm_head:
+    case Op::sample_gather:
+    case Op::sample:
     case Op::injected:
     case Op::step:
     case Op::count:
       break;
   }
-  // Not layer ops: injected work and step bounds declare no work of their own.
+  // Not layer ops: a serving step's end is priced by mixed_step_cost (its rows are the sampled
+  // ones, which a CostQuery does not know); injected work and step bounds declare no work.
   OpCost c;
   c.op = op;
   return c;
 }
 
-StepCost step_cost(const CostQuery& q) {
-  const Dims x = resolve(q);
+namespace {
+
+// Adds one op's cost `times` over: the layers for a layer op, once for a tail op.
+void accumulate(StepCost& s, const OpCost& c, double times) {
+  s.flops += c.flops * times;
+  s.bytes_read += c.bytes_read * times;
+  s.bytes_written += c.bytes_written * times;
+  s.weight_bytes += c.weight_bytes * times;
+  s.kv_read_bytes += c.kv_read_bytes * times;
+  s.kv_write_bytes += c.kv_write_bytes * times;
+}
+
+// The layers' ops, given one layer's, and their all-reduces. Two per layer (after o_proj and
+// after down_proj), each summing the partial [T x h] outputs of the tp ranks. A group of one
+// needs no collective (Megatron short-circuit).
+StepCost layer_stack(const Dims& x, std::vector<OpCost> layer_ops) {
   StepCost s;
   s.tokens = x.T;
   s.layers = x.layers;
-  for (int i = 0; i < kOpsPerLayer; ++i) {
-    const OpCost c = op_cost(q, static_cast<Op>(i));
-    s.layer_ops.push_back(c);
-    s.flops += c.flops * x.layers;
-    s.bytes_read += c.bytes_read * x.layers;
-    s.bytes_written += c.bytes_written * x.layers;
-    s.weight_bytes += c.weight_bytes * x.layers;
-    s.kv_read_bytes += c.kv_read_bytes * x.layers;
-    s.kv_write_bytes += c.kv_write_bytes * x.layers;
-  }
-  s.activation_bytes =
-      s.bytes_read + s.bytes_written - s.weight_bytes - s.kv_read_bytes - s.kv_write_bytes;
-  // Two all-reduces per layer (after o_proj and after down_proj), each summing the partial
-  // [T x h] outputs of the tp ranks. A group of one needs no collective (Megatron short-circuit).
+  for (const OpCost& c : layer_ops) accumulate(s, c, x.layers);
+  s.layer_ops = std::move(layer_ops);
   if (x.tp > 1) {
     const double payload = x.T * x.h * x.e;
     const auto n = static_cast<int64_t>(x.layers);
@@ -204,13 +214,121 @@ StepCost step_cost(const CostQuery& q) {
   return s;
 }
 
+void finish(StepCost& s) {
+  s.activation_bytes =
+      s.bytes_read + s.bytes_written - s.weight_bytes - s.kv_read_bytes - s.kv_write_bytes;
+}
+
+}  // namespace
+
+StepCost step_cost(const CostQuery& q) {
+  const Dims x = resolve(q);
+  std::vector<OpCost> ops;
+  for (int i = 0; i < kOpsPerLayer; ++i) ops.push_back(op_cost(q, static_cast<Op>(i)));
+  StepCost s = layer_stack(x, std::move(ops));
+  finish(s);
+  return s;
+}
+
+namespace {
+
+// A mixed step's per-token ops depend on T alone, so a prefill query of one sequence of T
+// tokens prices them; attention is priced per sequence instead (mixed_attention).
+CostQuery mixed_query(const ModelShape& m, int tp, DType t, int64_t layers, const StepBatch& b) {
+  if (b.seqs.empty()) throw BadInput("step batch: no sequences");
+  for (std::size_t i = 0; i < b.seqs.size(); ++i)
+    if (b.seqs[i].new_tokens < 1 || b.seqs[i].cached < 0)
+      throw BadInput("step batch: sequence " + std::to_string(i) +
+                     " needs new_tokens >= 1 and cached >= 0");
+  CostQuery q;
+  q.shape = m;
+  q.phase = Phase::prefill;
+  q.batch = 1;
+  q.prompt = b.tokens();
+  q.tp = tp;
+  q.dtype = t;
+  q.layers = layers;
+  return q;
+}
+
+// Attention of a mixed step, sequence by sequence. A sequence with c cached positions and n
+// new tokens: new token j (0-based) attends to c + j + 1 positions, so a query head sees
+//   P = sum_{j=0..n-1} (c + j + 1) = n*c + n(n+1)/2 pairs,
+// each 4d FLOPs as in decode and prefill (n = 1 gives decode's C + 1; c = 0 prefill's
+// S(S+1)/2). K and V of the sequence's c + n positions are read once per sequence (GQA heads
+// share them; a chunk's fresh K and V count as cache reads, as in prefill):
+// (c + n) * 2 * hkv * d * e. Q is read and the output written once per token and head.
+OpCost mixed_attention(const Dims& x, const StepBatch& b) {
+  OpCost a;
+  a.op = Op::attention;
+  const double qkv_row = x.d * x.e;
+  for (const SeqSlice& s : b.seqs) {
+    const double c = static_cast<double>(s.cached), n = static_cast<double>(s.new_tokens);
+    const double P = n * c + n * (n + 1) / 2;
+    a.flops += 4 * x.hq * x.d * P;
+    a.kv_read_bytes += (c + n) * 2 * x.hkv * qkv_row;
+  }
+  a.bytes_read = a.kv_read_bytes + x.T * x.hq * qkv_row;
+  a.bytes_written = x.T * x.hq * qkv_row;
+  return a;
+}
+
+// The step's end on the S sampled rows with V' = vocab / tp local vocabulary rows:
+//   final_norm  gather + RMSNorm: read S*h*e and the gamma h*e (a weight), write S*h*e
+//   lm_head     GEMM S x h -> V': 2*S*h*V' FLOPs, weights h*V'*e, reads S*h*e, writes S*V'*e
+//   sample      the local argmax reads the logits S*V'*e and writes each row's (max, column)
+//               pair (2 fp32 = 8 B); the pick reads the gathered S*tp pairs, writes S int32 ids
+//   sample_gather  an all-reduce of the [S, tp, 2] fp32 candidates (an all-gather through a
+//               sum): S*tp*8 bytes per rank, in comm (tp > 1 only, like the layers' all-reduces)
+void add_sampling(StepCost& s, const Dims& x, double S, double V) {
+  const double Vl = V / x.tp, rows = S * x.h * x.e;
+  OpCost norm = elementwise(Op::final_norm, rows + x.h * x.e, rows);
+  norm.weight_bytes = x.h * x.e;
+  Dims head = x;
+  head.T = S;
+  const OpCost lm = gemm(Op::lm_head, head, x.h, Vl);
+  const double pairs = S * x.tp * 8;
+  const OpCost pick = elementwise(Op::sample, S * Vl * x.e + pairs, S * 8 + S * 4);
+  for (const OpCost& c : {norm, lm, pick}) {
+    s.tail_ops.push_back(c);
+    accumulate(s, c, 1);
+  }
+  if (x.tp > 1) {
+    s.comm.push_back(CommOp{"all_reduce", Op::sample_gather, pairs, x.tp});
+    s.comm_bytes += pairs;
+  }
+}
+
+}  // namespace
+
+StepCost mixed_step_cost(const ModelShape& m, int tp, DType t, int64_t layers, const StepBatch& b,
+                         bool lm_head) {
+  const CostQuery q = mixed_query(m, tp, t, layers, b);
+  const Dims x = resolve(q);
+  std::vector<OpCost> ops;
+  for (int i = 0; i < kOpsPerLayer; ++i) {
+    const Op op = static_cast<Op>(i);
+    ops.push_back(op == Op::attention ? mixed_attention(x, b) : op_cost(q, op));
+  }
+  StepCost s = layer_stack(x, std::move(ops));
+  if (lm_head && b.sampled() > 0)
+    add_sampling(s, x, static_cast<double>(b.sampled()),
+                 static_cast<double>(vocab_per_rank(m, tp) * tp));
+  finish(s);
+  return s;
+}
+
 double ops_roofline_time_s(const StepCost& c, double peak_flops, double peak_bw) {
   if (!(peak_flops > 0) || !(peak_bw > 0)) return std::numeric_limits<double>::quiet_NaN();
   double t = 0;
   for (const OpCost& o : c.layer_ops)
     if (!op_is_collective(o.op))
       t += std::max(o.flops / peak_flops, (o.bytes_read + o.bytes_written) / peak_bw);
-  return t * c.layers;
+  double tail = 0;
+  for (const OpCost& o : c.tail_ops)
+    if (!op_is_collective(o.op))
+      tail += std::max(o.flops / peak_flops, (o.bytes_read + o.bytes_written) / peak_bw);
+  return t * c.layers + tail;
 }
 
 MemoryNeed memory_need(const CostQuery& q) {
@@ -232,6 +350,46 @@ MemoryNeed memory_need(const CostQuery& q) {
   // factor 2 is headroom for GEMM workspaces and collective staging buffers.
   m.activations = x.T * (4 * x.h + (x.hq + 2 * x.hkv) * x.d + 3 * x.I) * x.e * 2;
   return m;
+}
+
+}  // namespace tpb
+
+namespace tpb {
+
+MemoryNeed serve_memory_need(const ModelShape& m, int tp, DType t, int64_t layers,
+                             const ServeShape& s) {
+  if (s.max_tokens < 1 || s.max_seqs < 1)
+    throw BadInput("serve: max_tokens and max_seqs must be >= 1 (got " +
+                   std::to_string(s.max_tokens) + ", " + std::to_string(s.max_seqs) + ")");
+  CostQuery q;
+  q.shape = m;
+  q.phase = Phase::prefill;
+  q.prompt = s.max_tokens;
+  q.tp = tp;
+  q.dtype = t;
+  q.layers = layers;
+  // Weights and the layers' activations as for a step of max_tokens rows (memory_need).
+  MemoryNeed need = memory_need(q);
+  need.kv_cache = static_cast<double>(s.kv.num_blocks * s.kv.block_tokens) *
+                  kv_bytes_per_token(m, tp, t, layers);
+  if (s.lm_head) {
+    // The LM head shard [V/tp, h] and the final gamma h; per sampled row its normalised h-wide
+    // input and its V/tp logits, and the (max, column) candidates of every rank (fp32).
+    const double e = static_cast<double>(dtype_bytes(t)), h = static_cast<double>(m.hidden);
+    const double Vl = static_cast<double>(vocab_per_rank(m, tp)),
+                 S = static_cast<double>(s.max_seqs);
+    need.weights += (Vl * h + h) * e;
+    need.activations += S * (h + Vl) * e + S * tp * 8;
+  }
+  return need;
+}
+
+double kv_bytes_per_token(const ModelShape& m, int tp, DType t, int64_t layers) {
+  if (layers < 0) throw BadInput("--layers: must be >= 0 (got " + std::to_string(layers) + ")");
+  const ShardShape s = shard_shape(m, tp);
+  const double L = static_cast<double>(layers == 0 ? m.n_layers : layers);
+  return 2.0 * static_cast<double>(s.kv_heads * m.head_dim) * static_cast<double>(dtype_bytes(t)) *
+         L;
 }
 
 }  // namespace tpb

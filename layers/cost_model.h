@@ -9,6 +9,7 @@
 #include "layers/base/dtype.h"
 #include "layers/model_shape.h"
 #include "layers/ops.h"
+#include "layers/step_batch.h"
 
 namespace tpb {
 
@@ -55,8 +56,9 @@ struct StepCost {
   double kv_read_bytes = 0;
   double kv_write_bytes = 0;
   double activation_bytes = 0;    // bytes_read + bytes_written - weights - KV
-  double tokens = 0;              // tokens produced (decode) or processed (prefill) per step
+  double tokens = 0;              // tokens produced (decode) or processed (prefill, mixed) per step
   std::vector<OpCost> layer_ops;  // one layer's ops (every layer is identical)
+  std::vector<OpCost> tail_ops;   // once per step after the layers (serving: final_norm..sample)
   std::vector<CommOp> comm;       // every collective of the step, in order
   double comm_bytes = 0;
   double layers = 0;
@@ -71,11 +73,20 @@ int64_t tokens_per_step(const CostQuery& q);
 OpCost op_cost(const CostQuery& q, Op op);
 StepCost step_cost(const CostQuery& q);
 
+// A mixed step (tpbench serve) from the same per-op formulas: the per-token ops over
+// T = b.tokens() rows, attention sequence by sequence at its own cached length, and with
+// lm_head the step's end (final_norm, lm_head, sample in tail_ops; sample_gather in comm)
+// over the b.sampled() rows. A pure decode or pure prefill batch gives step_cost's numbers.
+// layers = 0 means shape.n_layers. Throws BadInput for an empty batch or a bad shape.
+StepCost mixed_step_cost(const ModelShape& m, int tp, DType t, int64_t layers, const StepBatch& b,
+                         bool lm_head);
+
 // The least time a step's compute can take with every op at its own roofline: the sum over the
-// layer ops of max(FLOPs / peak FLOP/s, bytes / peak B/s), times the layers. It is at or above
-// the whole step's roofline time, because an op bound by bandwidth cannot lend its idle FLOPs
-// to one bound by compute. Collectives carry no FLOPs and ride the link, so they are left out.
-// NaN when a peak is not positive.
+// layer ops of max(FLOPs / peak FLOP/s, bytes / peak B/s), times the layers, plus the same sum
+// over the tail ops (a serving step's end), once. It is at or above the whole step's roofline
+// time, because an op bound by bandwidth cannot lend its idle FLOPs to one bound by compute.
+// Collectives carry no FLOPs and ride the link, so they are left out. NaN when a peak is not
+// positive.
 double ops_roofline_time_s(const StepCost& c, double peak_flops, double peak_bw);
 
 // Memory a rank needs for one point: weights (all layers), KV cache, activations.
@@ -86,5 +97,16 @@ struct MemoryNeed {
   double total() const { return weights + kv_cache + activations; }
 };
 MemoryNeed memory_need(const CostQuery& q);
+
+// The same for a serving layout: weights (plus, with the LM head, its vocab/tp shard and the
+// final gamma), the paged cache of every layer, and activations for max_tokens rows (plus the
+// sampled rows' logits). layers = 0 means shape.n_layers.
+MemoryNeed serve_memory_need(const ModelShape& m, int tp, DType t, int64_t layers,
+                             const ServeShape& s);
+
+// KV cache bytes one position takes on one rank, all layers: K and V of the local KV heads,
+// 2 * hkv * d * e * layers (layers = 0 means shape.n_layers). What a block of the paged cache
+// costs per token, for sizing num_blocks from a memory budget.
+double kv_bytes_per_token(const ModelShape& m, int tp, DType t, int64_t layers);
 
 }  // namespace tpb

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "layers/base/dtype.h"
+#include "layers/base/errors.h"
 #include "layers/fill_hash.h"
+#include "layers/step_batch.h"
 
 namespace tpb {
 
@@ -137,6 +139,38 @@ class Device {
   // x += y
   virtual void add(void* x, const void* y, std::size_t count, DType t) = 0;
 
+  // Mixed (serving) steps over a paged KV cache (layers/step_batch.h): qkv and out rows are
+  // the batch's new tokens, sequence after sequence; token j of sequence i sits at position
+  // seqs[i].cached + j. The caches are [kv.num_blocks, kv.block_tokens, kv_heads, head_dim];
+  // of AttnShape only the heads and head_dim are read. A backend without them keeps the
+  // defaults, which throw BackendError naming the backend.
+  virtual void rope_varlen(void* qkv, const StepBatch& b, const AttnShape& s, float theta,
+                           DType t) {
+    (void)qkv, (void)b, (void)s, (void)theta, (void)t;
+    no_mixed();
+  }
+  // Each new token's K and V into its position, through its sequence's block table.
+  virtual void kv_write_varlen(const void* qkv, void* k_cache, void* v_cache, const StepBatch& b,
+                               const KvLayout& kv, const AttnShape& s, DType t) {
+    (void)qkv, (void)k_cache, (void)v_cache, (void)b, (void)kv, (void)s, (void)t;
+    no_mixed();
+  }
+  // Causal: token j of sequence i attends to its positions [0, cached + j], read through the
+  // block table (kv_write_varlen has written this step's). out is [tokens, q_heads * head_dim].
+  virtual void attention_varlen(const void* qkv, const void* k_cache, const void* v_cache,
+                                void* out, const StepBatch& b, const KvLayout& kv,
+                                const AttnShape& s, DType t) {
+    (void)qkv, (void)k_cache, (void)v_cache, (void)out, (void)b, (void)kv, (void)s, (void)t;
+    no_mixed();
+  }
+  // Greedy sampling's local half: per row of logits [rows, cols], the largest value and its
+  // column (ties: the lowest column), written to host memory. Waits for the result.
+  virtual void row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,
+                          int32_t* col_host, DType t) {
+    (void)logits, (void)rows, (void)cols, (void)max_host, (void)col_host, (void)t;
+    no_mixed();
+  }
+
   // Extra work for --inject slowdown: keeps this rank's execution resource busy for about
   // `seconds` (a calibrated spin or real work, never a sleep that frees it).
   virtual void busy_work(double seconds) = 0;
@@ -175,10 +209,16 @@ class Device {
 
  private:
   [[noreturn]] void no_graphs() const;
+  [[noreturn]] void no_mixed() const;
 };
 
 inline void Device::no_graphs() const {
   throw std::logic_error("graph capture on the " + caps().backend + " backend");
+}
+
+// A recorded failure, not an assertion: tpbench serve on such a backend stops with this line.
+inline void Device::no_mixed() const {
+  throw BackendError("mixed steps are not implemented on the " + caps().backend + " backend");
 }
 
 inline DeviceBuffer::~DeviceBuffer() {

@@ -101,6 +101,17 @@ ShardShape shard_shape(const ModelShape& m, int tp) {
   return s;
 }
 
+int64_t vocab_per_rank(const ModelShape& m, int tp) {
+  if (tp < 1) throw BadInput("--tp: must be >= 1 (got " + std::to_string(tp) + ")");
+  if (m.vocab < 1)
+    throw BadInput("model " + m.name + ": vocab must be >= 1 for the LM head (got " +
+                   std::to_string(m.vocab) + ")");
+  if (m.vocab % tp != 0)
+    throw BadInput("--tp: " + std::to_string(tp) + " does not divide the model's vocabulary of " +
+                   std::to_string(m.vocab) + " (the LM head is split by vocabulary rows)");
+  return m.vocab / tp;
+}
+
 int64_t first_kv_head(const ModelShape& m, int tp, int tp_rank) {
   const ShardShape s = shard_shape(m, tp);
   TPB_ASSERT(tp_rank >= 0 && tp_rank < tp, "tp_rank out of range");

@@ -32,6 +32,11 @@ struct ShardShape {
 // Throws BadInput naming the field when tp does not divide the shape.
 ShardShape shard_shape(const ModelShape& m, int tp);
 
+// Vocabulary rows per rank of the vocab-parallel LM head (Megatron/vLLM VocabParallel: rank r
+// holds rows [r V/tp, (r+1) V/tp)). Throws BadInput naming --tp when tp does not divide it, or
+// the model when it has no vocabulary.
+int64_t vocab_per_rank(const ModelShape& m, int tp);
+
 // Index of the first global KV head this rank holds (replicated case: the one its q heads use).
 int64_t first_kv_head(const ModelShape& m, int tp, int tp_rank);
 

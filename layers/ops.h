@@ -24,21 +24,31 @@ enum class Op : uint8_t {
   down_proj,       // row-parallel GEMM            (compute)
   allreduce_mlp,   // sum of partial down outputs  (collective)
   residual_mlp,    //                              (compute)
-  injected,        // extra compute from --inject slowdown / jitter (counted as compute)
-  step,            // bounds a whole step; neither compute nor collective
+  // A serving step's end (TpModel::step_mixed), once per step after the layers, on the rows
+  // of the sequences that sample. `sample` is stamped twice: the local argmax before the
+  // gather, and the pick among the gathered candidates after it.
+  final_norm,     // sampled rows gathered, RMSNorm  (compute)
+  lm_head,        // vocab-parallel GEMM            (compute)
+  sample_gather,  // all-gather of (max, column)    (collective)
+  sample,         // greedy: local argmax, pick     (compute)
+  injected,       // extra compute from --inject slowdown / jitter (counted as compute)
+  step,           // bounds a whole step; neither compute nor collective
   count
 };
 
-inline constexpr int kOpsPerLayer = 14;  // rmsnorm_attn .. residual_mlp
+inline constexpr int kOpsPerLayer = 14;     // rmsnorm_attn .. residual_mlp
+inline constexpr int kOpsPerServeTail = 4;  // final_norm .. sample, once per serving step
+inline constexpr int kServeTailStamps = 5;  // their stamps per step (`sample` twice)
 
 inline bool op_is_collective(Op op) {
-  return op == Op::allreduce_attn || op == Op::allreduce_mlp;
+  return op == Op::allreduce_attn || op == Op::allreduce_mlp || op == Op::sample_gather;
 }
 
 inline constexpr std::array<const char*, static_cast<std::size_t>(Op::count)> kOpNames{
-    "rmsnorm_attn",   "qkv_proj",      "rope",        "kv_write",     "attention", "o_proj",
-    "allreduce_attn", "residual_attn", "rmsnorm_mlp", "gate_up_proj", "swiglu",    "down_proj",
-    "allreduce_mlp",  "residual_mlp",  "injected",    "step"};
+    "rmsnorm_attn", "qkv_proj",       "rope",          "kv_write",     "attention",
+    "o_proj",       "allreduce_attn", "residual_attn", "rmsnorm_mlp",  "gate_up_proj",
+    "swiglu",       "down_proj",      "allreduce_mlp", "residual_mlp", "final_norm",
+    "lm_head",      "sample_gather",  "sample",        "injected",     "step"};
 
 inline const char* op_name(Op op) {
   return enum_name(kOpNames, op);

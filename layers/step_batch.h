@@ -50,4 +50,14 @@ struct StepBatch {
   }
 };
 
+// Blocks a sequence's table must hold after this step: ceil((cached + new_tokens) / block).
+inline int64_t blocks_needed(const SeqSlice& s, int64_t block_tokens) {
+  return (s.cached + s.new_tokens + block_tokens - 1) / block_tokens;
+}
+
+// Throws BadInput naming the sequence and the rule when `b` does not fit `shape` (token and
+// sequence budgets, new_tokens >= 1, cached >= 0, block tables long enough and in range).
+// The scheduler builds batches; this catches one that a device op would read out of bounds.
+void check_step_batch(const StepBatch& b, const ServeShape& shape);
+
 }  // namespace tpb

@@ -118,4 +118,13 @@ class Scoped {
   std::size_t i_;
 };
 
+// Runs body() as one stamped `op` when a timeline is given; a null timeline (reference runs)
+// costs a branch. Stamps cost two clock reads.
+template <class F>
+void stamped(Timeline* tl, Op op, int layer, int step, F&& body) {
+  const std::size_t i = tl ? tl->open(op, layer, step) : 0;
+  body();
+  if (tl) tl->close(i);
+}
+
 }  // namespace tpb

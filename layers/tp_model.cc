@@ -1,11 +1,14 @@
 // The TP step (Megatron layout): x -> rmsnorm -> QKV(col) -> rope -> kv write -> attention
 // -> O(row) -> all_reduce -> +res -> rmsnorm -> gate_up(col) -> swiglu -> down(row)
 // -> all_reduce -> +res. Shards are cut from full tensors defined by fill_hash, so any tp
-// produces the same mathematical layer.
+// produces the same mathematical layer. A fixed step (one phase, equal sequences) and a
+// mixed step (tpbench serve) share the layer body; they differ in the attention side only.
 #include "layers/tp_model.h"
 
 #include <cmath>
+#include <string>
 
+#include "layers/base/errors.h"
 #include "layers/timeline.h"
 
 namespace tpb {
@@ -35,16 +38,102 @@ float init_scale(int64_t fan_in) {
 
 }  // namespace
 
+// How a step's rope, kv_write and attention run: the one place where a fixed step (every
+// sequence at the same positions, a contiguous cache) and a mixed step (each sequence at its
+// own, a paged cache) differ.
+class AttnSide {
+ public:
+  virtual void rope(void* qkv) const = 0;
+  virtual void kv_write(const void* qkv, void* k, void* v) const = 0;
+  virtual void attention(const void* qkv, const void* k, const void* v, void* out) const = 0;
+
+ protected:
+  ~AttnSide() = default;
+};
+
+namespace {
+
+// Every sequence decodes at position `context`, or prefills `prompt` tokens from 0.
+class FixedAttn final : public AttnSide {
+ public:
+  FixedAttn(Device& dev, const TpModelConfig& c, const AttnShape& a)
+      : dev_(dev), c_(c), a_(a), decode_(c.phase == Phase::decode) {}
+  void rope(void* qkv) const override {
+    dev_.rope(qkv, a_.batch * tps(), tps(), pos0(), a_, static_cast<float>(c_.shape.rope_theta),
+              c_.dtype);
+  }
+  void kv_write(const void* qkv, void* k, void* v) const override {
+    dev_.kv_write(qkv, k, v, tps(), pos0(), a_, c_.dtype);
+  }
+  void attention(const void* qkv, const void* k, const void* v, void* out) const override {
+    if (decode_)
+      dev_.attention_decode(qkv, k, v, out, c_.context + 1, a_, c_.dtype);
+    else
+      dev_.attention_prefill(qkv, k, v, out, c_.prompt, a_, c_.dtype);
+  }
+
+ private:
+  int64_t tps() const { return decode_ ? 1 : c_.prompt; }
+  int64_t pos0() const { return decode_ ? c_.context : 0; }
+  Device& dev_;
+  const TpModelConfig& c_;
+  const AttnShape& a_;
+  bool decode_;
+};
+
+// Each sequence of the batch at its own positions, through its block table.
+class VarlenAttn final : public AttnSide {
+ public:
+  VarlenAttn(Device& dev, const TpModelConfig& c, const AttnShape& a, const StepBatch& b)
+      : dev_(dev), c_(c), a_(a), b_(b) {}
+  void rope(void* qkv) const override {
+    dev_.rope_varlen(qkv, b_, a_, static_cast<float>(c_.shape.rope_theta), c_.dtype);
+  }
+  void kv_write(const void* qkv, void* k, void* v) const override {
+    dev_.kv_write_varlen(qkv, k, v, b_, c_.serve.kv, a_, c_.dtype);
+  }
+  void attention(const void* qkv, const void* k, const void* v, void* out) const override {
+    dev_.attention_varlen(qkv, k, v, out, b_, c_.serve.kv, a_, c_.dtype);
+  }
+
+ private:
+  Device& dev_;
+  const TpModelConfig& c_;
+  const AttnShape& a_;
+  const StepBatch& b_;
+};
+
+void check_serve_shape(const ServeShape& s) {
+  auto need = [](int64_t v, const char* field) {
+    if (v < 1)
+      throw BadInput(std::string(field) + ": must be >= 1 (got " + std::to_string(v) + ")");
+  };
+  need(s.max_seqs, "serve.max_seqs");
+  need(s.kv.num_blocks, "serve.kv.num_blocks");
+  need(s.kv.block_tokens, "serve.kv.block_tokens");
+}
+
+}  // namespace
+
 TpModel::TpModel(Device& dev, const TpModelConfig& cfg)
     : dev_(dev), cfg_(cfg), sh_(shard_shape(cfg.shape, cfg.tp)) {
   const ModelShape& m = cfg_.shape;
-  tokens_ = cfg_.batch * (cfg_.phase == Phase::decode ? 1 : cfg_.prompt);
-  max_ctx_ = cfg_.phase == Phase::decode ? cfg_.context + 1 : cfg_.prompt;
   kv0_ = first_kv_head(m, cfg_.tp, cfg_.tp_rank);
-  attn_ = AttnShape{cfg_.batch, sh_.q_heads, sh_.kv_heads, m.head_dim, max_ctx_};
+  if (serving()) {
+    check_serve_shape(cfg_.serve);
+    tokens_ = cfg_.serve.max_tokens;
+    cache_rows_ = cfg_.serve.kv.num_blocks * cfg_.serve.kv.block_tokens;
+    attn_ = AttnShape{cfg_.serve.max_seqs, sh_.q_heads, sh_.kv_heads, m.head_dim, 0};
+  } else {
+    tokens_ = cfg_.batch * (cfg_.phase == Phase::decode ? 1 : cfg_.prompt);
+    max_ctx_ = cfg_.phase == Phase::decode ? cfg_.context + 1 : cfg_.prompt;
+    cache_rows_ = cfg_.batch * max_ctx_;
+    attn_ = AttnShape{cfg_.batch, sh_.q_heads, sh_.kv_heads, m.head_dim, max_ctx_};
+  }
+  rows_ = tokens_;
   const std::size_t e = dtype_bytes(cfg_.dtype);
   const int64_t h = m.hidden, d = m.head_dim, qkv_w = (sh_.q_heads + 2 * sh_.kv_heads) * d;
-  const int64_t kv_elems = cfg_.batch * max_ctx_ * sh_.kv_heads * d;
+  const int64_t kv_elems = cache_rows_ * sh_.kv_heads * d;
   layers_.resize(cfg_.layers);
   for (int64_t l = 0; l < cfg_.layers; ++l) {
     LayerBuffers& b = layers_[l];
@@ -58,6 +147,15 @@ TpModel::TpModel(Device& dev, const TpModelConfig& cfg)
     b.v_cache = dev_.alloc(kv_elems * e);
     fill_layer(l);
   }
+  alloc_activations();
+  if (serving() && cfg_.serve.lm_head) alloc_sampling();
+  reset_state();
+}
+
+void TpModel::alloc_activations() {
+  const std::size_t e = dtype_bytes(cfg_.dtype);
+  const int64_t h = cfg_.shape.hidden, d = cfg_.shape.head_dim;
+  const int64_t qkv_w = (sh_.q_heads + 2 * sh_.kv_heads) * d;
   x_ = dev_.alloc(tokens_ * h * e);
   xn_ = dev_.alloc(tokens_ * h * e);
   qkv_ = dev_.alloc(tokens_ * qkv_w * e);
@@ -65,7 +163,6 @@ TpModel::TpModel(Device& dev, const TpModelConfig& cfg)
   proj_ = dev_.alloc(tokens_ * h * e);
   gate_up_ = dev_.alloc(tokens_ * 2 * sh_.inter * e);
   act_ = dev_.alloc(tokens_ * sh_.inter * e);
-  reset_state();
 }
 
 uint64_t TpModel::seed_of(int64_t layer, int tensor) const {
@@ -104,9 +201,10 @@ void TpModel::fill_layer(int64_t l) {
 }
 
 void TpModel::fill_cache(int64_t l) {
-  // The cache is a full [batch*max_ctx, n_kv_heads*d] tensor; this rank holds its KV heads.
+  // The cache is a full [cache_rows, n_kv_heads*d] tensor (a paged cache's rows are its
+  // blocks' positions); this rank holds its KV heads.
   const int64_t d = cfg_.shape.head_dim, full = cfg_.shape.n_kv_heads * d;
-  const int64_t rows = cfg_.batch * max_ctx_, w = sh_.kv_heads * d;
+  const int64_t rows = cache_rows_, w = sh_.kv_heads * d;
   dev_.fill(layers_[l].k_cache.get(), cfg_.dtype,
             FillSpec{seed_of(l, kKCache), 1.0f, full, 0, rows, kv0_ * d, w, w, 0});
   dev_.fill(layers_[l].v_cache.get(), cfg_.dtype,
@@ -117,68 +215,75 @@ void TpModel::reset_state() {
   const int64_t h = cfg_.shape.hidden;
   dev_.fill(x_.get(), cfg_.dtype, whole_tensor_fill(seed_of(0, kInput), 1.0f, tokens_, h));
   for (int64_t l = 0; l < cfg_.layers; ++l) fill_cache(l);
+  rows_ = tokens_;
   dev_.synchronize();
 }
 
+void TpModel::set_input_seeded(int step_index, int64_t rows) {
+  const uint64_t seed = mix64(seed_of(0, kInput) ^ static_cast<uint64_t>(step_index));
+  dev_.fill(x_.get(), cfg_.dtype, whole_tensor_fill(seed, 1.0f, rows, cfg_.shape.hidden));
+}
+
 std::vector<float> TpModel::output() const {
-  std::vector<float> out(static_cast<std::size_t>(tokens_ * cfg_.shape.hidden));
+  std::vector<float> out(static_cast<std::size_t>(rows_ * cfg_.shape.hidden));
   dev_.synchronize();
   dev_.download(out.data(), x_.get(), out.size(), cfg_.dtype);
   return out;
 }
 
 void TpModel::step(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks) {
+  if (serving()) throw BadInput("step: the model is in serving mode; use step_mixed");
+  run_layers(coll, tl, step_index, hooks, tokens_, FixedAttn(dev_, cfg_, attn_));
+  rows_ = tokens_;
+}
+
+std::vector<int32_t> TpModel::step_mixed(Collective& coll, Timeline* tl, int step_index,
+                                         StepHooks* hooks, const StepBatch& b) {
+  check_step_batch(b, cfg_.serve);
+  const int64_t T = b.tokens();
+  set_input_seeded(step_index, T);
+  AttnShape a = attn_;
+  a.batch = static_cast<int64_t>(b.seqs.size());
+  run_layers(coll, tl, step_index, hooks, T, VarlenAttn(dev_, cfg_, a, b));
+  rows_ = T;
+  if (!cfg_.serve.lm_head) return {};
+  return sample(coll, tl, step_index, b);
+}
+
+void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks,
+                         int64_t T, const AttnSide& side) {
   const ModelShape& m = cfg_.shape;
   const DType t = cfg_.dtype;
-  const int64_t T = tokens_, h = m.hidden, d = m.head_dim;
+  const int64_t h = m.hidden, d = m.head_dim;
   const int64_t qkv_w = (sh_.q_heads + 2 * sh_.kv_heads) * d;
-  const bool decode = cfg_.phase == Phase::decode;
-  const int64_t tps = decode ? 1 : cfg_.prompt;
-  const int64_t pos0 = decode ? cfg_.context : 0;
-  const float eps = static_cast<float>(m.rms_eps), theta = static_cast<float>(m.rope_theta);
-
-  // Stamps cost two clock reads; a null timeline (reference runs) costs a branch.
-  auto run = [&](Op op, int layer, auto&& body) {
-    const std::size_t i = tl ? tl->open(op, layer, step_index) : 0;
-    body();
-    if (tl) tl->close(i);
-  };
+  const float eps = static_cast<float>(m.rms_eps);
+  const std::size_t act = static_cast<std::size_t>(T * h);
   for (int64_t l = 0; l < cfg_.layers; ++l) {
     LayerBuffers& b = layers_[l];
     const int L = static_cast<int>(l);
-    run(Op::rmsnorm_attn, L,
+    auto run = [&](Op op, auto&& body) { stamped(tl, op, L, step_index, body); };
+    run(Op::rmsnorm_attn,
         [&] { dev_.rmsnorm(x_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t); });
-    run(Op::qkv_proj, L, [&] { dev_.gemm(xn_.get(), b.w_qkv.get(), qkv_.get(), T, qkv_w, h, t); });
-    run(Op::rope, L, [&] { dev_.rope(qkv_.get(), T, tps, pos0, attn_, theta, t); });
-    run(Op::kv_write, L,
-        [&] { dev_.kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get(), tps, pos0, attn_, t); });
-    run(Op::attention, L, [&] {
-      if (decode)
-        dev_.attention_decode(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get(),
-                              cfg_.context + 1, attn_, t);
-      else
-        dev_.attention_prefill(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get(),
-                               cfg_.prompt, attn_, t);
-    });
-    run(Op::o_proj, L,
+    run(Op::qkv_proj, [&] { dev_.gemm(xn_.get(), b.w_qkv.get(), qkv_.get(), T, qkv_w, h, t); });
+    run(Op::rope, [&] { side.rope(qkv_.get()); });
+    run(Op::kv_write, [&] { side.kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get()); });
+    run(Op::attention,
+        [&] { side.attention(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get()); });
+    run(Op::o_proj,
         [&] { dev_.gemm(attn_out_.get(), b.w_o.get(), proj_.get(), T, h, sh_.q_heads * d, t); });
     if (hooks) hooks->after_block(L, 0, step_index);
-    run(Op::allreduce_attn, L,
-        [&] { coll.all_reduce(proj_.get(), static_cast<std::size_t>(T * h), t); });
-    run(Op::residual_attn, L,
-        [&] { dev_.add(x_.get(), proj_.get(), static_cast<std::size_t>(T * h), t); });
-    run(Op::rmsnorm_mlp, L,
+    run(Op::allreduce_attn, [&] { coll.all_reduce(proj_.get(), act, t); });
+    run(Op::residual_attn, [&] { dev_.add(x_.get(), proj_.get(), act, t); });
+    run(Op::rmsnorm_mlp,
         [&] { dev_.rmsnorm(x_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t); });
-    run(Op::gate_up_proj, L,
+    run(Op::gate_up_proj,
         [&] { dev_.gemm(xn_.get(), b.w_gate_up.get(), gate_up_.get(), T, 2 * sh_.inter, h, t); });
-    run(Op::swiglu, L, [&] { dev_.swiglu(gate_up_.get(), act_.get(), T, sh_.inter, t); });
-    run(Op::down_proj, L,
+    run(Op::swiglu, [&] { dev_.swiglu(gate_up_.get(), act_.get(), T, sh_.inter, t); });
+    run(Op::down_proj,
         [&] { dev_.gemm(act_.get(), b.w_down.get(), proj_.get(), T, h, sh_.inter, t); });
     if (hooks) hooks->after_block(L, 1, step_index);
-    run(Op::allreduce_mlp, L,
-        [&] { coll.all_reduce(proj_.get(), static_cast<std::size_t>(T * h), t); });
-    run(Op::residual_mlp, L,
-        [&] { dev_.add(x_.get(), proj_.get(), static_cast<std::size_t>(T * h), t); });
+    run(Op::allreduce_mlp, [&] { coll.all_reduce(proj_.get(), act, t); });
+    run(Op::residual_mlp, [&] { dev_.add(x_.get(), proj_.get(), act, t); });
   }
 }
 

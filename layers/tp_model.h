@@ -9,10 +9,12 @@
 #include "layers/cost_model.h"
 #include "layers/device.h"
 #include "layers/model_shape.h"
+#include "layers/step_batch.h"
 
 namespace tpb {
 
 class Timeline;
+class AttnSide;  // tp_model.cc: the ops where a fixed step and a mixed step differ
 
 struct TpModelConfig {
   ModelShape shape;
@@ -25,6 +27,10 @@ struct TpModelConfig {
   int64_t context = 0;  // decode: cached positions; the new token goes to position `context`
   int64_t prompt = 1;   // prefill: tokens per sequence
   uint64_t seed = 1234;
+  // Serving mode (tpbench serve) when serve.max_tokens > 0: steps go through step_mixed over
+  // a paged KV cache, and phase, batch, context and prompt are unused. Last, so the
+  // positional initialisers of the fixed mode stay valid.
+  ServeShape serve;
 };
 
 // Hooks the step driver calls between ops; used by --inject (slowdown, jitter). Compute the
@@ -42,25 +48,56 @@ class TpModel {
 
   // One step of all layers. Stamps every op into `tl` when given. Throws CollectiveTimeout
   // from the collective.
+  // Fixed mode only (BadInput in serving mode).
   void step(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks);
+
+  // One mixed step (serving mode): the layers over b.tokens() rows, each sequence at its own
+  // positions in the paged cache, then, with serve.lm_head, the final RMSNorm, the
+  // vocab-parallel LM head and greedy sampling on the last row of each sequence that samples
+  // (ops final_norm .. sample, stamped with layer = layers). Returns those sequences' next
+  // token ids in seqs order, the same on every rank; empty without the LM head. The rows
+  // start from set_input_seeded(step_index): there is no embedding table, so a token's row
+  // is a seeded fill, not a lookup. Throws BadInput when b does not fit cfg.serve.
+  std::vector<int32_t> step_mixed(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks,
+                                  const StepBatch& b);
+
+  // Rows [0, rows) of the residual stream from a seed that depends on the step index, so the
+  // TP model and its reference see the same input at every step.
+  void set_input_seeded(int step_index, int64_t rows);
 
   // Resets the residual stream to the seeded input and the KV cache to its seeded contents,
   // so a verification step starts from a known state on every rank.
   void reset_state();
 
-  // The residual stream [tokens, hidden] in fp32 on the host.
+  // The residual stream in fp32 on the host: [tokens, hidden] in fixed mode, the rows of the
+  // last mixed step in serving mode.
   std::vector<float> output() const;
 
-  int64_t tokens() const { return tokens_; }
+  int64_t tokens() const { return tokens_; }  // rows the activations hold
+  bool serving() const { return cfg_.serve.max_tokens > 0; }
   const ShardShape& shard() const { return sh_; }
 
  private:
   struct LayerBuffers {
     DeviceBuffer gamma_attn, w_qkv, w_o, gamma_mlp, w_gate_up, w_down, k_cache, v_cache;
   };
+  // The serving step's end (tp_model_serve.cc): final gamma, this rank's LM-head rows, the
+  // sampled rows normalised, their logits, and the candidates' gather buffer (fp32).
+  struct SampleBuffers {
+    DeviceBuffer gamma_final, w_lm, normed, logits, gather;
+    std::vector<float> max_host, gather_host;  // host staging, sized once
+    std::vector<int32_t> col_host;
+  };
+  void alloc_activations();
   void fill_layer(int64_t l);
   void fill_cache(int64_t l);
   uint64_t seed_of(int64_t layer, int tensor) const;
+  // The 14 ops of every layer over T rows; `side` runs rope, kv_write and attention.
+  void run_layers(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks, int64_t T,
+                  const AttnSide& side);
+  void alloc_sampling();  // tp_model_serve.cc
+  void norm_sampled_rows(const StepBatch& b);
+  std::vector<int32_t> sample(Collective& coll, Timeline* tl, int step_index, const StepBatch& b);
 
   Device& dev_;
   TpModelConfig cfg_;
@@ -68,9 +105,12 @@ class TpModel {
   AttnShape attn_;
   int64_t tokens_ = 0;
   int64_t max_ctx_ = 0;
-  int64_t kv0_ = 0;  // first global KV head held by this rank
+  int64_t kv0_ = 0;         // first global KV head held by this rank
+  int64_t cache_rows_ = 0;  // positions per layer's cache: batch * max_ctx, or blocks * block
+  int64_t rows_ = 0;        // rows of the residual stream the last step wrote
   std::vector<LayerBuffers> layers_;
   DeviceBuffer x_, xn_, qkv_, attn_out_, proj_, gate_up_, act_;
+  SampleBuffers smp_;
 };
 
 }  // namespace tpb

@@ -7,131 +7,13 @@
 #include <cmath>
 #include <limits>
 
+#include "layers/cpu/attention_kernels.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/cpu/target_clones.h"
 
 namespace tpb {
 
-namespace {
-
-// Softmax of row[0..n) in place; returns nothing, row becomes probabilities.
-void softmax_inplace(float* row, int64_t n) {
-  float mx = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, row[i]);
-  float sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    row[i] = std::exp(row[i] - mx);
-    sum += row[i];
-  }
-  const float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; ++i) row[i] *= inv;
-}
-
-// Eight floats as one value: one AVX register in the x86-64-v3 clone, two SSE halves in the
-// baseline one. Loads and stores go through memcpy, so no alignment is assumed. The helpers
-// take and give F8 by reference: a 32-byte vector by value has a different ABI with and
-// without AVX, and these are inlined into both clones.
-typedef float F8 __attribute__((vector_size(32)));
-[[gnu::always_inline]] inline void load8(F8& v, const float* p) {
-  __builtin_memcpy(&v, p, sizeof v);
-}
-[[gnu::always_inline]] inline void store8(float* p, const F8& v) {
-  __builtin_memcpy(p, &v, sizeof v);
-}
-// Eight floats from each of the four streams at p, p + cs, p + 2cs, p + 3cs.
-[[gnu::always_inline]] inline void load8x4(F8& v0, F8& v1, F8& v2, F8& v3, const float* p,
-                                           int64_t cs) {
-  load8(v0, p);
-  load8(v1, p + cs);
-  load8(v2, p + 2 * cs);
-  load8(v3, p + 3 * cs);
-}
-[[gnu::always_inline]] inline float sum8(const F8& v) {
-  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
-
-// One sequence's decode geometry: c positions per stream (0 when the head dim is not a
-// multiple of 8), cs the stream stride in the cache.
-struct DecodeGeom {
-  int64_t d, group, q_heads, kvw, ctx_len, c, cs;
-  float scale;
-};
-
-// Scores sc[h, p] = q_h . k_p * scale for every position p, four streams at once.
-[[gnu::always_inline]] inline void decode_scores(const DecodeGeom& g, const float* q,
-                                                 const float* kb, float* sc) {
-  const int64_t d = g.d, c = g.c, cs = g.cs;
-  for (int64_t p = 0; p < c; ++p) {
-    const float* kp = kb + p * g.kvw;
-    for (int64_t h = 0; h < g.q_heads; ++h) {
-      const float* k = kp + (h / g.group) * d;
-      const float* qh = q + h * d;
-      F8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
-      for (int64_t i = 0; i < d; i += 8) {
-        F8 qv, k0, k1, k2, k3;
-        load8(qv, qh + i);
-        load8x4(k0, k1, k2, k3, k + i, cs);
-        a0 += qv * k0;
-        a1 += qv * k1;
-        a2 += qv * k2;
-        a3 += qv * k3;
-      }
-      float* sh = sc + h * g.ctx_len + p;
-      sh[0] = sum8(a0) * g.scale;
-      sh[c] = sum8(a1) * g.scale;
-      sh[2 * c] = sum8(a2) * g.scale;
-      sh[3 * c] = sum8(a3) * g.scale;
-    }
-  }
-  // Positions outer, heads inner: K and V are read once, front to back, as the cache is
-  // laid out ([pos][kv_head][d]), which is what the cost model's KV bytes assume.
-  for (int64_t p = 4 * c; p < g.ctx_len; ++p) {
-    const float* kp = kb + p * g.kvw;
-    for (int64_t h = 0; h < g.q_heads; ++h) {
-      const float* k = kp + (h / g.group) * d;
-      const float* qh = q + h * d;
-      float acc = 0;
-#pragma omp simd reduction(+ : acc)
-      for (int64_t i = 0; i < d; ++i) acc += qh[i] * k[i];
-      sc[h * g.ctx_len + p] = acc * g.scale;
-    }
-  }
-}
-
-// out_h = sum_p w[h, p] v_p, four streams at once; `ob` is zeroed here.
-[[gnu::always_inline]] inline void decode_weighted_sum(const DecodeGeom& g, const float* sc,
-                                                       const float* vb, float* ob) {
-  const int64_t d = g.d, c = g.c, cs = g.cs;
-  std::fill_n(ob, g.q_heads * d, 0.0f);
-  for (int64_t p = 0; p < c; ++p) {
-    const float* vp = vb + p * g.kvw;
-    for (int64_t h = 0; h < g.q_heads; ++h) {
-      const float* v = vp + (h / g.group) * d;
-      const float* w = sc + h * g.ctx_len + p;
-      const float w0 = w[0], w1 = w[c], w2 = w[2 * c], w3 = w[3 * c];
-      float* o = ob + h * d;
-      for (int64_t i = 0; i < d; i += 8) {
-        F8 acc, v0, v1, v2, v3;
-        load8(acc, o + i);
-        load8x4(v0, v1, v2, v3, v + i, cs);
-        acc += w0 * v0 + w1 * v1 + w2 * v2 + w3 * v3;
-        store8(o + i, acc);
-      }
-    }
-  }
-  for (int64_t p = 4 * c; p < g.ctx_len; ++p) {
-    const float* vp = vb + p * g.kvw;
-    for (int64_t h = 0; h < g.q_heads; ++h) {
-      const float* v = vp + (h / g.group) * d;
-      float* o = ob + h * d;
-      const float w = sc[h * g.ctx_len + p];
-#pragma omp simd
-      for (int64_t i = 0; i < d; ++i) o[i] += w * v[i];
-    }
-  }
-}
-
-}  // namespace
+using namespace cpu_kernels;
 
 // Decode reads the cache as four sequential streams, positions p, c + p, 2c + p, 3c + p at once
 // (c = ctx_len / 4): a single stream front to back tops out near 9 GB/s on this class of core,
@@ -149,13 +31,19 @@ TPB_CLONES void cpu_attention_decode(const float* qkv, const float* k_cache, con
   if (scratch.size() < need) scratch.resize(need);
   float* sc = scratch.data();                      // [q_heads, ctx_len]
   const int64_t c = d % 8 == 0 ? ctx_len / 4 : 0;  // positions per stream
-  const DecodeGeom g{d,         s.q_heads / s.kv_heads,
-                     s.q_heads, kvw,
-                     ctx_len,   c,
-                     c * kvw,   1.0f / std::sqrt(static_cast<float>(d))};
+  const DecodeGeom g{d,
+                     s.q_heads / s.kv_heads,
+                     s.q_heads,
+                     kvw,
+                     ctx_len,
+                     c,
+                     c * kvw,
+                     ctx_len,
+                     1.0f / std::sqrt(static_cast<float>(d))};
   for (int64_t b = 0; b < s.batch; ++b) {
     decode_scores(g, qkv + b * row, k_cache + b * s.max_ctx * kvw, sc);
     for (int64_t h = 0; h < s.q_heads; ++h) softmax_inplace(sc + h * ctx_len, ctx_len);
+    std::fill_n(out + b * s.q_heads * d, s.q_heads * d, 0.0f);
     decode_weighted_sum(g, sc, v_cache + b * s.max_ctx * kvw, out + b * s.q_heads * d);
   }
 }

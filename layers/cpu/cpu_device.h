@@ -35,6 +35,16 @@ class CpuDevice final : public Device {
                          int64_t seq, const AttnShape& s, DType t) override;
   void swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) override;
   void add(void* x, const void* y, std::size_t count, DType t) override;
+  // Mixed steps (cpu_varlen.cc).
+  void rope_varlen(void* qkv, const StepBatch& b, const AttnShape& s, float theta,
+                   DType t) override;
+  void kv_write_varlen(const void* qkv, void* k_cache, void* v_cache, const StepBatch& b,
+                       const KvLayout& kv, const AttnShape& s, DType t) override;
+  void attention_varlen(const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                        const StepBatch& b, const KvLayout& kv, const AttnShape& s,
+                        DType t) override;
+  void row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,
+                  int32_t* col_host, DType t) override;
   void busy_work(double seconds) override;
 
   void reserve_marks(std::size_t slots) override { marks_.assign(slots, 0); }
@@ -57,6 +67,10 @@ void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v
                           int64_t ctx_len, const AttnShape& s, std::vector<float>& scratch);
 void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* v_cache, float* out,
                            int64_t seq, const AttnShape& s, std::vector<float>& scratch);
+// Paged attention of a mixed step (cpu_attention_varlen.cc), fp32.
+void cpu_attention_varlen(const float* qkv, const float* k_cache, const float* v_cache, float* out,
+                          const StepBatch& b, const KvLayout& kv, const AttnShape& s,
+                          std::vector<float>& scratch);
 
 // Start-up probe of one rank's achievable peaks (cpu_probe.cc). Run on all ranks at once, so
 // shared memory bandwidth is divided as it is during the benchmark.
