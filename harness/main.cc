@@ -36,7 +36,7 @@ void prepare_topology(const tpb::CliResult& cli, const tpb::World& w) {
 }
 
 int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
-  if (cli.verb == "run" || cli.verb == "sweep" || cli.verb == "collectives")
+  if (cli.verb == "run" || cli.verb == "sweep" || cli.verb == "collectives" || cli.verb == "serve")
     tpb::agree(w.comm, [&] { prepare_topology(cli, w); });
   if (cli.verb == "run") return tpb::verb_run(cli, w);
   if (cli.verb == "sweep") return tpb::verb_sweep(cli, w);
@@ -46,6 +46,7 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
   if (cli.verb == "info") return tpb::verb_info(cli, w);
   if (cli.verb == "report") return tpb::verb_report(cli, w);
   if (cli.verb == "calibrate") return tpb::verb_calibrate(cli, w);
+  if (cli.verb == "serve") return tpb::verb_serve(cli, w);
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }
 

@@ -78,6 +78,29 @@ const CollOptionDef kCollectiveOptions[] = {
     {"config_dir", "--config-dir", "directory holding topologies/"},
 };
 
+// `tpbench serve`'s own options (harness/config/serve_spec.h reads them). It also takes the
+// point options except the ones a serving run decides itself (kNotServe).
+const OptionDef kServeOptions[] = {
+    {"concurrency", "closed loop: requests in flight; a list (1,2,4 or 1..64:x2) sweeps it"},
+    {"rate", "open loop: requests/s (Poisson, or gamma with --burstiness); a list sweeps it"},
+    {"burstiness", "gamma shape of the arrival gaps (1 = Poisson, as vLLM)"},
+    {"requests", "measured requests per point"},
+    {"warmup_requests", "requests run first and left out of the metrics"},
+    {"prompt_len", "N | uniform:A..B | normal:MEAN,SD | mix:64@0.9,1024@0.1"},
+    {"output_len", "N | uniform:A..B | normal:MEAN,SD | mix:64@0.9,1024@0.1"},
+    {"trace", "JSONL requests (arrival_s, prompt_len, output_len), instead of the above"},
+    {"scheduler", "continuous (iteration-level, Orca) | static (a batch runs to its longest)"},
+    {"chunk", "chunked prefill: token budget per step (Sarathi-Serve's stall-free order)"},
+    {"max_batch", "sequences per step (default: the concurrency, or 64 open loop)"},
+    {"max_step_tokens", "without --chunk: tokens per step at most, prompts whole (default 8192)"},
+    {"kv_budget", "KV cache capacity in tokens (default: what the memory budget leaves)"},
+    {"block_tokens", "KV cache block size in tokens (paged cache; default 16)"},
+    {"host_overhead", "host work per step, microseconds (tokenisation, sampling logic, ...)"},
+    {"lm_head", "true | false: end each step with the LM head and greedy sampling"},
+    {"slo", "goodput SLOs in ms: ttft=MS,tpot=MS,itl_p95=MS"},
+};
+const char* const kNotServe[] = {"phase", "batch", "context", "prompt", "steps"};
+
 // `tpbench calibrate`'s own options (it also takes some of kPointOptions).
 const OptionDef kCalibrateOptions[] = {
     {"name", "profile name (default: calibrated-HOST)"},
@@ -93,6 +116,7 @@ struct CliValues {
   std::string from;
   long long from_point = -1;
   bool no_plots = false, check = false, inplace = false, baseline = false, cuda_graph = false;
+  bool json = false;
 };
 
 void add_config_options(CLI::App* sub, CliValues& v) {
@@ -132,6 +156,20 @@ void add_collectives(CLI::App& app, CliValues& v) {
   add_config_options(coll, v);
 }
 
+void add_serve(CLI::App& app, CliValues& v) {
+  CLI::App* serve = app.add_subcommand(
+      "serve", "request-level serving on real TP steps: TTFT, TPOT, ITL, the throughput curve");
+  for (const auto& o : kPointOptions) {
+    bool skip = false;
+    for (const char* k : kNotServe) skip = skip || std::string(o.key) == k;
+    if (!skip) serve->add_option(field_name(o.key), v.values[o.key], o.help);
+  }
+  for (const auto& o : kServeOptions) serve->add_option(field_name(o.key), v.values[o.key], o.help);
+  serve->add_option("--inject", v.injects, "imbalance spec rank=R:key=value (repeatable)");
+  serve->add_flag("--check", v.check, "verify a mixed step against an unsharded reference");
+  add_config_options(serve, v);
+}
+
 // compare, diagnose and report: verbs over results directories.
 void add_results_verbs(CLI::App& app, CliValues& v) {
   CLI::App* compare = app.add_subcommand("compare", "side-by-side table of results directories");
@@ -145,6 +183,7 @@ void add_results_verbs(CLI::App& app, CliValues& v) {
   diagnose->add_option("results", v.positional, "results directories or results.json files")
       ->required()
       ->expected(1, -1);
+  diagnose->add_flag("--json", v.json, "print the verdicts as JSON, each with its stable code");
 
   CLI::App* report = app.add_subcommand("report", "report.md and plots from results");
   report->add_option("results", v.positional, "results directories or results.json files")
@@ -201,6 +240,9 @@ void given_options(CLI::App* sub, const std::string& verb, const CliValues& v,
   for (const auto& o : kPointOptions)
     if (sub->get_option_no_throw(field_name(o.key)) && sub->count(field_name(o.key)) > 0)
       config[o.key] = v.values.at(o.key);
+  if (verb == "serve")
+    for (const auto& o : kServeOptions)
+      if (sub->count(field_name(o.key)) > 0) config[o.key] = v.values.at(o.key);
   if (verb == "calibrate")
     for (const auto& o : kCalibrateOptions)
       if (sub->count(field_name(o.key)) > 0) config[o.key] = v.values.at(o.key);
@@ -219,6 +261,7 @@ void given_flags(const CliValues& v, nlohmann::json& config) {
   if (v.baseline) config["baseline"] = true;
   if (!v.compare_out.empty()) config["out"] = v.compare_out;
   if (v.no_plots) config["no_plots"] = true;
+  if (v.json) config["json"] = true;
 }
 
 void apply_sets(const std::vector<std::string>& sets, nlohmann::json& config) {
@@ -266,6 +309,7 @@ CliResult parse_cli(int argc, char** argv) {
   CliValues v;
   add_run_and_sweep(app, v);
   add_collectives(app, v);
+  add_serve(app, v);
   add_results_verbs(app, v);
   add_calibrate(app, v);
   app.add_subcommand("info", "print backends, collectives and versions as JSON");

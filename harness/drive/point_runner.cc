@@ -23,7 +23,7 @@
 #include "harness/drive/verify.h"
 #include "harness/mpi/clock_sync.h"
 #include "harness/record/point_builder.h"
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "harness/report/trace_writer.h"
 #include "layers/base/host_clock.h"
 #include "layers/cpu/cpu_device.h"
@@ -33,15 +33,9 @@
 namespace tpb {
 
 namespace {
-
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
 
-// A timed-out collective: name who never arrived, from the progress board. Every surviving
-// rank times out at about the same moment; the lowest of them reports at once, and the job
-// ends with it. The others give the reporter a head start, then report too in case it died.
-// Reads only the board (shared memory), so it also serves the watchdog of a blocked MPI call,
-// on the watchdog's thread. The board is per host: ranks on other hosts are named as not
-// visible from this one, and each host's lowest timed-out rank reports.
 std::string hang_report(const std::string& timeout_message, ProgressBoard& board,
                         const std::vector<int>& group, int world_rank) {
   board.mark_timed_out();
@@ -51,6 +45,18 @@ std::string hang_report(const std::string& timeout_message, ProgressBoard& board
   if (reporter != world_rank) std::this_thread::sleep_for(std::chrono::seconds(3));
   return msg;
 }
+
+DeviceBuffer reserve_capacity(Device& dev, double gib) {
+  DeviceBuffer reserved;
+  if (gib <= 0) return reserved;
+  reserved = dev.alloc(static_cast<std::size_t>(gib * kGiB));
+  std::vector<float> zeros(1 << 20, 0.0f);  // touch it, so the capacity is really taken
+  for (std::size_t off = 0; off + zeros.size() * 4 <= reserved.bytes(); off += zeros.size() * 4)
+    dev.upload(static_cast<char*>(reserved.get()) + off, zeros.data(), zeros.size(), DType::fp32);
+  return reserved;
+}
+
+namespace {
 
 // Chooses the layer count: --layers N or the model's own; with --layers auto, the model's
 // own reduced to what fits.
@@ -106,17 +112,6 @@ AgreedMemory agree_memory(const RunSpec& spec, const World& w, const Device& dev
   m.need_max = nh_max[0];
   m.have_min = -nh_max[1];
   return m;
-}
-
-// --inject mem_reserve: takes the capacity for the whole point.
-DeviceBuffer reserve_capacity(Device& dev, double gib) {
-  DeviceBuffer reserved;
-  if (gib <= 0) return reserved;
-  reserved = dev.alloc(static_cast<std::size_t>(gib * kGiB));
-  std::vector<float> zeros(1 << 20, 0.0f);  // touch it, so the capacity is really taken
-  for (std::size_t off = 0; off + zeros.size() * 4 <= reserved.bytes(); off += zeros.size() * 4)
-    dev.upload(static_cast<char*>(reserved.get()) + off, zeros.data(), zeros.size(), DType::fp32);
-  return reserved;
 }
 
 // What the measured interval left besides the timeline.

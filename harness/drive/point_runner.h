@@ -3,7 +3,9 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "collectives/progress_board.h"
 #include "harness/analysis/peaks.h"
 #include "harness/config/run_spec.h"
 #include "harness/mpi/world.h"
@@ -11,6 +13,18 @@
 #include "layers/device.h"
 
 namespace tpb {
+
+// A timed-out collective: names who never arrived, from the progress board. Every surviving
+// rank times out at about the same moment; the lowest of them reports at once, and the job
+// ends with it. The others give the reporter a head start, then report too in case it died.
+// Reads only the board (shared memory), so it also serves the watchdog of a blocked MPI call,
+// on the watchdog's thread. The board is per host: ranks on other hosts are named as not
+// visible from this one, and each host's lowest timed-out rank reports.
+std::string hang_report(const std::string& timeout_message, ProgressBoard& board,
+                        const std::vector<int>& group, int world_rank);
+
+// --inject mem_reserve: allocates and touches `gib` GiB for the whole point (nothing at <= 0).
+DeviceBuffer reserve_capacity(Device& dev, double gib);
 
 // Collective over the world. Returns the point's record (and its trace, when the spec names
 // one) on world rank 0 and nothing elsewhere; writes no files. Expected per-point conditions

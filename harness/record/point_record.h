@@ -13,6 +13,23 @@ namespace tpb {
 
 enum class PointStatus { ok, oom, skipped, error };
 
+// `tpbench serve`: the load and the scheduler of a serving point (results/SCHEMA.md, "serve").
+struct ServeParamsRecord {
+  std::string load;  // "concurrency" (closed loop) | "rate" (open loop)
+  double x = 0;      // the load's value
+  std::optional<int64_t> concurrency;
+  std::optional<double> rate;
+  double burstiness = 1;
+  int64_t requests = 0, warmup_requests = 0;
+  std::string prompt_len, output_len, trace, scheduler;
+  int64_t chunk = 0, max_batch = 0, max_step_tokens = 0;
+  int64_t kv_capacity_tokens = 0, block_tokens = 0;
+  double host_overhead_us = 0;
+  bool lm_head = true;
+  std::string slo;
+  std::string clock = "virtual";  // arrivals on a clock advanced by each measured step
+};
+
 // What identifies the point: the swept axes and the resolved run shape.
 struct PointParams {
   std::string phase;
@@ -25,6 +42,7 @@ struct PointParams {
   std::string model;
   int64_t layers = 0, steps = 0, warmup = 0;
   std::string tp_groups;
+  std::optional<ServeParamsRecord> serve;  // serve points only
 };
 
 struct MemoryRecord {
@@ -47,6 +65,31 @@ struct AcrossRanksRecord {
       compute_s, wait_s, transfer_s;
 };
 
+// A latency distribution over requests or token gaps, seconds; NaN (null) with no samples.
+struct LatencyRecord {
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+  int64_t n = 0;
+};
+
+struct GoodputRecord {
+  std::string slo;
+  double requests_per_s = 0, fraction = 0;
+};
+
+// Serve: which parts of the late steps made the p99 ITL tail (harness/analysis/itl_attribution.h).
+struct ItlSharesRecord {
+  double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0;
+};
+struct ItlAttributionRecord {
+  std::string tail;
+  double threshold_s = 0;
+  int64_t samples = 0;
+  double excess_s = 0;
+  ItlSharesRecord shares;
+  double decode_step_p50_s = 0, prefill_step_p50_s = 0;
+  std::string method;
+};
+
 struct MetricsRecord {
   StepTimeRecord step_time_s;
   double tokens_per_s = 0;
@@ -56,6 +99,11 @@ struct MetricsRecord {
   double busy_fraction = 0, useful_fraction = 0, occupancy_sampled = 0, host_gap_fraction = 0;
   PeaksRecord peaks;
   AcrossRanksRecord across_ranks;
+  // Serve points: vLLM's benchmark metrics, on the virtual clock (results/SCHEMA.md, "serve").
+  std::optional<LatencyRecord> ttft_s, ttft_admitted_s, tpot_s, itl_s, e2el_s;
+  std::optional<double> output_tokens_per_s, total_tokens_per_s, request_throughput;
+  std::optional<GoodputRecord> goodput;
+  std::optional<ItlAttributionRecord> itl_attribution;
 };
 
 struct CostRecord {
@@ -144,6 +192,21 @@ struct SamplesRecord {
   std::vector<double> step_time_s, skew_s;  // raw, so percentiles can be recomputed
 };
 
+// A serving point's run: how many steps and requests, what the queue and the KV cache did, and
+// where the per-step and per-request logs are.
+struct ServeRunRecord {
+  int64_t steps = 0, requests_completed = 0, requests_rejected = 0, preemptions = 0;
+  double duration_s = 0;
+  int64_t max_running = 0, max_waiting = 0;
+  int64_t kv_capacity_tokens = 0, kv_peak_tokens = 0;
+  int64_t kv_full_steps = 0;  // steps planned with the cache full and requests waiting
+  int64_t prefill_steps = 0;  // steps with any prefill tokens
+  double busy_s = 0;          // sum of the steps' durations (the virtual clock without idle gaps)
+  double host_gap_s = 0;      // sum over steps of the group's host gap (max over ranks)
+  std::string steps_file, requests_file;
+  int64_t token_times_limit = 0;  // token times kept per request in the requests log
+};
+
 // One point. Only params, status and reason are always there: an oom point adds memory, an ok
 // point the measured blocks; a block that was not written stays std::nullopt.
 struct PointRecord {
@@ -163,6 +226,7 @@ struct PointRecord {
   std::optional<SamplesRecord> samples;
   std::optional<std::string> trace;       // the trace's name inside the results folder
   std::optional<bool> memory_exhaustion;  // a sweep's first point that did not fit
+  std::optional<ServeRunRecord> serve;    // serve points only
 };
 
 // A point as the driver hands it over: the record and, when the spec asks for one, its trace

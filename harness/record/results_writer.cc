@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -52,7 +52,8 @@ void ensure_writable_dir(const std::string& dir) {
 
 std::string archive_previous_results(const std::string& dir) {
   namespace fs = std::filesystem;
-  const char* names[] = {"results.json", "points.jsonl", "trace.json", "traces"};
+  const char* names[] = {"results.json", "points.jsonl", "trace.json",
+                         "traces",       "steps.jsonl",  "requests.jsonl"};
   bool any = false;
   for (const char* n : names) any = any || fs::exists(fs::path(dir) / n);
   if (!any) return "";
@@ -107,13 +108,20 @@ ResultsWriter::ResultsWriter(const std::string& dir, nlohmann::ordered_json cont
   write_results();
 }
 
-void ResultsWriter::add_point(const nlohmann::ordered_json& point) {
-  const std::string path = dir_ + "/points.jsonl";
+void ResultsWriter::append_lines(const std::string& name,
+                                 const std::vector<nlohmann::ordered_json>& lines) const {
+  const std::string path = dir_ + "/" + name;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd < 0) throw Error(ExitCode::internal, "cannot open " + path + ": " + std::strerror(errno));
-  write_all(fd, dump_text(point, -1) + "\n", path);
+  std::string text;
+  for (const auto& l : lines) text += dump_text(l, -1) + "\n";
+  write_all(fd, text, path);
   ::fsync(fd);
   ::close(fd);
+}
+
+void ResultsWriter::add_point(const nlohmann::ordered_json& point) {
+  append_lines("points.jsonl", {point});
   doc_["points"].push_back(point);
   write_results();
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "harness/record/coll_point_record.h"
 #include "harness/record/point_record.h"
@@ -10,7 +11,7 @@
 namespace tpb {
 
 inline constexpr const char* kSchemaName = "tpbench.results";
-inline constexpr const char* kSchemaVersion = "1.2.0";
+inline constexpr const char* kSchemaVersion = "1.3.0";
 
 // What the writer does with results already in `dir`.
 enum class Existing {
@@ -25,6 +26,9 @@ class ResultsWriter {
                 nlohmann::ordered_json config, Existing existing = Existing::archive);
 
   void add_point(const nlohmann::ordered_json& point);
+  // Appends JSON lines to dir/name and fsyncs them (serve's steps.jsonl and requests.jsonl).
+  void append_lines(const std::string& name,
+                    const std::vector<nlohmann::ordered_json>& lines) const;
   // Writes the outcome's trace (when it has one) under its record's `trace` name, then adds
   // the record; the trace first, so the ledger never names a trace that is not there.
   void add_record(const PointOutcome& outcome);

@@ -1,6 +1,7 @@
 // One finding of `tpbench diagnose` (report/diagnose.h makes them; results_json.h writes them).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tpb {
@@ -10,6 +11,9 @@ struct Verdict {
   std::string topic;  // "regime", "memory", "itl", "host", "balance", "kernels"
   std::string level;  // "ok" | "note" | "problem"
   std::string text;   // the finding, with its numbers
+  // A stable name for scripts (diagnose --json), where the verdict has one: serve's
+  // prefill_interference, memory_bound, host_bound, bandwidth_bound, straggler, ok.
+  std::optional<std::string> code;
 };
 
 }  // namespace tpb

@@ -10,7 +10,7 @@
 #include <optional>
 #include <set>
 
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/results_reader.h"
 #include "layers/base/errors.h"
 

@@ -7,7 +7,8 @@
 
 #include <algorithm>
 
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
+#include "harness/report/diagnose_serve.h"
 
 namespace tpb {
 
@@ -18,7 +19,8 @@ using oj = nlohmann::ordered_json;
 // 1. Regime: bandwidth-bound decode is judged by MBU, compute-bound work by MFU.
 void regime_verdicts(const PointRecord& p, std::vector<Verdict>& v) {
   const MetricsRecord& m = *p.metrics;
-  const bool decode = p.params.phase == "decode";
+  // A serving step mixes decode and prefill rows; its mean intensity says which side it is on.
+  const bool decode = p.params.phase == "decode" || p.params.phase == "serve";
   // Prefill's ceiling is the per-op one where the point has it: its ops sit on both sides of
   // the ridge, so the step's mean intensity overstates what the mix can reach.
   const double ceil = !decode && m.mfu_ceiling_ops ? *m.mfu_ceiling_ops : m.mfu_ceiling;
@@ -81,15 +83,18 @@ void balance_verdict(const PointRecord& p, std::vector<Verdict>& v) {
   const StragglerRecord s = p.straggler.value_or(StragglerRecord{});
   const double wait = c.wait_fraction, excess = s.excess_compute_fraction;
   const bool imbalanced = wait > 0.1 && excess > 0.05;
-  v.push_back(
-      {4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
-       fmt::format("ranks wait {:.1f}% of wall in collectives (skew p95 {:.0f} us); "
-                   "rank {} arrived last in {:.0f}% of them with {:+.1f}% compute vs the "
-                   "group median{}",
-                   100 * wait, c.skew_s.p95 * 1e6, s.rank, 100 * s.arrived_last_share, 100 * excess,
-                   imbalanced ? ": a straggler; check its clocks, memory pressure and "
-                                "placement before anything else"
-                              : "")});
+  Verdict b{
+      4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
+      fmt::format("ranks wait {:.1f}% of wall in collectives (skew p95 {:.0f} us); "
+                  "rank {} arrived last in {:.0f}% of them with {:+.1f}% compute vs the "
+                  "group median{}",
+                  100 * wait, c.skew_s.p95 * 1e6, s.rank, 100 * s.arrived_last_share, 100 * excess,
+                  imbalanced ? ": a straggler; check its clocks, memory pressure and "
+                               "placement before anything else"
+                             : ""),
+      std::nullopt};
+  if (imbalanced) b.code = "straggler";
+  v.push_back(std::move(b));
 }
 
 // 5. Kernels last: the op that takes the most time, and its own bandwidth.
@@ -112,10 +117,18 @@ std::vector<Verdict> diagnose_point(const PointRecord& p) {
   std::vector<Verdict> v;
   if (p.status != PointStatus::ok || !p.metrics) return v;
   regime_verdicts(p, v);
-  itl_verdict(p.metrics->step_time_s, v);
-  host_verdict(*p.metrics, v);
+  if (p.params.phase == "serve") {
+    const auto s = serve_verdicts(p);
+    v.insert(v.end(), s.begin(), s.end());
+  } else {
+    itl_verdict(p.metrics->step_time_s, v);
+    host_verdict(*p.metrics, v);
+  }
   balance_verdict(p, v);
   kernels_verdict(p, v);
+  if (p.params.phase == "serve" &&
+      std::none_of(v.begin(), v.end(), [](const Verdict& x) { return x.level == "problem"; }))
+    v.push_back({0, "verdict", "ok", "no problem found at this load", "ok"});
   for (const auto& w : p.warnings.value_or(std::vector<std::string>{}))
     v.push_back({0, "measurement", "note", w});
   std::stable_sort(v.begin(), v.end(),

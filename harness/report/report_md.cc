@@ -8,7 +8,7 @@
 #include <cmath>
 #include <optional>
 
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "harness/report/diagnose.h"
 #include "layers/base/errors.h"
 

@@ -15,21 +15,23 @@ void require(bool ok, const std::string& field, const std::string& what, int64_t
 }
 
 void check(const SchedulerConfig& c, int64_t warmup) {
-  require(c.max_running >= 1, "--max-running", "must be >= 1", c.max_running);
-  require(c.kv_blocks >= 1, "--kv-blocks", "the KV cache must hold at least one block",
+  require(c.max_running >= 1, "--max-batch", "must be >= 1", c.max_running);
+  require(c.kv_blocks >= 1, "--kv-budget", "the KV cache must hold at least one block",
           c.kv_blocks);
-  require(c.kv_blocks <= std::numeric_limits<int32_t>::max(), "--kv-blocks", "block ids are 32-bit",
+  require(c.kv_blocks <= std::numeric_limits<int32_t>::max(), "--kv-budget", "block ids are 32-bit",
           c.kv_blocks);
   require(c.block_tokens >= 1, "--block-tokens", "must be >= 1", c.block_tokens);
   require(c.chunk >= 0, "--chunk", "must be >= 0 (0: whole prompts)", c.chunk);
   require(c.kind == SchedulerKind::static_batch || c.chunk == 0 || c.chunk >= c.max_running,
           "--chunk",
           "the token budget holds a decode of every running sequence, so it must be >= "
-          "--max-running " +
+          "--max-batch " +
               std::to_string(c.max_running),
           c.chunk);
   require(c.max_ctx >= 0, "--max-ctx", "must be >= 0 (0: the cache is the limit)", c.max_ctx);
   require(c.concurrency >= 0, "--concurrency", "must be >= 0 (0: open loop)", c.concurrency);
+  require(c.max_step_tokens >= 0, "--max-step-tokens", "must be >= 0 (0: no limit)",
+          c.max_step_tokens);
   require(warmup >= 0, "--warmup-requests", "must be >= 0", warmup);
 }
 
@@ -42,6 +44,10 @@ std::string never_fits(const Request& r, const SchedulerConfig& c) {
            std::to_string(c.block_tokens) + " = " + std::to_string(cache) + " tokens)";
   if (c.max_ctx > 0 && need > c.max_ctx)
     return len + " exceeds max_ctx " + std::to_string(c.max_ctx);
+  const bool whole = c.kind == SchedulerKind::static_batch || c.chunk == 0;
+  if (whole && c.max_step_tokens > 0 && need > c.max_step_tokens)
+    return len + " exceeds the step's token limit " + std::to_string(c.max_step_tokens) +
+           " (prompts run whole without --chunk)";
   return "";
 }
 

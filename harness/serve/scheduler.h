@@ -60,6 +60,11 @@ struct SchedulerConfig {
   int64_t block_tokens = 16;
   int64_t max_ctx = 0;      // positions a sequence may reach (prompt + output)
   int64_t concurrency = 0;  // closed loop: requests in flight; 0 = open loop (arrival_s)
+  // Without a chunk (and in a static batch), the most tokens one step may hold, decodes and
+  // whole prompts together (vLLM's max_num_batched_tokens); 0 = no limit. A prompt is admitted
+  // only whole, when it fits what the step has left; a request whose prompt_len + output_len
+  // (its longest recompute) exceeds it is rejected at arrival.
+  int64_t max_step_tokens = 0;
 };
 
 // What one step runs, and the queue around it when it was planned.

@@ -79,6 +79,9 @@ void Scheduler::admit_waiting(StepPlan& p, int64_t& budget, double now) {
     const size_t i = waiting_.front();
     Seq& s = seqs_[i];
     const int64_t target = s.req.prompt_len + s.generated;
+    // Without a chunk a prompt runs whole: it waits for a step with room for all of it.
+    const bool whole = cfg_.kind == SchedulerKind::static_batch || cfg_.chunk == 0;
+    if (whole && target > budget) return;
     const int64_t need = blocks_for(target, cfg_.block_tokens);
     if (need > pool_.free_blocks()) {
       p.kv_blocked = true;
@@ -102,8 +105,10 @@ StepPlan Scheduler::plan(double now) {
   release_arrivals(now);
   StepPlan p;
   const bool is_static = cfg_.kind == SchedulerKind::static_batch;
-  int64_t budget =
-      (!is_static && cfg_.chunk > 0) ? cfg_.chunk : std::numeric_limits<int64_t>::max();
+  const bool chunked = !is_static && cfg_.chunk > 0;
+  int64_t budget = chunked                    ? cfg_.chunk
+                   : cfg_.max_step_tokens > 0 ? cfg_.max_step_tokens
+                                              : std::numeric_limits<int64_t>::max();
   if (is_static) {
     if (!running_.empty()) schedule_decodes(p, budget);
     if (!has_live()) {

@@ -13,7 +13,7 @@
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/coll_point_builder.h"
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/collectives_table.h"

@@ -4,11 +4,37 @@
 #include <iostream>
 
 #include "harness/mpi/agreement.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/results_reader.h"
+#include "harness/report/serve_table.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
+
+namespace {
+
+// {"files": [{"file", "points": [{"point", "params", "status", "verdicts"}], "across_points"}]}
+nlohmann::ordered_json diagnosis_json(const std::vector<std::string>& paths,
+                                      const std::vector<nlohmann::ordered_json>& docs) {
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    std::size_t k = 0;
+    for (const auto& p : docs[i]["points"])
+      points.push_back({{"point", k++},
+                        {"params", p.value("params", nlohmann::ordered_json::object())},
+                        {"status", p.value("status", "?")},
+                        {"verdicts", to_json(diagnose_point(p))}});
+    files.push_back({{"file", results_file_of(paths[i])},
+                     {"points", points},
+                     {"across_points", to_json(diagnose_sweep(docs[i]["points"]))}});
+    if (docs[i].contains(curve_section())) files.back()["curve"] = docs[i][curve_section()];
+  }
+  return {{"files", files}};
+}
+
+}  // namespace
 
 int verb_diagnose(const CliResult& cli, const World& w) {
   std::vector<nlohmann::ordered_json> docs;
@@ -19,6 +45,10 @@ int verb_diagnose(const CliResult& cli, const World& w) {
     for (const auto& path : cli.positional) docs.push_back(load_results(path, "diagnose"));
   });
   if (w.rank != 0) return 0;
+  if (cli.config.value("json", false)) {
+    std::cout << diagnosis_json(cli.positional, docs).dump(2) << "\n";
+    return 0;
+  }
   for (std::size_t i = 0; i < docs.size(); ++i) {
     const std::string file = results_file_of(cli.positional[i]);
     const nlohmann::ordered_json& r = docs[i];
@@ -31,6 +61,8 @@ int verb_diagnose(const CliResult& cli, const World& w) {
     }
     const auto sweep = diagnose_sweep(r["points"]);
     if (!sweep.empty()) std::cout << "across points\n" << format_verdicts(sweep);
+    if (r.contains(curve_section()))
+      std::cout << format_curve_summary(curve_from_json(r[curve_section()]));
   }
   return 0;
 }

@@ -3,7 +3,7 @@
 
 #include "harness/backends/collective_factory.h"
 #include "harness/backends/registry.h"
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/run_context.h"
 #include "harness/verbs/verbs.h"
 

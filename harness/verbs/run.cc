@@ -12,7 +12,7 @@
 #include "harness/drive/point_runner.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/rerun.h"
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/console_table.h"

@@ -21,7 +21,7 @@
 #include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/point_builder.h"
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/sweep_table.h"

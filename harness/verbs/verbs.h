@@ -14,5 +14,6 @@ int verb_diagnose(const CliResult& cli, const World& w);
 int verb_info(const CliResult& cli, const World& w);
 int verb_report(const CliResult& cli, const World& w);
 int verb_calibrate(const CliResult& cli, const World& w);
+int verb_serve(const CliResult& cli, const World& w);
 
 }  // namespace tpb

@@ -17,14 +17,16 @@ SOURCE_EXT = (".cc", ".h", ".cu", ".cuh")
 PRODUCT = ("harness", "layers", "collectives")
 # What each stage may include besides itself; main.cc sits above all.
 BELOW = {
-    "verbs": {"drive", "measure", "backends", "report", "record", "analysis", "config", "mpi"},
-    "drive": {"backends", "report", "record", "analysis", "config", "mpi"},
+    "verbs": {"drive", "measure", "backends", "report", "record", "analysis", "config", "serve",
+              "mpi"},
+    "drive": {"backends", "report", "record", "analysis", "config", "serve", "mpi"},
     "measure": {"backends", "report", "record", "analysis", "config", "mpi"},
     "backends": {"config", "mpi"},
     "report": {"record", "analysis", "config", "mpi"},
     "record": {"analysis", "config", "mpi"},
     "analysis": set(),
-    "config": set(),
+    "serve": {"analysis"},
+    "config": {"serve"},
     "mpi": set(),
 }
 MAX_FILES = 20

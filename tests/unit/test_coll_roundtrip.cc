@@ -8,7 +8,7 @@
 #include <string>
 
 #include "harness/record/coll_point_builder.h"
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "layers/base/errors.h"
 
 namespace tpb {

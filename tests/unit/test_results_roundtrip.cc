@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 #include "layers/base/errors.h"
 
 namespace tpb {

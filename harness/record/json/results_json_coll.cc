@@ -3,16 +3,15 @@
 #include <string>
 #include <vector>
 
-#include "harness/record/json_number.h"
-#include "harness/record/results_json.h"
-#include "harness/record/results_json_visit.h"
+#include "harness/record/json/json_number.h"
+#include "harness/record/json/results_json.h"
+#include "harness/record/json/results_json_visit.h"
 #include "layers/base/enum_names.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
 
 namespace {
-
 
 template <class V, Is<CollParamsRecord> R>
 void fields(V& v, R& r) {
@@ -217,6 +216,7 @@ void fields(V& v, R& r) {
   v("topic", r.topic);
   v("level", r.level);
   v("text", r.text);
+  v("code", r.code);
 }
 
 }  // namespace

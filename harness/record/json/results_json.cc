@@ -1,13 +1,15 @@
 // Each record's fields are listed once, in schema order, by a fields() function that a writer
 // and a reader both walk; so the two directions cannot drift apart and a field is added in
 // one line.
-#include "harness/record/results_json.h"
+#include "harness/record/json/results_json.h"
 
 #include <array>
 #include <cmath>
 
-#include "harness/record/json_number.h"
-#include "harness/record/results_json_visit.h"
+#include "harness/record/curve_record.h"
+#include "harness/record/json/json_number.h"
+#include "harness/record/json/results_json_visit.h"
+#include "harness/record/serve_log_record.h"
 #include "layers/base/enum_names.h"
 #include "layers/base/errors.h"
 
@@ -33,6 +35,90 @@ void fields(V& v, R& r) {
   v("steps", r.steps);
   v("warmup", r.warmup);
   v("tp_groups", r.tp_groups);
+  v("serve", r.serve);
+}
+
+template <class V, Is<ServeParamsRecord> R>
+void fields(V& v, R& r) {
+  v("load", r.load);
+  v("x", r.x);
+  v("concurrency", r.concurrency);
+  v("rate", r.rate);
+  v("burstiness", r.burstiness);
+  v("requests", r.requests);
+  v("warmup_requests", r.warmup_requests);
+  v("prompt_len", r.prompt_len);
+  v("output_len", r.output_len);
+  v("trace", r.trace);
+  v("scheduler", r.scheduler);
+  v("chunk", r.chunk);
+  v("max_batch", r.max_batch);
+  v("max_step_tokens", r.max_step_tokens);
+  v("kv_capacity_tokens", r.kv_capacity_tokens);
+  v("block_tokens", r.block_tokens);
+  v("host_overhead_us", r.host_overhead_us);
+  v("lm_head", r.lm_head);
+  v("slo", r.slo);
+  v("clock", r.clock);
+}
+
+template <class V, Is<LatencyRecord> R>
+void fields(V& v, R& r) {
+  v("mean", r.mean);
+  v("p50", r.p50);
+  v("p90", r.p90);
+  v("p95", r.p95);
+  v("p99", r.p99);
+  v("max", r.max);
+  v("n", r.n);
+}
+
+template <class V, Is<GoodputRecord> R>
+void fields(V& v, R& r) {
+  v("slo", r.slo);
+  v("requests_per_s", r.requests_per_s);
+  v("fraction", r.fraction);
+}
+
+template <class V, Is<ItlSharesRecord> R>
+void fields(V& v, R& r) {
+  v("prefill", r.prefill);
+  v("imbalance", r.imbalance);
+  v("host", r.host);
+  v("transfer", r.transfer);
+  v("bandwidth", r.bandwidth);
+}
+
+template <class V, Is<ItlAttributionRecord> R>
+void fields(V& v, R& r) {
+  v("tail", r.tail);
+  v("threshold_s", r.threshold_s);
+  v("samples", r.samples);
+  v("excess_s", r.excess_s);
+  v("shares", r.shares);
+  v("decode_step_p50_s", r.decode_step_p50_s);
+  v("prefill_step_p50_s", r.prefill_step_p50_s);
+  v("method", r.method);
+}
+
+template <class V, Is<ServeRunRecord> R>
+void fields(V& v, R& r) {
+  v("steps", r.steps);
+  v("requests_completed", r.requests_completed);
+  v("requests_rejected", r.requests_rejected);
+  v("preemptions", r.preemptions);
+  v("duration_s", r.duration_s);
+  v("max_running", r.max_running);
+  v("max_waiting", r.max_waiting);
+  v("kv_capacity_tokens", r.kv_capacity_tokens);
+  v("kv_peak_tokens", r.kv_peak_tokens);
+  v("kv_full_steps", r.kv_full_steps);
+  v("prefill_steps", r.prefill_steps);
+  v("busy_s", r.busy_s);
+  v("host_gap_s", r.host_gap_s);
+  v("steps_file", r.steps_file);
+  v("requests_file", r.requests_file);
+  v("token_times_limit", r.token_times_limit);
 }
 
 template <class V, Is<MemoryRecord> R>
@@ -98,6 +184,16 @@ void fields(V& v, R& r) {
   v("host_gap_fraction", r.host_gap_fraction);
   v("peaks", r.peaks);
   v("across_ranks", r.across_ranks);
+  v("ttft_s", r.ttft_s);
+  v("ttft_admitted_s", r.ttft_admitted_s);
+  v("tpot_s", r.tpot_s);
+  v("itl_s", r.itl_s);
+  v("e2el_s", r.e2el_s);
+  v("output_tokens_per_s", r.output_tokens_per_s);
+  v("total_tokens_per_s", r.total_tokens_per_s);
+  v("request_throughput", r.request_throughput);
+  v("goodput", r.goodput);
+  v("itl_attribution", r.itl_attribution);
 }
 
 template <class V, Is<CostRecord> R>
@@ -222,6 +318,88 @@ void fields(V& v, R& r) {
   v("skew_s", r.skew_s);
 }
 
+template <class V, Is<StepRankRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("compute_s", r.compute_s);
+  v("wait_s", r.wait_s);
+  v("transfer_s", r.transfer_s);
+}
+
+template <class V, Is<StepLogRecord> R>
+void fields(V& v, R& r) {
+  v("point", r.point);
+  v("step", r.step);
+  v("t_s", r.t_s);
+  v("duration_s", r.duration_s);
+  v("running", r.running);
+  v("waiting", r.waiting);
+  v("preempted", r.preempted);
+  v("batch_tokens", r.batch_tokens);
+  v("prefill_tokens", r.prefill_tokens);
+  v("decode_tokens", r.decode_tokens);
+  v("padding_tokens", r.padding_tokens);
+  v("kv_used_tokens", r.kv_used_tokens);
+  v("kv_capacity_tokens", r.kv_capacity_tokens);
+  v("device_time_s", r.device_time_s);
+  v("host_gap_s", r.host_gap_s);
+  v("ranks", r.ranks);
+}
+
+template <class V, Is<RequestLogRecord> R>
+void fields(V& v, R& r) {
+  v("point", r.point);
+  v("id", r.id);
+  v("arrival_s", r.arrival_s);
+  v("admitted_s", r.admitted_s);
+  v("first_token_s", r.first_token_s);
+  v("finish_s", r.finish_s);
+  v("prompt_len", r.prompt_len);
+  v("output_len", r.output_len);
+  v("preemptions", r.preemptions);
+  v("warmup", r.warmup);
+  v("rejected", r.rejected);
+  v("reason", r.reason);
+  v("token_s", r.token_s);
+}
+
+template <class V, Is<CurvePointRecord> R>
+void fields(V& v, R& r) {
+  v("x", r.x);
+  v("total_tokens_per_s", r.total_tokens_per_s);
+  v("itl_p95_s", r.itl_p95_s);
+  v("ttft_p95_s", r.ttft_p95_s);
+  v("status", r.status);
+}
+
+template <class V, Is<FreeRegionRecord> R>
+void fields(V& v, R& r) {
+  v("upto", r.upto);
+  v("threshold", r.threshold);
+  v("meaning", r.meaning);
+}
+
+template <class V, Is<KneeRecord> R>
+void fields(V& v, R& r) {
+  v("x", r.x);
+  v("method", r.method);
+}
+
+template <class V, Is<MemoryWallRecord> R>
+void fields(V& v, R& r) {
+  v("x", r.x);
+  v("reason", r.reason);
+}
+
+template <class V, Is<CurveRecord> R>
+void fields(V& v, R& r) {
+  v("x", r.x);
+  v("points", r.points);
+  v("free_region", r.free_region);
+  v("knee", r.knee);
+  v("memory_wall", r.memory_wall);
+}
+
 template <class V, Is<PointRecord> R>
 void fields(V& v, R& r) {
   v("params", r.params);
@@ -240,6 +418,7 @@ void fields(V& v, R& r) {
   v("samples", r.samples);
   v("trace", r.trace);
   v("memory_exhaustion", r.memory_exhaustion);
+  v("serve", r.serve);
 }
 
 }  // namespace
@@ -283,6 +462,33 @@ RankRecord rank_from_json(const oj& j) {
 }
 PointParams params_from_json(const oj& j) {
   return read_record<PointParams>(j, "params");
+}
+
+oj to_json(const StepLogRecord& r) {
+  return Writer::encode(r);
+}
+oj to_json(const RequestLogRecord& r) {
+  return Writer::encode(r);
+}
+StepLogRecord step_log_from_json(const oj& j) {
+  return read_record<StepLogRecord>(j, "serve step");
+}
+RequestLogRecord request_log_from_json(const oj& j) {
+  return read_record<RequestLogRecord>(j, "serve request");
+}
+
+oj to_json(const CurveRecord& c) {
+  oj j = Writer::encode(c);
+  if (!c.memory_wall) j["memory_wall"] = nullptr;  // the schema's "no wall": null, not absent
+  return j;
+}
+CurveRecord curve_from_json(const oj& j) {
+  oj in = j;
+  if (in.contains("memory_wall") && in["memory_wall"].is_null()) in.erase("memory_wall");
+  return read_record<CurveRecord>(in, "curve");
+}
+const char* curve_section() {
+  return "curve";
 }
 
 oj params_identity_json(const PointParams& p, bool with_layers) {

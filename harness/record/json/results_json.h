@@ -8,7 +8,9 @@
 
 #include "harness/record/coll_point_record.h"
 #include "harness/record/context_record.h"
+#include "harness/record/curve_record.h"
 #include "harness/record/point_record.h"
+#include "harness/record/serve_log_record.h"
 #include "harness/record/verdict.h"
 
 namespace tpb {
@@ -23,6 +25,17 @@ nlohmann::ordered_json to_json(const PointParams& p);
 PointRecord point_from_json(const nlohmann::ordered_json& j);
 RankRecord rank_from_json(const nlohmann::ordered_json& j);
 PointParams params_from_json(const nlohmann::ordered_json& j);
+
+// The serve logs' lines (steps.jsonl, requests.jsonl) and their inverses.
+nlohmann::ordered_json to_json(const StepLogRecord& r);
+nlohmann::ordered_json to_json(const RequestLogRecord& r);
+StepLogRecord step_log_from_json(const nlohmann::ordered_json& j);
+RequestLogRecord request_log_from_json(const nlohmann::ordered_json& j);
+
+// A serve run's curve section (the results' top-level curve_section()) and its inverse.
+nlohmann::ordered_json to_json(const CurveRecord& c);
+CurveRecord curve_from_json(const nlohmann::ordered_json& j);
+const char* curve_section();
 
 // For documents that may hold other kinds of points (a collectives run's): nothing when `j`
 // is not a model point record.

@@ -1,0 +1,44 @@
+// Why was a token late. Each inter-token gap ends at the step that produced its token; that
+// step's duration splits into the host gap, the straggler's extra compute (which the other
+// ranks spend waiting), the collectives' own transfer time, and the rest of the compute, which
+// the cost model divides between the step's prefill rows and its decode rows (by their shares of
+// the step's per-op roofline time). For the gaps at or above the p99 ITL, each part's excess over
+// its median across all gaps is summed, and the shares of that excess are reported: a tail made
+// by prefill interference, by imbalance, by the host, by the link, or by plain decode bandwidth.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpb {
+
+struct StepParts {
+  double duration_s = 0;
+  double host_s = 0, imbalance_s = 0, transfer_s = 0, prefill_s = 0, decode_s = 0;
+  bool has_prefill = false;
+};
+
+struct ItlShares {
+  double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0;
+};
+
+struct ItlAttribution {
+  std::string tail = "p99";
+  double threshold_s = 0;  // the p99 ITL
+  int64_t samples = 0;     // gaps at or above it
+  double excess_s = 0;     // sum over them of each part's excess over its median
+  ItlShares shares;        // of excess_s; NaN when excess_s is 0
+  double decode_step_p50_s = 0, prefill_step_p50_s = 0;  // median step, without / with prefill
+  std::string method;
+};
+
+// One inter-token gap and the step that produced its later token (an index into `steps`).
+struct ItlGap {
+  double gap_s = 0;
+  int64_t step = 0;
+};
+
+// Gaps whose step is out of range are left out.
+ItlAttribution attribute_itl(const std::vector<ItlGap>& gaps, const std::vector<StepParts>& steps);
+
+}  // namespace tpb

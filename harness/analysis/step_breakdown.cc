@@ -1,0 +1,75 @@
+// One pass over each rank's segments into per-step sums; collectives are split against the
+// latest enter of their instance, exactly as the point's totals are (analysis.h).
+#include "harness/analysis/step_breakdown.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace tpb {
+
+namespace {
+
+using Instance = std::tuple<int, int, int>;  // step, layer, op
+
+std::map<Instance, double> latest_enters(const std::vector<RankTrace>& ranks) {
+  std::map<Instance, double> latest;
+  for (const RankTrace& r : ranks)
+    for (const SegmentRecord& s : r.segs) {
+      if (!s.collective || s.step < 0) continue;
+      const Instance k{s.step, s.layer, static_cast<int>(s.op)};
+      auto it = latest.find(k);
+      if (it == latest.end())
+        latest.emplace(k, s.t0);
+      else
+        it->second = std::max(it->second, s.t0);
+    }
+  return latest;
+}
+
+double usual_median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+std::vector<StepSplit> step_breakdown(const std::vector<RankTrace>& ranks) {
+  const auto latest = latest_enters(ranks);
+  std::map<int, StepSplit> steps;
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri)
+    for (const SegmentRecord& s : ranks[ri].segs) {
+      if (s.step < 0) continue;
+      StepSplit& st = steps[s.step];
+      st.step = s.step;
+      st.ranks.resize(ranks.size());
+      RankStepSplit& r = st.ranks[ri];
+      if (s.op == Op::step) {
+        r.t0 = s.t0;
+        r.t1 = s.t1;
+      } else if (s.collective) {
+        const double l = latest.at({s.step, s.layer, static_cast<int>(s.op)});
+        r.wait_s += wait_at_collective(s.t0, s.t1, l);
+        r.transfer_s += transfer_at_collective(s.t0, s.t1, l);
+      } else {
+        r.compute_s += s.t1 - s.t0;
+      }
+    }
+  std::vector<StepSplit> out;
+  out.reserve(steps.size());
+  for (auto& [k, st] : steps) {
+    std::vector<double> compute;
+    for (const RankStepSplit& r : st.ranks) {
+      st.device_time_s = std::max(st.device_time_s, r.t1 - r.t0);
+      compute.push_back(r.compute_s);
+    }
+    st.max_compute_s = compute.empty() ? 0 : *std::max_element(compute.begin(), compute.end());
+    st.median_compute_s = usual_median(compute);
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+}  // namespace tpb

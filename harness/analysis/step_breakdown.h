@@ -1,0 +1,27 @@
+// Per step and per rank: compute, the Scalasca wait and transfer of the step's collectives,
+// and the step's own bounds. A serving run's steps differ from one another, so its step log
+// and its late-token attribution need each step's split, not only the point's totals.
+#pragma once
+#include <vector>
+
+#include "harness/analysis/analysis.h"
+
+namespace tpb {
+
+struct RankStepSplit {
+  double t0 = 0, t1 = 0;  // the rank's Op::step bounds (common clock); 0, 0 when absent
+  double compute_s = 0, wait_s = 0, transfer_s = 0;
+};
+
+struct StepSplit {
+  int step = 0;
+  std::vector<RankStepSplit> ranks;                // in the order of the traces given
+  double device_time_s = 0;                        // max over ranks of the step's bounds
+  double max_compute_s = 0, median_compute_s = 0;  // median: mean of the two middle values
+};
+
+// Measured steps (step >= 0) in increasing order. Collective instances are matched across
+// ranks by (step, layer, op); the traces must belong to one TP group.
+std::vector<StepSplit> step_breakdown(const std::vector<RankTrace>& ranks);
+
+}  // namespace tpb

@@ -1,0 +1,191 @@
+// Resolution of `tpbench serve`: the serve keys are taken out of the config and typed here,
+// the rest goes to resolve_run_spec, and the point options that a serving run decides for
+// itself (phase, batch, context, prompt, steps) are refused by name.
+#include "harness/config/serve_spec.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/config/axis.h"
+#include "harness/config/config_fields.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+// Options of `run` that a serving run decides itself, with what to use instead.
+const std::pair<const char*, const char*> kRefused[] = {
+    {"phase", "a serving step mixes decode and prefill"},
+    {"batch", "use --concurrency or --max-batch"},
+    {"context", "contexts come from the requests (--prompt-len, --output-len)"},
+    {"prompt", "use --prompt-len"},
+    {"steps", "a serving run steps until its requests are done (--requests)"},
+    {"cuda_graph", "a serving step changes shape every step"},
+};
+
+// A load list: "1,2,4", "1..64:x2" (integers), or decimals "0.5,1,2.5" for rates.
+std::vector<double> load_values(const nlohmann::json& v, const std::string& field) {
+  std::vector<double> out;
+  for (const std::string& s : axis_values(v, field, false)) {
+    const auto items =
+        s.find("..") != std::string::npos ? expand_int_axis(s, field) : std::vector<int64_t>{};
+    if (!items.empty()) {
+      for (int64_t x : items) out.push_back(static_cast<double>(x));
+      continue;
+    }
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || !std::isfinite(x))
+      throw BadInput(field + ": expected a number or a list of numbers (got '" + s + "')");
+    if (x <= 0) throw BadInput(field + ": must be > 0 (got " + s + ")");
+    out.push_back(x);
+  }
+  if (out.empty()) throw BadInput(field + ": empty");
+  return out;
+}
+
+nlohmann::json split_serve_keys(const nlohmann::json& cfg, nlohmann::json& serve) {
+  nlohmann::json run = nlohmann::json::object();
+  for (auto it = cfg.begin(); it != cfg.end(); ++it) {
+    const auto& keys = serve_keys();
+    if (std::find(keys.begin(), keys.end(), it.key()) != keys.end())
+      serve[it.key()] = it.value();
+    else
+      run[it.key()] = it.value();
+  }
+  for (const auto& [key, why] : kRefused)
+    if (run.contains(key))
+      throw BadInput(field_name(key) + ": not a serve option (" + std::string(why) + ")");
+  return run;
+}
+
+void read_load(ConfigFields& f, ServeSpec& s) {
+  const bool rate = f.has("rate"), conc = f.has("concurrency");
+  if (rate && conc) throw BadInput("--rate: give --rate or --concurrency, not both");
+  s.axis = rate ? "rate" : "concurrency";
+  s.loads = load_values(rate ? f.raw("rate") : (conc ? f.raw("concurrency") : nlohmann::json(8)),
+                        rate ? "--rate" : "--concurrency");
+  f.mark_known(s.axis);
+  if (!rate)
+    for (double c : s.loads)
+      if (c != std::floor(c))
+        throw BadInput("--concurrency: must be a whole number (got " + std::to_string(c) + ")");
+  s.load.burstiness = f.number("burstiness", 1.0, 1e-3, 1e3);
+  s.load.requests = f.integer("requests", 64, 1, 1 << 20);
+  s.load.warmup_requests = f.integer("warmup_requests", 0, 0, 1 << 20);
+  s.load.prompt = parse_length_dist(f.str("prompt_len", "128"), "--prompt-len");
+  s.load.output = parse_length_dist(f.str("output_len", "128"), "--output-len");
+  s.load.trace_file = f.str("trace", "");
+}
+
+void read_scheduler(ConfigFields& f, ServeSpec& s) {
+  s.scheduler = f.choice("scheduler", "continuous", {"static", "continuous"}) == "static"
+                    ? SchedulerKind::static_batch
+                    : SchedulerKind::continuous;
+  s.chunk = f.integer("chunk", 0, 0, 1 << 20);
+  if (f.has("chunk") && s.chunk == 0)
+    throw BadInput("--chunk: must be >= 1 (leave it out for whole prompts)");
+  if (s.chunk > 0 && s.scheduler == SchedulerKind::static_batch)
+    throw BadInput("--chunk: needs --scheduler continuous");
+  if (s.chunk > 0 && f.has("max_step_tokens"))
+    throw BadInput("--max-step-tokens: with --chunk the chunk is the step's token budget");
+  s.max_batch = f.integer("max_batch", 0, 1, 1 << 16);
+  s.max_step_tokens = f.integer("max_step_tokens", 0, 1, 1 << 22);
+  s.kv_budget_tokens = f.integer("kv_budget", 0, 1, int64_t{1} << 40);
+  s.block_tokens = f.integer("block_tokens", 16, 1, 1 << 16);
+  s.host_overhead_s = f.number("host_overhead", 0, 0, 1e7) * 1e-6;
+  s.lm_head = f.boolean("lm_head", true);
+  const std::string slo = f.str("slo", "");
+  if (!slo.empty()) s.slo = parse_slo(slo);
+}
+
+}  // namespace
+
+const std::vector<std::string>& serve_keys() {
+  static const std::vector<std::string> keys{"rate",
+                                             "concurrency",
+                                             "burstiness",
+                                             "requests",
+                                             "warmup_requests",
+                                             "prompt_len",
+                                             "output_len",
+                                             "trace",
+                                             "scheduler",
+                                             "chunk",
+                                             "max_batch",
+                                             "max_step_tokens",
+                                             "kv_budget",
+                                             "block_tokens",
+                                             "host_overhead",
+                                             "lm_head",
+                                             "slo"};
+  return keys;
+}
+
+ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
+                             const std::string& default_config_dir) {
+  nlohmann::json serve = nlohmann::json::object();
+  nlohmann::json run = split_serve_keys(cfg, serve);
+  if (!run.contains("warmup")) run["warmup"] = 2;
+  ServeSpec s;
+  s.run = resolve_run_spec(run, world, default_config_dir);
+  if (s.run.tp != world)
+    throw BadInput("--tp: serve runs one TP group, so tp must equal the ranks (" +
+                   std::to_string(world) + "; got " + std::to_string(s.run.tp) + ")");
+  ConfigFields f(serve);
+  read_load(f, s);
+  read_scheduler(f, s);
+  s.load.seed = s.run.seed;
+  f.reject_unknown();
+  if (!s.load.trace_file.empty()) read_trace(s.load.trace_file);  // bad lines fail here
+  return s;
+}
+
+LoadSpec ServeSpec::load_at(std::size_t i) const {
+  LoadSpec l = load;
+  l.rate = axis == "rate" ? loads.at(i) : 0;
+  l.concurrency = axis == "concurrency" ? static_cast<int64_t>(loads.at(i)) : 0;
+  return l;
+}
+
+SchedulerConfig ServeSpec::scheduler_at(std::size_t i) const {
+  SchedulerConfig c;
+  c.kind = scheduler;
+  c.chunk = chunk;
+  const LoadSpec l = load_at(i);
+  c.concurrency = l.concurrency;
+  c.max_running = max_batch > 0 ? max_batch : (l.concurrency > 0 ? l.concurrency : 64);
+  c.block_tokens = block_tokens;
+  // The step's token limit without a chunk: vLLM's max_num_batched_tokens, 8192 by default.
+  c.max_step_tokens = chunk > 0 ? 0 : (max_step_tokens > 0 ? max_step_tokens : 8192);
+  return c;
+}
+
+nlohmann::ordered_json serve_spec_to_json(const ServeSpec& s) {
+  nlohmann::ordered_json j;
+  j[s.axis] = s.loads;
+  j["burstiness"] = s.load.burstiness;
+  j["requests"] = s.load.requests;
+  j["warmup_requests"] = s.load.warmup_requests;
+  j["prompt_len"] = s.load.prompt.text();
+  j["output_len"] = s.load.output.text();
+  j["trace"] = s.load.trace_file;
+  j["scheduler"] = scheduler_name(s.scheduler);
+  j["chunk"] = s.chunk;
+  j["max_batch"] = s.max_batch;
+  j["max_step_tokens"] = s.max_step_tokens;
+  j["kv_budget"] = s.kv_budget_tokens;
+  j["block_tokens"] = s.block_tokens;
+  j["host_overhead"] = s.host_overhead_s * 1e6;
+  j["lm_head"] = s.lm_head;
+  j["slo"] = s.slo.text();
+  return j;
+}
+
+}  // namespace tpb

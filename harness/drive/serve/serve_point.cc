@@ -1,0 +1,317 @@
+// Building a serving point. The timeline analysis is the same as for a fixed-batch point; its
+// per-step figures (flops, bytes, tokens) are the means over this run's steps, since every
+// step of a serving run has its own shape, and the record says so in cost.scope.
+#include "harness/drive/serve/serve_point.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "harness/analysis/itl_attribution.h"
+#include "harness/record/point_builder.h"
+#include "harness/serve/serve_metrics.h"
+
+namespace tpb {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The mean of the steps' costs, field by field; layer ops by position (every step lists the
+// same ops in the same order).
+StepCost mean_cost(const std::vector<ServeStep>& steps) {
+  StepCost m;
+  if (steps.empty()) return m;
+  m.layer_ops = steps.front().cost.layer_ops;
+  m.comm = steps.front().cost.comm;
+  for (auto& o : m.layer_ops) o = OpCost{o.op};
+  const double n = static_cast<double>(steps.size());
+  for (const ServeStep& s : steps) {
+    const StepCost& c = s.cost;
+    m.flops += c.flops / n;
+    m.bytes_read += c.bytes_read / n;
+    m.bytes_written += c.bytes_written / n;
+    m.weight_bytes += c.weight_bytes / n;
+    m.kv_read_bytes += c.kv_read_bytes / n;
+    m.kv_write_bytes += c.kv_write_bytes / n;
+    m.activation_bytes += c.activation_bytes / n;
+    m.tokens += c.tokens / n;
+    m.comm_bytes += c.comm_bytes / n;
+    m.layers = c.layers;
+    for (std::size_t i = 0; i < m.layer_ops.size() && i < c.layer_ops.size(); ++i) {
+      m.layer_ops[i].flops += c.layer_ops[i].flops / n;
+      m.layer_ops[i].bytes_read += c.layer_ops[i].bytes_read / n;
+      m.layer_ops[i].bytes_written += c.layer_ops[i].bytes_written / n;
+      m.layer_ops[i].weight_bytes += c.layer_ops[i].weight_bytes / n;
+      m.layer_ops[i].kv_read_bytes += c.layer_ops[i].kv_read_bytes / n;
+      m.layer_ops[i].kv_write_bytes += c.layer_ops[i].kv_write_bytes / n;
+    }
+  }
+  return m;
+}
+
+LatencyRecord latency_record(const LatencyStats& s) {
+  return {s.mean, s.p50, s.p90, s.p95, s.p99, s.max, s.n};
+}
+
+void add_serve_metrics(MetricsRecord& m, const ServeMetrics& s) {
+  m.ttft_s = latency_record(s.ttft_s);
+  m.ttft_admitted_s = latency_record(s.ttft_admitted_s);
+  m.tpot_s = latency_record(s.tpot_s);
+  m.itl_s = latency_record(s.itl_s);
+  m.e2el_s = latency_record(s.e2el_s);
+  m.output_tokens_per_s = s.output_tokens_per_s;
+  m.total_tokens_per_s = s.total_tokens_per_s;
+  m.request_throughput = s.request_throughput;
+  if (s.goodput)
+    m.goodput = GoodputRecord{s.goodput->slo, s.goodput->requests_per_s, s.goodput->fraction};
+}
+
+// A step was held back by memory: the cache could not take what waited, or a running
+// sequence had to be preempted for room.
+bool kv_limited(const StepPlan& p) {
+  return p.preempted > 0 || (p.waiting > 0 && p.kv_blocked);
+}
+
+// The share of a step's compute its prefill rows account for: 1 - the per-op roofline time of
+// its decode rows alone over that of the whole step (weights are read once either way).
+double prefill_fraction(const ServeSpec& spec, int64_t layers, const StepPlan& plan,
+                        const Peaks& peaks) {
+  if (plan.prefill_tokens == 0) return 0;
+  StepBatch decode;
+  for (const SeqSlice& s : plan.batch.seqs)
+    if (s.new_tokens == 1 && s.cached > 0) decode.seqs.push_back(s);
+  if (decode.seqs.empty()) return 1;
+  const RunSpec& r = spec.run;
+  const double all =
+      ops_roofline_time_s(mixed_step_cost(r.shape, r.tp, r.dtype, layers, plan.batch, spec.lm_head),
+                          peaks.flops, peaks.bw);
+  const double dec = ops_roofline_time_s(
+      mixed_step_cost(r.shape, r.tp, r.dtype, layers, decode, spec.lm_head), peaks.flops, peaks.bw);
+  return all > 0 ? std::clamp(1 - dec / all, 0.0, 1.0) : kNaN;
+}
+
+std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, const Peaks& peaks) {
+  std::vector<StepParts> out(run.steps.size());
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    StepParts& p = out[i];
+    p.duration_s = run.steps[i].duration_s;
+    p.has_prefill = run.steps[i].plan.prefill_tokens > 0;
+    if (i >= run.splits.size() || run.splits[i].step != static_cast<int>(i)) continue;
+    const StepSplit& sp = run.splits[i];
+    double transfer = 0;
+    for (const RankStepSplit& r : sp.ranks) transfer += r.transfer_s / sp.ranks.size();
+    p.host_s = std::max(0.0, p.duration_s - sp.device_time_s);
+    p.imbalance_s = sp.max_compute_s - sp.median_compute_s;
+    p.transfer_s = transfer;
+    const double rest = std::max(0.0, p.duration_s - p.host_s - p.imbalance_s - p.transfer_s);
+    const double f = prefill_fraction(spec, run.layers, run.steps[i].plan, peaks);
+    p.prefill_s = rest * f;
+    p.decode_s = rest - p.prefill_s;
+  }
+  return out;
+}
+
+// Every gap between consecutive tokens of a measured request, with the step of its later token.
+std::vector<ItlGap> itl_gaps(const std::vector<RequestLog>& logs) {
+  std::vector<ItlGap> g;
+  for (const RequestLog& r : logs) {
+    if (r.warmup || r.rejected) continue;
+    for (std::size_t i = 1; i < r.token_s.size() && i < r.token_step.size(); ++i)
+      g.push_back({r.token_s[i] - r.token_s[i - 1], r.token_step[i]});
+  }
+  return g;
+}
+
+ItlAttributionRecord attribution_record(const ItlAttribution& a) {
+  return {
+      a.tail,
+      a.threshold_s,
+      a.samples,
+      a.excess_s,
+      {a.shares.prefill, a.shares.imbalance, a.shares.host, a.shares.transfer, a.shares.bandwidth},
+      a.decode_step_p50_s,
+      a.prefill_step_p50_s,
+      a.method};
+}
+
+ServeRunRecord run_record(const ServeRun& run, const ServeMetrics& m, int64_t point_index) {
+  ServeRunRecord r;
+  r.steps = static_cast<int64_t>(run.steps.size());
+  r.requests_completed = m.completed;
+  r.requests_rejected = m.rejected;
+  r.preemptions = run.preemptions;
+  r.duration_s = m.duration_s;
+  r.kv_capacity_tokens = run.sched.kv_blocks * run.sched.block_tokens;
+  for (const ServeStep& s : run.steps) {
+    r.max_running = std::max(r.max_running, s.plan.running);
+    r.max_waiting = std::max(r.max_waiting, s.plan.waiting);
+    r.kv_peak_tokens = std::max(r.kv_peak_tokens, s.plan.kv_used_tokens);
+    r.kv_full_steps += kv_limited(s.plan) ? 1 : 0;
+    r.prefill_steps += s.plan.prefill_tokens > 0 ? 1 : 0;
+    r.busy_s += s.duration_s;
+  }
+  for (const StepSplit& s : run.splits) {
+    const auto i = static_cast<std::size_t>(s.step);
+    if (i < run.steps.size())
+      r.host_gap_s += std::max(0.0, run.steps[i].duration_s - s.device_time_s);
+  }
+  (void)point_index;
+  r.steps_file = "steps.jsonl";
+  r.requests_file = "requests.jsonl";
+  r.token_times_limit = kTokenTimesLimit;
+  return r;
+}
+
+std::vector<StepLogRecord> step_lines(const ServeRun& run, int64_t point_index) {
+  std::vector<StepLogRecord> out;
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    const ServeStep& s = run.steps[i];
+    StepLogRecord l;
+    l.point = point_index;
+    l.step = static_cast<int64_t>(i);
+    l.t_s = s.end_s;
+    l.duration_s = s.duration_s;
+    l.running = s.plan.running;
+    l.waiting = s.plan.waiting;
+    l.preempted = s.plan.preempted;
+    l.batch_tokens = s.plan.batch.tokens();
+    l.prefill_tokens = s.plan.prefill_tokens;
+    l.decode_tokens = s.plan.decode_tokens;
+    l.padding_tokens = s.plan.padding_tokens;
+    l.kv_used_tokens = s.plan.kv_used_tokens;
+    l.kv_capacity_tokens = s.plan.kv_capacity_tokens;
+    l.device_time_s = kNaN;
+    l.host_gap_s = kNaN;
+    if (i < run.splits.size() && run.splits[i].step == static_cast<int>(i)) {
+      const StepSplit& sp = run.splits[i];
+      l.device_time_s = sp.device_time_s;
+      l.host_gap_s = std::max(0.0, s.duration_s - sp.device_time_s);
+      for (std::size_t r = 0; r < sp.ranks.size(); ++r)
+        l.ranks.push_back({run.traces[r].rank, sp.ranks[r].compute_s, sp.ranks[r].wait_s,
+                           sp.ranks[r].transfer_s});
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+double reached(double t) {
+  return t < 0 ? kNaN : t;
+}
+
+std::vector<RequestLogRecord> request_lines(const std::vector<RequestLog>& logs,
+                                            int64_t point_index) {
+  std::vector<RequestLogRecord> out;
+  for (const RequestLog& q : logs) {
+    RequestLogRecord l;
+    l.point = point_index;
+    l.id = q.id;
+    l.arrival_s = q.arrival_s;
+    l.admitted_s = reached(q.admitted_s);
+    l.first_token_s = reached(q.first_token_s);
+    l.finish_s = reached(q.finish_s);
+    l.prompt_len = q.prompt_len;
+    l.output_len = q.output_len;
+    l.preemptions = q.preemptions;
+    l.warmup = q.warmup;
+    l.rejected = q.rejected;
+    l.reason = q.reason;
+    const auto keep = std::min<std::size_t>(q.token_s.size(), kTokenTimesLimit);
+    l.token_s.assign(q.token_s.begin(), q.token_s.begin() + static_cast<std::ptrdiff_t>(keep));
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+}  // namespace
+
+ServeParamsRecord serve_params_record(const ServeSpec& spec, std::size_t load_index,
+                                      int64_t kv_capacity_tokens) {
+  const LoadSpec l = spec.load_at(load_index);
+  const SchedulerConfig c = spec.scheduler_at(load_index);
+  ServeParamsRecord p;
+  p.load = spec.axis;
+  p.x = spec.loads.at(load_index);
+  if (l.concurrency > 0) p.concurrency = l.concurrency;
+  if (l.rate > 0) p.rate = l.rate;
+  p.burstiness = l.burstiness;
+  p.requests = l.requests;
+  p.warmup_requests = l.warmup_requests;
+  p.prompt_len = l.prompt.text();
+  p.output_len = l.output.text();
+  p.trace = l.trace_file;
+  p.scheduler = scheduler_name(c.kind);
+  p.chunk = c.chunk;
+  p.max_batch = c.max_running;
+  p.max_step_tokens = c.max_step_tokens;
+  p.kv_capacity_tokens = kv_capacity_tokens;
+  p.block_tokens = c.block_tokens;
+  p.host_overhead_us = spec.host_overhead_s * 1e6;
+  p.lm_head = spec.lm_head;
+  p.slo = spec.slo.text();
+  return p;
+}
+
+ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, const ServeRun& run,
+                             const Peaks& peaks, const DeviceCaps& caps, int64_t point_index) {
+  const StepCost cost = mean_cost(run.steps);
+  AnalysisInput in;
+  in.ranks = run.traces;
+  in.step_flops = cost.flops;
+  in.step_bytes = cost.bytes();
+  in.tokens_per_step = cost.tokens;
+  in.peak_flops = peaks.flops;
+  in.peak_bw = peaks.bw;
+  in.occupancy_window_s = spec.run.occupancy_window_s;
+  for (const auto& s : run.samples)
+    in.clock_uncertainty_s = std::max(in.clock_uncertainty_s, s.rank.clock.uncertainty_s);
+  ServePoint out;
+  PointRecord& p = out.record;
+  p = ok_point(spec.run, run.layers, cost, peaks, analyze(in), run.samples, caps);
+  p.params.phase = "serve";
+  p.params.batch = run.sched.max_running;
+  p.params.context = 0;
+  p.params.prompt = 0;
+  p.params.steps = static_cast<int64_t>(run.steps.size());
+  p.params.serve =
+      serve_params_record(spec, load_index, run.sched.kv_blocks * run.sched.block_tokens);
+  if (p.cost)
+    p.cost->scope = "per rank, mean over the serving run's steps (each step has its own batch)";
+  const ServeMetrics m = serve_metrics(run.requests, spec.slo);
+  add_serve_metrics(*p.metrics, m);
+  p.metrics->itl_attribution =
+      attribution_record(attribute_itl(itl_gaps(run.requests), step_parts(spec, run, peaks)));
+  p.serve = run_record(run, m, point_index);
+  out.steps = step_lines(run, point_index);
+  out.requests = request_lines(run.requests, point_index);
+  CurveInput& c = out.curve;
+  c.x = spec.loads.at(load_index);
+  c.total_tokens_per_s = m.total_tokens_per_s;
+  c.itl_p95_s = m.itl_s.p95;
+  c.ttft_p95_s = m.ttft_s.p95;
+  c.status = "ok";
+  c.kv_full_with_queue = p.serve->kv_full_steps > 0 || run.preemptions > 0;
+  if (c.kv_full_with_queue)
+    c.kv_reason = std::to_string(p.serve->kv_full_steps) + " steps with the KV cache (" +
+                  std::to_string(p.serve->kv_capacity_tokens) + " tokens) holding back " +
+                  std::to_string(p.serve->max_waiting) + " waiting at most, " +
+                  std::to_string(run.preemptions) + " preemptions";
+  return out;
+}
+
+ServePoint oom_serve_point(const ServeSpec& spec, std::size_t load_index, PointRecord oom) {
+  ServePoint out;
+  out.record = std::move(oom);
+  out.record.params.phase = "serve";
+  out.record.params.serve = serve_params_record(spec, load_index, 0);
+  out.curve.x = spec.loads.at(load_index);
+  out.curve.status = "oom";
+  out.curve.total_tokens_per_s = kNaN;
+  out.curve.itl_p95_s = kNaN;
+  out.curve.ttft_p95_s = kNaN;
+  out.curve.kv_reason = out.record.reason;
+  return out;
+}
+
+}  // namespace tpb

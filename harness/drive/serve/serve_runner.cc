@@ -1,0 +1,268 @@
+// The serving loop. Every rank runs its own copy of the scheduler on the same requests; the
+// only input that differs between ranks, how long a step took, is agreed by an all-reduce
+// (max) after each step, so every copy plans the same next step. The virtual clock advances by
+// that agreed duration and jumps over idle gaps to the next arrival: a CPU run says what the
+// schedule would do at this step speed (results: serve.clock "virtual").
+#include "harness/drive/serve/serve_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "collectives/mpi/mpi_check.h"
+#include "collectives/progress_board.h"
+#include "harness/backends/collective_factory.h"
+#include "harness/drive/injector.h"
+#include "harness/drive/point_runner.h"
+#include "harness/drive/rank_gather.h"
+#include "harness/mpi/clock_sync.h"
+#include "harness/serve/workload.h"
+#include "layers/base/host_clock.h"
+#include "layers/timeline.h"
+#include "layers/tp_model.h"
+
+namespace tpb {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// Steps between timeline flushes: the timeline is preallocated, a serving run's step count is
+// not known in advance, so segments are resolved and set aside between steps.
+constexpr std::size_t kFlushSteps = 256;
+
+struct ServeMemory {
+  ServeShape shape;
+  int64_t layers = 0;
+  double need = 0, have = 0;
+  bool fits = false;
+};
+
+int64_t longest_request(const std::vector<Request>& reqs) {
+  int64_t m = 1;
+  for (const Request& r : reqs) m = std::max(m, r.prompt_len + r.output_len);
+  return m;
+}
+
+// Weights, activations and logits first; the KV cache gets what is left, but no more than the
+// scheduler could ever fill (max_running sequences at the longest request), or --kv-budget.
+ServeMemory plan_serve_memory(const ServeSpec& spec, const SchedulerConfig& sc,
+                              const std::vector<Request>& reqs, const Device& dev, double reserve) {
+  const RunSpec& r = spec.run;
+  ServeMemory m;
+  m.layers = r.planned_layers();
+  m.shape.max_seqs = sc.max_running;
+  // Rows of the largest step: the chunk (it counts the decodes too), or the token limit.
+  m.shape.max_tokens = std::max(sc.chunk > 0 ? sc.chunk : sc.max_step_tokens, sc.max_running);
+  m.shape.kv.block_tokens = sc.block_tokens;
+  m.shape.lm_head = spec.lm_head;
+  m.have = (r.memory_budget_bytes > 0 ? r.memory_budget_bytes : dev.caps().memory_bytes) - reserve;
+  const double base = serve_memory_need(r.shape, r.tp, r.dtype, m.layers, m.shape).total();
+  const double per_block =
+      kv_bytes_per_token(r.shape, r.tp, r.dtype, m.layers) * static_cast<double>(sc.block_tokens);
+  const int64_t per_seq = (longest_request(reqs) + sc.block_tokens - 1) / sc.block_tokens;
+  int64_t blocks = 0;
+  if (spec.kv_budget_tokens > 0)
+    blocks = (spec.kv_budget_tokens + sc.block_tokens - 1) / sc.block_tokens;
+  else
+    blocks = std::min<int64_t>(sc.max_running * per_seq,
+                               static_cast<int64_t>(std::floor((m.have - base) / per_block)));
+  m.shape.kv.num_blocks = std::max<int64_t>(blocks, 0);
+  m.need = base + static_cast<double>(m.shape.kv.num_blocks) * per_block;
+  m.fits = m.shape.kv.num_blocks >= 1 && m.need <= m.have;
+  return m;
+}
+
+// The group holds what its smallest rank holds.
+ServeMemory agree_serve_memory(MPI_Comm comm, ServeMemory m) {
+  long long blocks = m.shape.kv.num_blocks;
+  int fits = m.fits ? 1 : 0;
+  double nh[2] = {m.need, -m.have};
+  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &blocks, 1, MPI_LONG_LONG, MPI_MIN, comm));
+  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm));
+  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, nh, 2, MPI_DOUBLE, MPI_MAX, comm));
+  m.shape.kv.num_blocks = blocks;
+  m.fits = fits != 0;
+  m.need = nh[0];
+  m.have = -nh[1];
+  return m;
+}
+
+// A real host spin (tokenisation, sampling logic, schema checks): time with no device work.
+void spin_host(double seconds) {
+  if (seconds <= 0) return;
+  const double end = now_s() + seconds;
+  while (now_s() < end) {
+  }
+}
+
+// Warm-up: one-token sequences in their own blocks, the decode path of every op.
+StepBatch warmup_batch(const ServeShape& s) {
+  StepBatch b;
+  const int64_t n = std::min({s.max_seqs, s.kv.num_blocks, s.max_tokens});
+  for (int64_t i = 0; i < n; ++i) b.seqs.push_back({0, 1, true, {static_cast<int32_t>(i)}});
+  return b;
+}
+
+// The parts one rank serves with.
+struct ServeParts {
+  const ServeSpec& spec;
+  const World& w;
+  Device& dev;
+  TpModel& model;
+  Collective& coll;
+  Timeline& tl;
+  Injector& injector;
+  const ClockSkew& skew;
+  std::vector<SegmentRecord>& segs;  // flushed segments, on the rank's clock
+};
+
+void flush_timeline(ServeParts& p) {
+  p.dev.synchronize();
+  const auto part = p.tl.resolve(p.skew);
+  p.segs.insert(p.segs.end(), part.begin(), part.end());
+  p.tl.clear();
+}
+
+// One iteration: plan, host work, the step, the agreed duration. False when nothing could be
+// planned (the clock then jumps to the next arrival).
+bool serve_iteration(ServeParts& p, Scheduler& sched, double& clock, int step,
+                     std::vector<ServeStep>& out, int64_t layers) {
+  const double t0 = now_s();
+  StepPlan plan = sched.plan(clock);
+  if (plan.empty()) {
+    const double next = sched.next_ready_s(clock);
+    TPB_ASSERT(next > clock || sched.done(), "serve: nothing planned and nothing to wait for");
+    clock = std::max(clock, next);
+    return false;
+  }
+  spin_host(p.spec.host_overhead_s);
+  const std::size_t i = p.tl.open(Op::step, 0, step);
+  p.injector.before_step(step);
+  p.model.step_mixed(p.coll, &p.tl, step, &p.injector, plan.batch);
+  p.dev.synchronize();
+  p.tl.close(i);
+  double d = now_s() - t0;
+  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_MAX, p.w.comm));
+  clock += d;
+  sched.finish(plan, clock, step);
+  const RunSpec& r = p.spec.run;
+  StepCost cost = mixed_step_cost(r.shape, r.tp, r.dtype, layers, plan.batch, p.spec.lm_head);
+  out.push_back({std::move(plan), clock, d, std::move(cost)});
+  return true;
+}
+
+struct RankServe {
+  std::vector<ServeStep> steps;
+  std::vector<RequestLog> requests;
+  int64_t preemptions = 0;
+  std::vector<SegmentRecord> segs;  // common clock
+  ClockModel clock;
+};
+
+RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const TpGroup& group,
+                     const InjectSpec& inj, const ServeMemory& mem, SchedulerConfig sc,
+                     std::vector<Request> reqs) {
+  const RunSpec& r = spec.run;
+  ProgressBoard board(w.comm);
+  const HangReport report = [&board, &group, rank = w.rank](const std::string& msg) {
+    return hang_report(msg, board, group.members, rank);
+  };
+  auto coll = make_collective(r, group.comm.get(), dev, report);
+  TpModelConfig mc{r.shape, mem.layers, r.tp,  group.group_rank, r.dtype, Phase::decode, 1,
+                   0,       1,          r.seed};
+  mc.serve = mem.shape;
+  TpModel model(dev, mc);
+  const std::size_t per_step = static_cast<std::size_t>(mem.layers) * (kOpsPerLayer + 2) + 8;
+  Timeline tl(dev, per_step * kFlushSteps);
+  Injector injector(inj, dev, tl, r.seed);
+  const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, now_s()};
+  RankServe out;
+  ServeParts p{spec, w, dev, model, *coll, tl, injector, skew, out.segs};
+  const StepBatch warm = warmup_batch(mem.shape);
+  for (int s = -r.warmup; s < 0; ++s) model.step_mixed(*coll, &tl, s, &injector, warm);
+  flush_timeline(p);
+  injector.calibrate(out.segs);
+  out.segs.clear();
+  auto rank_clock = [skew] { return skew.apply(now_s()); };
+  out.clock.start = measure_offset(w.comm, rank_clock, r.sync_rounds);
+  tl.set_progress_sink(&board);
+  const int64_t warmup_reqs = spec.load.warmup_requests;
+  Scheduler sched(sc, std::move(reqs), warmup_reqs);
+  double clock = 0;
+  try {
+    for (int step = 0; !sched.done();) {
+      if (tl.size() + per_step > per_step * kFlushSteps) flush_timeline(p);
+      if (serve_iteration(p, sched, clock, step, out.steps, mem.layers)) ++step;
+    }
+  } catch (const CollectiveTimeout& e) {
+    throw CollectiveTimeout(report(e.what()));
+  }
+  tl.set_progress_sink(nullptr);
+  flush_timeline(p);
+  out.clock.end = measure_offset(w.comm, rank_clock, r.sync_rounds);
+  for (auto& s : out.segs) {
+    s.t0 = out.clock.to_common(s.t0);
+    s.t1 = out.clock.to_common(s.t1);
+  }
+  out.requests = sched.logs();
+  out.preemptions = sched.preemptions();
+  return out;
+}
+
+RankSample serve_sample(const World& w, const Device& dev, const TpGroup& group,
+                        const InjectSpec& inj, const ServeMemory& mem, const RankServe& run) {
+  RankSample s;
+  RankRecord& r = s.rank;
+  r.rank = w.rank;
+  r.host = w.host;
+  r.device = dev.caps().name;
+  r.group = group.group;
+  r.group_rank = group.group_rank;
+  r.memory = {mem.need, mem.have};
+  r.inject = inject_to_json(inj);
+  r.clock = {run.clock.start.offset_s, run.clock.end.offset_s,
+             std::max(run.clock.start.uncertainty_s, run.clock.end.uncertainty_s),
+             run.clock.drift() * 1e6};
+  return s;
+}
+
+}  // namespace
+
+ServeResult run_serve_point(const ServeSpec& spec, std::size_t load_index, const World& w,
+                            Device& dev) {
+  const RunSpec& r = spec.run;
+  TpGroup group = split_tp_groups(w, r.tp, r.tp_groups);
+  const InjectSpec inj = inject_for_rank(r.inject, w.rank);
+  const LoadSpec load = spec.load_at(load_index);
+  std::vector<Request> reqs =
+      load.trace_file.empty() ? make_requests(load) : read_trace(load.trace_file);
+  SchedulerConfig sc = spec.scheduler_at(load_index);
+  const ServeMemory mem = agree_serve_memory(
+      w.comm, plan_serve_memory(spec, sc, reqs, dev, inj.mem_reserve_gib * kGiB));
+  ServeResult res;
+  if (!mem.fits) {
+    if (w.rank == 0) res.oom = oom_point(r, mem.layers, mem.need, mem.have);
+    return res;
+  }
+  sc.kv_blocks = mem.shape.kv.num_blocks;
+  sc.max_ctx = sc.kv_blocks * sc.block_tokens;
+  const DeviceBuffer reserved = reserve_capacity(dev, inj.mem_reserve_gib);
+  RankServe run = serve_rank(spec, w, dev, group, inj, mem, sc, std::move(reqs));
+  const RankSample mine = serve_sample(w, dev, group, inj, mem, run);
+  std::vector<RankSample> samples = gather_rank_samples(w.comm, mine, 0);
+  std::vector<RankTrace> traces = gather_rank_traces(w.comm, run.segs, samples, 0);
+  if (w.rank != 0) return res;
+  ServeRun out;
+  out.layers = mem.layers;
+  out.sched = sc;
+  out.steps = std::move(run.steps);
+  out.requests = std::move(run.requests);
+  out.preemptions = run.preemptions;
+  out.splits = step_breakdown(traces);
+  out.traces = std::move(traces);
+  out.samples = std::move(samples);
+  res.run = std::move(out);
+  return res;
+}
+
+}  // namespace tpb

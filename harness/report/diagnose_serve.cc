@@ -1,0 +1,102 @@
+// Thresholds are stated in each message, so a reader can disagree with them.
+#include "harness/report/diagnose_serve.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace tpb {
+
+namespace {
+
+// 2. The achieved batch against the queue: a long queue beside a small running batch is the
+// KV cache, not compute.
+void memory_verdict(const PointRecord& p, std::vector<Verdict>& v) {
+  const ServeRunRecord& s = *p.serve;
+  const int64_t max_batch = p.params.serve ? p.params.serve->max_batch : 0;
+  if (s.kv_full_steps > 0 || s.preemptions > 0) {
+    v.push_back({2, "memory", "problem",
+                 fmt::format("the KV cache ({} tokens) held back waiting requests at {} of {} "
+                             "steps (up to {} waiting) and forced {} preemptions, while the "
+                             "running batch reached {} of {}: memory limits the batch; shrink "
+                             "the KV cache per token (dtype, shorter contexts) or give it memory",
+                             s.kv_capacity_tokens, s.kv_full_steps, s.steps, s.max_waiting,
+                             s.preemptions, s.max_running, max_batch),
+                 "memory_bound"});
+    return;
+  }
+  v.push_back({2, "memory", "ok",
+               fmt::format("the KV cache ({} tokens, peak {} used) never held a request back; "
+                           "the running batch reached {} of {}, up to {} waiting",
+                           s.kv_capacity_tokens, s.kv_peak_tokens, s.max_running, max_batch,
+                           s.max_waiting)});
+}
+
+// 3. The ITL's shape: steady decode with spikes that coincide with prefill steps is prefill
+// interference; uniformly slow is a bandwidth limit.
+void itl_shape_verdict(const PointRecord& p, std::vector<Verdict>& v) {
+  const MetricsRecord& m = *p.metrics;
+  if (!m.itl_s || !(m.itl_s->n > 0)) return;
+  const LatencyRecord& itl = *m.itl_s;
+  const bool spiky = itl.p99 > 1.5 * itl.p50;
+  const ItlAttributionRecord a = m.itl_attribution.value_or(ItlAttributionRecord{});
+  const double prefill_step_ratio = a.prefill_step_p50_s / a.decode_step_p50_s;
+  const bool prefill_made_it = spiky && a.shares.prefill >= 0.5 && prefill_step_ratio > 1.5;
+  if (prefill_made_it) {
+    v.push_back(
+        {3, "itl", "problem",
+         fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms: steady decode with spikes, and "
+                     "steps with prefill take {:.1f}x a decode step (p50 {:.1f} vs {:.1f} "
+                     "ms); prefill makes {:.0f}% of the p99 tail's excess: prefill "
+                     "interference, so chunk prefills (--chunk)",
+                     itl.p50 * 1e3, itl.p99 * 1e3, prefill_step_ratio, a.prefill_step_p50_s * 1e3,
+                     a.decode_step_p50_s * 1e3, 100 * a.shares.prefill),
+         "prefill_interference"});
+    return;
+  }
+  if (!spiky) {
+    v.push_back({3, "itl", "note",
+                 fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms (p99 within 1.5x p50): uniform; a "
+                             "steadily slow ITL is the decode step's bandwidth limit, not a bug "
+                             "(MBU {:.2f})",
+                             itl.p50 * 1e3, itl.p99 * 1e3, m.mbu),
+                 "bandwidth_bound"});
+    return;
+  }
+  v.push_back(
+      {3, "itl", "note",
+       fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms: a spiky tail; its excess is prefill "
+                   "{:.0f}%, imbalance {:.0f}%, host {:.0f}%, transfer {:.0f}%, decode "
+                   "bandwidth {:.0f}%",
+                   itl.p50 * 1e3, itl.p99 * 1e3, 100 * a.shares.prefill, 100 * a.shares.imbalance,
+                   100 * a.shares.host, 100 * a.shares.transfer, 100 * a.shares.bandwidth)});
+}
+
+// 4. The host gap against device time, over the steps.
+void host_verdict(const PointRecord& p, std::vector<Verdict>& v) {
+  const ServeRunRecord& s = *p.serve;
+  const double share = s.busy_s > 0 ? s.host_gap_s / s.busy_s : NAN;
+  const bool bound = share > 0.25;
+  v.push_back({4, "host", bound ? "problem" : "ok",
+               fmt::format("host gap {:.1f}% of the step time ({:.3f} of {:.3f} s with no device "
+                           "work){}",
+                           100 * share, s.host_gap_s, s.busy_s,
+                           bound ? ": host-bound (over 25%); move host work off the step's path "
+                                   "(async scheduling, sampling on device), or capture the step "
+                                   "in a CUDA graph"
+                                 : ""),
+               bound ? std::optional<std::string>("host_bound") : std::nullopt});
+}
+
+}  // namespace
+
+std::vector<Verdict> serve_verdicts(const PointRecord& p) {
+  std::vector<Verdict> v;
+  if (!p.serve || !p.metrics) return v;
+  memory_verdict(p, v);
+  itl_shape_verdict(p, v);
+  host_verdict(p, v);
+  return v;
+}
+
+}  // namespace tpb

@@ -1,0 +1,59 @@
+// Milliseconds for latencies, as vLLM's benchmark prints them; "-" for a figure that is null.
+#include "harness/report/serve_table.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace tpb {
+
+namespace {
+
+std::string ms(double s) {
+  return std::isfinite(s) ? fmt::format("{:.1f}", s * 1e3) : "-";
+}
+
+std::string num(double x, const char* f = "{:.1f}") {
+  return std::isfinite(x) ? fmt::format(fmt::runtime(f), x) : "-";
+}
+
+}  // namespace
+
+std::string format_serve_header(const std::string& axis) {
+  return fmt::format(
+             "{:>11} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6}\n",
+             axis, "status", "req/s", "out_tok/s", "tot_tok/s", "ttft_p50", "ttft_p99", "tpot_p50",
+             "itl_p50", "itl_p95", "itl_p99", "preem", "steps") +
+         fmt::format(
+             "{:>11} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6}\n", "",
+             "", "", "", "", "ms", "ms", "ms", "ms", "ms", "ms", "", "");
+}
+
+std::string format_serve_row(const PointRecord& p) {
+  const double x = p.params.serve ? p.params.serve->x : 0;
+  if (!p.metrics || !p.metrics->ttft_s || !p.serve)
+    return fmt::format("{:>11g} {:>6}  {}\n", x, point_status_name(p.status), p.reason);
+  const MetricsRecord& m = *p.metrics;
+  return fmt::format(
+      "{:>11g} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6}\n", x,
+      point_status_name(p.status), num(*m.request_throughput, "{:.2f}"),
+      num(*m.output_tokens_per_s), num(*m.total_tokens_per_s), ms(m.ttft_s->p50), ms(m.ttft_s->p99),
+      ms(m.tpot_s->p50), ms(m.itl_s->p50), ms(m.itl_s->p95), ms(m.itl_s->p99), p.serve->preemptions,
+      p.serve->steps);
+}
+
+std::string format_curve_summary(const CurveRecord& c) {
+  std::string s = "curve (" + c.x + "): free region ";
+  s += std::isfinite(c.free_region.upto)
+           ? fmt::format("up to {:g} (p95 ITL within {:.0f}% of the lightest load's)",
+                         c.free_region.upto, c.free_region.threshold * 100)
+           : "none";
+  s += std::isfinite(c.knee.x) ? fmt::format("; knee at {:g} ({})", c.knee.x, c.knee.method)
+                               : "; no knee found (" + c.knee.method + ")";
+  s += c.memory_wall
+           ? fmt::format("; memory wall at {:g}: {}", c.memory_wall->x, c.memory_wall->reason)
+           : "; no memory wall in this range";
+  return s + "\n";
+}
+
+}  // namespace tpb

@@ -1,0 +1,116 @@
+// `tpbench serve`: one serving point per load (--concurrency or --rate, each a list), on one set
+// of peaks. Every point is appended to points.jsonl (fsynced) with its step and request logs,
+// and results.json is rewritten, so a killed run keeps every finished point; the curve over the
+// loads is written once the last point is in.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "collectives/topology_presets.h"
+#include "harness/backends/registry.h"
+#include "harness/config/config_dir.h"
+#include "harness/config/serve_spec.h"
+#include "harness/drive/peaks.h"
+#include "harness/drive/serve/serve_point.h"
+#include "harness/drive/serve/serve_runner.h"
+#include "harness/mpi/agreement.h"
+#include "harness/record/json/results_json.h"
+#include "harness/record/results_writer.h"
+#include "harness/record/run_context.h"
+#include "harness/report/serve_table.h"
+#include "harness/serve/curve.h"
+#include "harness/verbs/verbs.h"
+#include "layers/base/host_clock.h"
+
+namespace tpb {
+
+namespace {
+
+// The results' config: the run keys serve reads (not the fixed-batch ones it refuses) and the
+// serve options.
+nlohmann::ordered_json serve_config_json(const ServeSpec& s) {
+  nlohmann::ordered_json c = run_spec_to_json(s.run);
+  for (const char* k : {"phase", "batch", "context", "prompt", "steps", "cuda_graph"}) c.erase(k);
+  const nlohmann::ordered_json serve = serve_spec_to_json(s);  // items() does not own it
+  for (const auto& [k, v] : serve.items()) c[k] = v;
+  return c;
+}
+
+CurveRecord curve_record(const Curve& c) {
+  CurveRecord r;
+  r.x = c.x;
+  for (const CurveInput& p : c.points)
+    r.points.push_back({p.x, p.total_tokens_per_s, p.itl_p95_s, p.ttft_p95_s, p.status});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.free_region = {c.free_upto.value_or(nan), c.free_threshold,
+                   "loads, in increasing order, whose p95 ITL is within the threshold of the "
+                   "lightest load's"};
+  r.knee = {c.knee_x.value_or(nan), c.knee_method};
+  if (c.wall_x) r.memory_wall = MemoryWallRecord{*c.wall_x, c.wall_reason};
+  return r;
+}
+
+void print_progress(std::size_t done, std::size_t total, double started) {
+  const double spent = now_s() - started;
+  const double eta =
+      done ? spent / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+  std::cerr << "serve: " << done << "/" << total << " points, " << static_cast<int>(spent)
+            << " s, eta " << static_cast<int>(eta) << " s\n";
+}
+
+}  // namespace
+
+int verb_serve(const CliResult& cli, const World& w) {
+  ServeSpec spec;
+  std::unique_ptr<Device> dev;
+  agree(w.comm, [&] {
+    spec = resolve_serve_spec(cli.config, w.size, default_config_dir());
+    if (w.rank == 0) ensure_writable_dir(spec.run.out);
+    dev = make_device(device_options(spec.run, w));
+    const DeviceCaps& caps = dev->caps();
+    if (spec.run.dtype != DType::fp32 && caps.dtypes == std::vector<DType>{DType::fp32})
+      throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
+                     dtype_name(spec.run.dtype) + ")");
+  });
+  Peaks peaks;
+  agree(w.comm, [&] { peaks = resolve_peaks(spec.run, w, *dev); });
+  auto context = collect_context(w, cli.argv, dev->caps(), built_backends());
+  context.peaks = {
+      {dtype_name(spec.run.dtype), spec.run.hardware, peaks.flops, peaks.bw, peaks.source}};
+  if (w.rank == 0)
+    context.topology =
+        topology_context(spec.run.topology, spec.run.collective, spec.run.config_dir);
+  std::optional<ResultsWriter> writer;
+  if (w.rank == 0) {
+    writer.emplace(spec.run.out, to_json(context), serve_config_json(spec));
+    report_archive(*writer);
+    std::cout << format_serve_header(spec.axis) << std::flush;
+  }
+  std::vector<CurveInput> curve;
+  const double started = now_s();
+  for (std::size_t i = 0; i < spec.loads.size(); ++i) {
+    ServeResult res = run_serve_point(spec, i, w, *dev);
+    if (w.rank != 0) continue;
+    ServePoint p =
+        res.oom ? oom_serve_point(spec, i, std::move(*res.oom))
+                : build_serve_point(spec, i, *res.run, peaks, dev->caps(), static_cast<int64_t>(i));
+    std::vector<nlohmann::ordered_json> steps, requests;
+    for (const auto& s : p.steps) steps.push_back(to_json(s));
+    for (const auto& r : p.requests) requests.push_back(to_json(r));
+    writer->append_lines("steps.jsonl", steps);
+    writer->append_lines("requests.jsonl", requests);
+    writer->add_record(PointOutcome{p.record, {}});
+    curve.push_back(p.curve);
+    std::cout << format_serve_row(p.record) << std::flush;
+    print_progress(i + 1, spec.loads.size(), started);
+  }
+  if (w.rank == 0) {
+    const CurveRecord c = curve_record(make_curve(spec.axis, curve));
+    writer->set_section(curve_section(), to_json(c));
+    std::cout << format_curve_summary(c) << "results: " << spec.run.out << "/results.json\n"
+              << std::flush;
+  }
+  return 0;
+}
+
+}  // namespace tpb

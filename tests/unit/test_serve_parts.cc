@@ -1,0 +1,160 @@
+// The serve driver's pure parts: the per-step split of a timeline, the late-token attribution,
+// the serve options' checks, and the serve records' round trip through JSON.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/analysis/itl_attribution.h"
+#include "harness/analysis/step_breakdown.h"
+#include "harness/config/serve_spec.h"
+#include "harness/record/json/results_json.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+namespace {
+
+SegmentRecord seg(int step, Op op, double t0, double t1) {
+  SegmentRecord s;
+  s.step = step;
+  s.op = op;
+  s.t0 = t0;
+  s.t1 = t1;
+  s.collective = op_is_collective(op) ? 1 : 0;
+  return s;
+}
+
+// Two ranks, one step: rank 1 computes 3 ms longer, so rank 0 waits 3 ms at the all-reduce
+// (enters at 2 ms, the last enter is at 5 ms) and both then transfer 1 ms.
+TEST(ServeParts, StepBreakdownSplitsComputeWaitTransfer) {
+  RankTrace r0, r1;
+  r0.rank = 0;
+  r1.rank = 1;
+  r0.segs = {seg(0, Op::step, 0, 0.007), seg(0, Op::qkv_proj, 0, 0.002),
+             seg(0, Op::allreduce_attn, 0.002, 0.006), seg(0, Op::residual_attn, 0.006, 0.007),
+             seg(-1, Op::qkv_proj, -1, -0.5)};
+  r1.segs = {seg(0, Op::step, 0, 0.007), seg(0, Op::qkv_proj, 0, 0.005),
+             seg(0, Op::allreduce_attn, 0.005, 0.006), seg(0, Op::residual_attn, 0.006, 0.007)};
+  const auto s = step_breakdown({r0, r1});
+  ASSERT_EQ(s.size(), 1u);  // the warm-up segment (step -1) is left out
+  EXPECT_NEAR(s[0].ranks[0].compute_s, 0.003, 1e-12);
+  EXPECT_NEAR(s[0].ranks[0].wait_s, 0.003, 1e-12);
+  EXPECT_NEAR(s[0].ranks[0].transfer_s, 0.001, 1e-12);
+  EXPECT_NEAR(s[0].ranks[1].wait_s, 0.0, 1e-12);
+  EXPECT_NEAR(s[0].ranks[1].transfer_s, 0.001, 1e-12);
+  EXPECT_NEAR(s[0].max_compute_s, 0.006, 1e-12);
+  EXPECT_NEAR(s[0].median_compute_s, 0.0045, 1e-12);  // the mean of the two
+  EXPECT_NEAR(s[0].device_time_s, 0.007, 1e-12);
+}
+
+std::vector<ItlGap> request(const std::vector<double>& t, const std::vector<int64_t>& steps) {
+  std::vector<ItlGap> g;
+  for (std::size_t i = 1; i < t.size(); ++i) g.push_back({t[i] - t[i - 1], steps[i]});
+  return g;
+}
+
+// 99 decode steps of 10 ms and one of 50 ms whose excess is all prefill: the tail is prefill.
+TEST(ServeParts, AttributionNamesThePrefillSpike) {
+  std::vector<StepParts> steps(100);
+  std::vector<double> t{0};
+  std::vector<int64_t> at{0};
+  for (int i = 0; i < 100; ++i) {
+    StepParts& p = steps[i];
+    p.decode_s = 0.009;
+    p.host_s = 0.001;
+    if (i == 50) {
+      p.prefill_s = 0.040;
+      p.has_prefill = true;
+    }
+    p.duration_s = p.decode_s + p.host_s + p.prefill_s;
+    if (i > 0) {
+      t.push_back(t.back() + p.duration_s);
+      at.push_back(i);
+    }
+  }
+  const ItlAttribution a = attribute_itl(request(t, at), steps);
+  EXPECT_NEAR(a.shares.prefill, 1.0, 1e-12);
+  EXPECT_NEAR(a.shares.host, 0.0, 1e-12);
+  EXPECT_GE(a.samples, 1);
+  EXPECT_NEAR(a.prefill_step_p50_s, 0.050, 1e-12);
+  EXPECT_NEAR(a.decode_step_p50_s, 0.010, 1e-12);
+}
+
+TEST(ServeParts, AttributionOfNoGapsIsNull) {
+  const ItlAttribution a = attribute_itl(request({1.0}, {0}), {StepParts{}});
+  EXPECT_TRUE(std::isnan(a.threshold_s));
+  EXPECT_TRUE(std::isnan(a.shares.prefill));
+}
+
+void expect_bad(const nlohmann::json& cfg, const std::string& field) {
+  try {
+    resolve_serve_spec(cfg, 2, TPB_SOURCE_DIR "/configs");
+    ADD_FAILURE() << "accepted " << cfg.dump();
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+  }
+}
+
+TEST(ServeParts, SpecRefusesWhatServingDecides) {
+  expect_bad({{"batch", "8"}}, "--batch");
+  expect_bad({{"phase", "decode"}}, "--phase");
+  expect_bad({{"steps", "5"}}, "--steps");
+  expect_bad({{"rate", "0"}}, "--rate");
+  expect_bad({{"concurrency", "-1"}}, "--concurrency");
+  expect_bad({{"concurrency", "2.5"}}, "--concurrency");
+  expect_bad({{"rate", "1"}, {"concurrency", "2"}}, "--rate");
+  expect_bad({{"chunk", "0"}}, "--chunk");
+  expect_bad({{"scheduler", "fifo"}}, "--scheduler");
+  expect_bad({{"prompt_len", "gauss:3"}}, "--prompt-len");
+  expect_bad({{"slo", "latency=3"}}, "--slo");
+  expect_bad({{"tp", "1"}}, "--tp");
+  expect_bad({{"scheduler", "static"}, {"chunk", "64"}}, "--chunk");
+}
+
+TEST(ServeParts, SpecReadsLoadsAndDefaults) {
+  const ServeSpec s = resolve_serve_spec({{"concurrency", "1..8:x2"}, {"prompt_len", "64"}}, 2,
+                                         TPB_SOURCE_DIR "/configs");
+  EXPECT_EQ(s.axis, "concurrency");
+  EXPECT_EQ(s.loads, (std::vector<double>{1, 2, 4, 8}));
+  EXPECT_EQ(s.load_at(2).concurrency, 4);
+  EXPECT_EQ(s.scheduler_at(2).max_running, 4);
+  EXPECT_EQ(s.run.warmup, 2);
+  const ServeSpec r = resolve_serve_spec({{"rate", "0.5,2"}}, 2, TPB_SOURCE_DIR "/configs");
+  EXPECT_EQ(r.axis, "rate");
+  EXPECT_DOUBLE_EQ(r.load_at(0).rate, 0.5);
+  EXPECT_EQ(r.load_at(0).concurrency, 0);
+}
+
+TEST(ServeParts, ServeRecordsRoundTrip) {
+  PointRecord p;
+  p.params.phase = "serve";
+  ServeParamsRecord sp;
+  sp.load = "concurrency";
+  sp.x = 8;
+  sp.concurrency = 8;
+  p.params.serve = sp;
+  MetricsRecord m;
+  m.ttft_s = LatencyRecord{0.1, 0.09, 0.2, 0.25, 0.3, 0.4, 64};
+  m.itl_s = LatencyRecord{
+      std::nan(""), std::nan(""), std::nan(""), std::nan(""), std::nan(""), std::nan(""), 0};
+  m.output_tokens_per_s = 123.5;
+  m.itl_attribution =
+      ItlAttributionRecord{"p99", 0.05, 3, 0.1, {0.5, 0.2, 0.1, 0.1, 0.1}, 0.01, 0.05, "m"};
+  p.metrics = m;
+  p.serve = ServeRunRecord{};
+  p.serve->steps = 10;
+  const auto j = to_json(p);
+  // NaN is written as null; dumps compare where NaN != NaN would not.
+  EXPECT_NE(j.dump().find("\"p50\":null"), std::string::npos);
+  EXPECT_EQ(to_json(point_from_json(j)).dump(), j.dump());
+  StepLogRecord s;
+  s.ranks = {{0, 0.1, 0.2, 0.3}};
+  EXPECT_EQ(to_json(step_log_from_json(to_json(s))), to_json(s));
+  CurveRecord c;
+  c.x = "concurrency";
+  c.points = {{1, 10, 0.01, 0.1, "ok"}};
+  EXPECT_TRUE(to_json(c)["memory_wall"].is_null());
+  EXPECT_EQ(to_json(curve_from_json(to_json(c))), to_json(c));
+}
+
+}  // namespace
+}  // namespace tpb
