@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/record/point_builder.h"
 #include "harness/record/json/results_json.h"
+#include "harness/record/point_builder.h"
 #include "harness/record/results_writer.h"
 #include "layers/base/errors.h"
 
