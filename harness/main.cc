@@ -15,6 +15,7 @@
 #include "harness/mpi/world.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"
+#include "layers/cpu/blas_core.h"
 
 namespace {
 
@@ -53,6 +54,9 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before MPI_Init: OpenBLAS fixed its kernels in its constructor, so a better core needs a
+  // fresh image of this process (same PID, so mpirun still knows it). See blas_core.h.
+  tpb::reexec_with_blas_core(argv);
   // FUNNELED: only the main thread calls MPI. The threads beside it make no MPI calls: the hang
   // watchdog (collectives/hang_watchdog.h) reads the shared-memory progress board and ends the
   // process with _Exit, and the bandwidth hog and the NVML sampler never touch MPI. SINGLE would

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "layers/base/errors.h"
+#include "layers/cpu/blas_core.h"
 
 namespace tpb {
 
@@ -64,21 +65,6 @@ std::pair<double, std::string> llc_bytes() {
   return {0, "unknown (no sysfs cache entry, sysconf reports none)"};
 }
 
-// OpenBLAS that does not know a CPU falls back to an old core's kernels (0.3.21 takes a
-// Sapphire Rapids for a Prescott: SSE3, no FMA), and its sgemm, the probe's GEMM peak, then
-// runs at a fraction of the core: every MFU and roofline fraction is judged against too low a
-// peak. Named, not fixed: OPENBLAS_CORETYPE is the user's choice, and the run records it.
-std::string blas_fallback_warning() {
-  const std::string core = openblas_get_corename();
-  const bool old_core = core == "Prescott" || core == "Core2" || core == "Penryn" ||
-                        core == "Dunnington" || core == "Nehalem" || core == "Atom";
-  if (!old_core || !__builtin_cpu_supports("avx2")) return "";
-  return "blas_old_kernels: OpenBLAS runs its " + core +
-         " kernels on a CPU with AVX2 (it does not recognise this model), so the probe's GEMM "
-         "peak understates the core and MFU and roofline fractions against it read high; set "
-         "OPENBLAS_CORETYPE (e.g. Haswell or SkylakeX) for peaks the CPU can reach";
-}
-
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
@@ -103,7 +89,10 @@ CpuDevice::CpuDevice(const DeviceOptions& o) {
                            ? o.memory_budget_bytes
                            : mem_available_bytes() / std::max(1, o.local_size);
   std::tie(caps_.llc_bytes, caps_.llc_source) = llc_bytes();
-  if (auto w = blas_fallback_warning(); !w.empty()) caps_.warnings.push_back(w);
+  // Where OpenBLAS runs an old core's kernels, its sgemm (the probe's GEMM peak) understates the
+  // core and every MFU and roofline fraction reads high: blas_core.h says which core runs, and
+  // whether tpbench chose it.
+  if (auto w = blas_core_warning(); !w.empty()) caps_.warnings.push_back(w);
   // steady_clock resolution as observed: smallest nonzero step between back-to-back reads.
   int64_t best = 1'000'000;
   for (int i = 0; i < 1000; ++i) {

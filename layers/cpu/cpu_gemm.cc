@@ -3,8 +3,9 @@
 // OpenBLAS sgemm packs W into panels before it multiplies, which pays off only when each
 // panel is reused across many tokens; for decode it streams W at a few GB/s, where
 // skinny_gemm reads it once at close to the core's stream bandwidth. Side by side (fp32, 1
-// thread, tiny's four GEMMs x 8 layers, medians; OpenBLAS 0.3.21 here runs its Prescott SSE3
-// kernels): skinny_gemm is 3.2x faster at m = 1 and 2.2x at m = 32
+// thread, tiny's four TP-1 GEMMs, best of 5; OpenBLAS 0.3.21 on its Cooperlake core, which
+// tpbench forces, blas_core.h; skinny_gemm's AVX-512 path; machine loaded by other builds):
+// skinny_gemm is 2.6-3.3x faster at m = 1, 2.2-2.5x at m = 8 and 1.4-1.5x at m = 32
 // (tests/bench/bench_skinny_gemm.cc). Prefill (m = batch x prompt, hundreds of tokens) stays on
 // BLAS, whose cache blocking is what reaches the probe's sgemm FLOP/s there.
 #include <cblas.h>

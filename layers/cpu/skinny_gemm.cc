@@ -6,9 +6,10 @@
 // and the hardware prefetchers retrain on every pass. Side by side (fp32, 1 thread, 8 layers'
 // worth of W, m = 1, medians): 8192x1024 13.8 -> 19.7 GB/s, 2048x1024 14.4 -> 19.7.
 //
-// Within a pass the tokens go three at a time through a register tile: 3 tokens x 4 rows of
-// accumulators plus the 4 W vectors fill AVX2's 16 registers, and each W vector loaded feeds
-// 3 FMAs instead of 1. The pass covers at most kChunk columns, so that its 4 rows of W (16 KiB)
+// Within a pass the tokens go through a register tile: with AVX2's 16 registers, 3 tokens x 4
+// rows of 8-lane accumulators plus the 4 W vectors; with AVX-512's 32, 6 tokens x 4 rows of
+// 16-lane accumulators, 4 W vectors and the x vector (29). Each W vector loaded feeds 3 (6)
+// FMAs instead of 1. The pass covers at most kChunk columns, so that its 4 rows of W (16 KiB)
 // stay in L1 while every token tile reads them: W comes from memory on the first tile and
 // from L1 on the others, and x (m x kChunk floats) from L2. Looping tokens outside the columns
 // instead (one token's dot products at a time) re-read W from cache per token and grew the
@@ -23,15 +24,25 @@ namespace tpb {
 
 namespace {
 
-// Eight floats as a GCC/Clang vector: one AVX2 register in the x86-64-v3 clone, two SSE
-// registers in the default one. f32x8u is the unaligned, aliasing view used to load it, as
-// GCC's <immintrin.h> defines __m256_u. Helpers take vectors by reference and are always
-// inlined, so each clone compiles them for its own ISA and no vector crosses a call (-Wpsabi).
-using f32x8 = float __attribute__((vector_size(32)));
-using f32x8u = float __attribute__((vector_size(32), aligned(4), may_alias));
+// L floats as a GCC/Clang vector: 8 is one AVX2 register in the x86-64-v3 clone and two SSE
+// registers in the default one, 16 one AVX-512 register in the x86-64-v4 variant. Helpers are
+// always inlined, so each variant compiles them for its own ISA, and they pass vectors only
+// by reference: clang rejects a by-value vector wider than the caller's ISA even where it will
+// be inlined (-O0, the sanitizer builds), and GCC warns of the ABI change (-Wpsabi).
+template <int L>
+struct Lanes;
+template <>
+struct Lanes<8> {
+  using V = float __attribute__((vector_size(32)));
+};
+template <>
+struct Lanes<16> {
+  using V = float __attribute__((vector_size(64)));
+};
+template <int L>
+using vec = typename Lanes<L>::V;
 
 constexpr int kRows = 4;          // rows of W per pass, one per quarter
-constexpr int kTile = 3;          // tokens per register tile (3 x 4 accumulators + 4 W vectors)
 constexpr int64_t kChunk = 1024;  // columns per pass: 4 rows x 4 KiB of W stay in L1
 // How far ahead of the loads each W stream is prefetched, in floats (1 KiB). The out-of-order
 // window alone keeps fewer lines in flight the more FMAs there are per byte, so without it
@@ -39,6 +50,7 @@ constexpr int64_t kChunk = 1024;  // columns per pass: 4 rows x 4 KiB of W stay 
 // with; 128 to 384 floats all within 3%, prefetchnta 3x slower). Past the end of a row the
 // address is the quarter's next row, which the next pass reads; prefetches never fault.
 constexpr int64_t kPrefetch = 256;
+constexpr int64_t kLine = 16;  // floats per 64-byte cache line: one prefetch per stream each
 
 // One pass: the four rows' starts, and the columns [kb, ke) it covers.
 struct Pass {
@@ -54,33 +66,44 @@ struct Out {
   bool add;
 };
 
-// at8 returns an AVX vector from a function compiled also for the baseline clone; it is always
-// inlined, so the ABI change -Wpsabi warns of never applies.
-#pragma GCC diagnostic ignored "-Wpsabi"
-// A value, not a reference: clang keeps a vector type's 32-byte alignment on a reference even
-// through an aligned(4) typedef (UBSan: misaligned reference), and a fixed-size memcpy into one
-// vector compiles to the same single unaligned load.
-[[gnu::always_inline]] inline f32x8 at8(const float* p) {
-  f32x8 v;
+// Into a value, not through a reference to the vector type: clang keeps a vector type's full
+// alignment on a reference even through an aligned(4) typedef (UBSan: misaligned reference),
+// and a fixed-size memcpy into one vector compiles to the same single unaligned load.
+template <int L>
+[[gnu::always_inline]] inline void load(vec<L>& v, const float* p) {
   __builtin_memcpy(&v, p, sizeof v);
-  return v;
 }
 
-[[gnu::always_inline]] inline float sum8(const f32x8& v) {
-  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+// Lanes summed as a tree, each level one shuffle and one add of half the width. A loop over a
+// float array left GCC a scalar loop through the stack per sum, 24 of them per 6-token tile
+// (measured: the AVX-512 path at m = 32 at 0.6x the AVX2 one).
+[[gnu::always_inline]] inline float sum(const vec<8>& v) {
+  using f32x4 = float __attribute__((vector_size(16)));
+  const f32x4 h =
+      __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+  return (h[0] + h[2]) + (h[1] + h[3]);
+}
+[[gnu::always_inline]] inline float sum(const vec<16>& v) {
+  const vec<8> h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                   __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  return sum(h);
 }
 
-// acc[t][s] += x[t][j, j + 8) * w_s[j, j + 8) for the T tokens and the pass's four rows.
-// The pass comes by value and the loads are plain expressions: loading through memcpy into
-// an array of vectors kept the W rows on the stack, a store-forwarding stall per load
-// (measured: 4x slower at m = 32).
-template <int T>
-[[gnu::always_inline]] inline void fma8(f32x8 (&acc)[T][kRows], const float* x, int64_t k,
-                                        const Pass p, int64_t j) {
-  const f32x8 w0 = at8(p.w[0] + j), w1 = at8(p.w[1] + j), w2 = at8(p.w[2] + j),
-              w3 = at8(p.w[3] + j);
+// acc[t][s] += x[t][j, j + L) * w_s[j, j + L) for the T tokens and the pass's four rows.
+// The pass comes by value and the W vectors are four locals: loading into an array of
+// vectors kept the W rows on the stack, a store-forwarding stall per load (measured: 4x
+// slower at m = 32).
+template <int L, int T>
+[[gnu::always_inline]] inline void fma_step(vec<L> (&acc)[T][kRows], const float* x, int64_t k,
+                                            const Pass p, int64_t j) {
+  vec<L> w0, w1, w2, w3;
+  load<L>(w0, p.w[0] + j);
+  load<L>(w1, p.w[1] + j);
+  load<L>(w2, p.w[2] + j);
+  load<L>(w3, p.w[3] + j);
   for (int t = 0; t < T; ++t) {
-    const f32x8 xv = at8(x + t * k + j);
+    vec<L> xv;
+    load<L>(xv, x + t * k + j);
     acc[t][0] += xv * w0;
     acc[t][1] += xv * w1;
     acc[t][2] += xv * w2;
@@ -88,26 +111,25 @@ template <int T>
   }
 }
 
-// T tokens x 4 rows of dot products over the pass's columns; the k % 8 columns left over are
+// T tokens x 4 rows of dot products over the pass's columns; the k % L columns left over are
 // summed one by one after the vector loop. The first tile of a pass, the one that brings W
 // from memory, also prefetches each stream kPrefetch floats ahead, one line per 16 columns.
-template <int T>
+template <int L, int T>
 [[gnu::always_inline]] inline void tile(const float* x, int64_t k, const Pass p, const Out& o,
                                         bool prefetch) {
-  f32x8 acc[T][kRows] = {};
+  vec<L> acc[T][kRows] = {};
   int64_t j = p.kb;
   if (prefetch)
-    for (; j + 16 <= p.ke; j += 16) {
+    for (; j + kLine <= p.ke; j += kLine) {
       for (int s = 0; s < kRows; ++s) __builtin_prefetch(p.w[s] + j + kPrefetch, 0, 3);
-      fma8<T>(acc, x, k, p, j);
-      fma8<T>(acc, x, k, p, j + 8);
+      for (int u = 0; u < kLine; u += L) fma_step<L, T>(acc, x, k, p, j + u);
     }
-  for (; j + 8 <= p.ke; j += 8) fma8<T>(acc, x, k, p, j);
+  for (; j + L <= p.ke; j += L) fma_step<L, T>(acc, x, k, p, j);
   // Constant trip counts up to here, so that acc is fully unrolled into registers; indexing
   // it inside the variable-length tail loop would keep it on the stack (measured: 3x slower).
   float sums[T][kRows];
   for (int t = 0; t < T; ++t)
-    for (int s = 0; s < kRows; ++s) sums[t][s] = sum8(acc[t][s]);
+    for (int s = 0; s < kRows; ++s) sums[t][s] = sum(acc[t][s]);
   for (int t = 0; t < T; ++t)
     for (int s = 0; s < kRows; ++s) {
       for (int64_t c = j; c < p.ke; ++c) sums[t][s] += x[t * k + c] * p.w[s][c];
@@ -116,14 +138,27 @@ template <int T>
     }
 }
 
-// Every token of one pass, in tiles of kTile and then of 2 and 1 for the m % kTile left.
-// m = 1 is a single 1 x 4 tile: four FMA chains over four streams, as before the tiles.
+// The tile of `size` tokens (1..T), as a chain of constant sizes the compiler can unroll.
+template <int L, int T>
+[[gnu::always_inline]] inline void tile_of(int64_t size, const float* x, int64_t k, const Pass& p,
+                                           const Out& o, bool prefetch) {
+  if (size == T) return tile<L, T>(x, k, p, o, prefetch);
+  if constexpr (T > 1) tile_of<L, T - 1>(size, x, k, p, o, prefetch);
+}
+
+// Every token of one pass, in ceil(m / T) tiles as even as they go (m = 7, T = 6: 4 + 3, not
+// 6 + 1): a 1-token tile has only 4 FMA chains, too few to hide the FMA latency once W is in
+// L1. m = 1 is a single 1 x 4 tile: four FMA chains over four streams, bound by memory.
+template <int L, int T>
 [[gnu::always_inline]] inline void pass_tokens(const float* x, int64_t m, int64_t k, const Pass& p,
                                                Out o) {
-  int64_t i = 0;
-  for (; i + kTile <= m; i += kTile, o.y += kTile * o.n) tile<kTile>(x + i * k, k, p, o, i == 0);
-  for (; i + 2 <= m; i += 2, o.y += 2 * o.n) tile<2>(x + i * k, k, p, o, i == 0);
-  if (i < m) tile<1>(x + i * k, k, p, o, i == 0);
+  const int64_t tiles = (m + T - 1) / T;
+  for (int64_t i = 0, t = 0; t < tiles; ++t) {
+    const int64_t size = m / tiles + (t < m % tiles ? 1 : 0);
+    tile_of<L, T>(size, x + i * k, k, p, o, i == 0);
+    i += size;
+    o.y += size * o.n;
+  }
 }
 
 // The n % 4 rows left over after the quarters: one dot product per token and row.
@@ -138,19 +173,46 @@ template <int T>
     }
 }
 
-}  // namespace
-
-TPB_CLONES void skinny_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n,
-                            int64_t k) {
+// The whole GEMM with L-lane vectors and tiles of up to T tokens.
+template <int L, int T>
+[[gnu::always_inline]] inline void skinny(const float* x, const float* w, float* y, int64_t m,
+                                          int64_t n, int64_t k) {
   const int64_t q = n / kRows;
   for (int64_t r = 0; r < q; ++r)
     for (int64_t kb = 0; kb == 0 || kb < k; kb += kChunk) {  // k = 0 still writes y = 0
       const Pass p{{w + r * k, w + (q + r) * k, w + (2 * q + r) * k, w + (3 * q + r) * k},
                    kb,
                    std::min(k, kb + kChunk)};
-      pass_tokens(x, m, k, p, Out{y + r, n, q, kb > 0});
+      pass_tokens<L, T>(x, m, k, p, Out{y + r, n, q, kb > 0});
     }
   leftover_rows(x, w, y, m, n, k, kRows * q);
+}
+
+}  // namespace
+
+TPB_CLONES void skinny_gemm_generic(const float* x, const float* w, float* y, int64_t m, int64_t n,
+                                    int64_t k) {
+  skinny<8, 3>(x, w, y, m, n, k);
+}
+
+#if defined(TPB_HAVE_V4)
+TPB_TARGET_V4 void skinny_gemm_avx512(const float* x, const float* w, float* y, int64_t m,
+                                      int64_t n, int64_t k) {
+  skinny<16, 6>(x, w, y, m, n, k);
+}
+#else
+void skinny_gemm_avx512(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k) {
+  skinny_gemm_generic(x, w, y, m, n, k);
+}
+#endif
+
+bool skinny_gemm_has_avx512() {
+  return cpu_has_x86_64_v4();
+}
+
+void skinny_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k) {
+  if (skinny_gemm_has_avx512()) return skinny_gemm_avx512(x, w, y, m, n, k);
+  skinny_gemm_generic(x, w, y, m, n, k);
 }
 
 }  // namespace tpb

@@ -10,6 +10,16 @@ namespace tpb {
 inline constexpr int64_t kSkinnyMaxM = 32;
 
 // y[m, n] = x[m, k] * w[n, k]^T, fp32, reading w from memory once whatever m is.
+// Runs the AVX-512 path where the CPU has it (skinny_gemm_has_avx512), else the generic one.
 void skinny_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
+
+// The two paths by name, so that tests pin each and benchmarks hold them side by side.
+// generic: 8-lane vectors, tiles of 3 tokens (x86-64-v3 clone where AVX2 is, else baseline).
+void skinny_gemm_generic(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
+// avx512: 16-lane vectors, tiles of 6 tokens; the generic path where the build has no
+// x86-64-v4 variant (non-x86, or TSan, which turns the ISA variants off).
+void skinny_gemm_avx512(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
+// True where skinny_gemm_avx512 is built and this CPU runs it.
+bool skinny_gemm_has_avx512();
 
 }  // namespace tpb

@@ -7,7 +7,11 @@
 // of harness/measure/calibrate.cc). FLOPs and bytes come from the cost
 // model, and roofline_frac is max(bytes / probe bandwidth, FLOPs / probe sgemm) over the time,
 // with the start-up probe (layers/cpu/cpu_probe.cc) run before the benchmarks.
-// Counters: GB/s and GFLOP/s of each, speedup = BLAS time / skinny time.
+// skinny is what cpu_gemm calls (the AVX-512 path where the CPU has it); generic is the 8-lane
+// path that the AVX-512 one replaced there. Like tpbench, the benchmark first puts OpenBLAS on
+// its proper core where it would fall back to an old one (layers/cpu/blas_core.h).
+// Counters: GB/s and GFLOP/s of each, speedup = BLAS time / skinny time, wide_speedup =
+// generic time / skinny time.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "layers/cost_model.h"
+#include "layers/cpu/blas_core.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/cpu/skinny_gemm.h"
 #include "layers/model_shape.h"
@@ -78,10 +83,11 @@ void BM_SkinnyVsBlas(benchmark::State& state, const Case& c, const ProbeResult& 
     });
     return s / copies;
   };
-  double s = 1e30, b = 1e30;
+  double s = 1e30, g = 1e30, b = 1e30;
   for (auto _ : state) {
     for (int rep = 0; rep < 5; ++rep) {
       s = std::min(s, per_call(skinny_gemm));
+      g = std::min(g, per_call(skinny_gemm_generic));
       b = std::min(b, per_call(blas_gemm));
     }
     state.SetIterationTime(s);
@@ -90,6 +96,8 @@ void BM_SkinnyVsBlas(benchmark::State& state, const Case& c, const ProbeResult& 
   const double roof = std::max(bytes / probe.bw(), flops / probe.gemm_flops);
   state.counters["skinny_GBps"] = bytes / s * 1e-9;
   state.counters["skinny_GFLOPs"] = flops / s * 1e-9;
+  state.counters["generic_GFLOPs"] = flops / g * 1e-9;
+  state.counters["wide_speedup"] = g / s;
   state.counters["blas_GBps"] = bytes / b * 1e-9;
   state.counters["blas_GFLOPs"] = flops / b * 1e-9;
   state.counters["speedup"] = b / s;
@@ -101,6 +109,7 @@ void BM_SkinnyVsBlas(benchmark::State& state, const Case& c, const ProbeResult& 
 }  // namespace tpb
 
 int main(int argc, char** argv) {
+  tpb::reexec_with_blas_core(argv);  // before anything has run: the exec starts afresh
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const tpb::CpuDevice dev{tpb::DeviceOptions{}};
@@ -116,6 +125,8 @@ int main(int argc, char** argv) {
   }
   benchmark::AddCustomContext("probe_bw_GBps", std::to_string(probe.bw() * 1e-9));
   benchmark::AddCustomContext("probe_sgemm_GFLOPs", std::to_string(probe.gemm_flops * 1e-9));
+  benchmark::AddCustomContext("openblas_core", openblas_get_corename());
+  benchmark::AddCustomContext("skinny_path", tpb::skinny_gemm_has_avx512() ? "avx512" : "generic");
   for (const tpb::Case& c : tpb::tiny_cases()) {
     const std::string name = std::string("BM_SkinnyVsBlas/") + c.name +
                              "/tp:" + std::to_string(c.tp) + "/m:" + std::to_string(c.m);

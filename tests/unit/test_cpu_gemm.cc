@@ -1,16 +1,20 @@
 // cpu_gemm and skinny_gemm against a double-precision loop, over shapes that reach every path:
-// skinny_gemm's token tiles (3, then 2 and 1 for m % 3) at m = 1..32 and beyond, n % 4 = 0..3
-// (its four row quarters and the leftover rows, n < 4 with no quarter at all), k not a multiple
-// of the vector width (the column tail) and k over the 1024-column chunk (the chunks that add
-// to y), and BLAS (cpu_gemm at m > kSkinnyMaxM). The --check run cannot catch a wrong kernel on
-// its own: the reference and the shards call the same one.
+// each of skinny_gemm's two paths (generic: 8 lanes, tiles of up to 3 tokens; avx512: 16
+// lanes, up to 6) at every m = 1..33 (every tile size and every split into even tiles) and
+// beyond, n % 4 = 0..3 (its four row quarters and the leftover rows, n < 4 with no quarter at
+// all), k % 16 and k % 8 tails (the prefetching 16-column loop, the vector loop, the scalar
+// tail), k = 0, k over the 1024-column chunk (the chunks that add to y), and BLAS (cpu_gemm at
+// m > kSkinnyMaxM). The --check run cannot catch a wrong kernel on its own: the reference and
+// the shards call the same one.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "layers/cpu/cpu_device.h"
 #include "layers/cpu/skinny_gemm.h"
+#include "layers/cpu/target_clones.h"
 
 namespace tpb {
 namespace {
@@ -57,33 +61,70 @@ TEST(CpuGemm, MatchesReferenceOnEveryPath) {
       for (int64_t k : {1, 5, 64, 100}) expect_matches(cpu_gemm, m, n, k);
 }
 
-// skinny_gemm itself at every m, BLAS's range included, so its tiles are pinned there too.
-TEST(SkinnyGemm, MatchesReferenceAtEveryTileMix) {
-  for (int64_t m : kMs)
+// Each path by name, and skinny_gemm itself (whichever path this CPU takes).
+struct Path {
+  const char* name;
+  Gemm gemm;
+};
+constexpr Path kPaths[] = {
+    {"generic", skinny_gemm_generic}, {"avx512", skinny_gemm_avx512}, {"dispatch", skinny_gemm}};
+
+class SkinnyGemmPath : public testing::TestWithParam<Path> {
+ protected:
+  void SetUp() override {
+    if (std::string(GetParam().name) == "avx512" && !skinny_gemm_has_avx512())
+      GTEST_SKIP() << "no AVX-512 path here (CPU without it, or a build without ISA variants)";
+  }
+};
+
+// m = 1..33 takes every tile size of both paths and every split into even tiles, k every
+// tail: under 8, 8 (no 16-lane vector), 8 + 7 and 16 + 8 (one vector and a tail), 16 and 32
+// (the prefetching loop alone), 1023 (all three).
+TEST_P(SkinnyGemmPath, MatchesReferenceAtEveryTileAndTail) {
+  for (int64_t m = 1; m <= 33; ++m)
     for (int64_t n : {2, 4, 7, 66})
-      for (int64_t k : {3, 8, 9, 1023}) expect_matches(skinny_gemm, m, n, k);
+      for (int64_t k : {3, 8, 15, 16, 24, 32, 1023}) expect_matches(GetParam().gemm, m, n, k);
+  for (int64_t k : {1, 9, 17, 100}) expect_matches(GetParam().gemm, 64, 5, k);
 }
 
 // k over the 1024-column chunk: later chunks add to y, and the last one ends in a tail.
-TEST(SkinnyGemm, MatchesReferenceAcrossColumnChunks) {
-  for (int64_t m : {1, 2, 3, 8, 32})
+TEST_P(SkinnyGemmPath, MatchesReferenceAcrossColumnChunks) {
+  for (int64_t m : {1, 2, 3, 6, 7, 8, 32})
     for (int64_t n : {5, 8})
-      for (int64_t k : {1024, 1031, 2048, 3077}) expect_matches(skinny_gemm, m, n, k);
+      for (int64_t k : {1024, 1031, 1048, 2048, 3077}) expect_matches(GetParam().gemm, m, n, k);
 }
 
 // tiny's sharded shapes (configs/models/tiny.json, TP 1 and 2), at the decode batches.
-TEST(SkinnyGemm, MatchesReferenceOnTinyShapes) {
+TEST_P(SkinnyGemmPath, MatchesReferenceOnTinyShapes) {
   struct Shape {
     int64_t n, k;
   };
   for (const Shape s : {Shape{2048, 1024}, Shape{1024, 4096}, Shape{1024, 512}, Shape{4096, 1024}})
-    for (int64_t m : {1, 4, 32}) expect_matches(skinny_gemm, m, s.n, s.k);
+    for (int64_t m : {1, 4, 8, 32}) expect_matches(GetParam().gemm, m, s.n, s.k);
 }
 
-TEST(SkinnyGemm, ZeroColumnsGiveZeros) {
-  std::vector<float> y(3 * 6, -7.0f);
-  skinny_gemm(nullptr, nullptr, y.data(), 3, 6, 0);
-  for (float v : y) EXPECT_EQ(v, 0.0f);
+TEST_P(SkinnyGemmPath, ZeroColumnsGiveZeros) {
+  for (int64_t m : {1, 3, 6, 13}) {
+    std::vector<float> y(m * 6, -7.0f);
+    GetParam().gemm(nullptr, nullptr, y.data(), m, 6, 0);
+    for (float v : y) EXPECT_EQ(v, 0.0f) << "m=" << m;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, SkinnyGemmPath, testing::ValuesIn(kPaths),
+                         [](const testing::TestParamInfo<Path>& i) { return i.param.name; });
+
+// The AVX-512 path is what runs, and is tested, wherever the CPU has x86-64-v4's AVX-512 and
+// the build has the variant; a build or CPU without it says so here rather than passing quietly.
+TEST(SkinnyGemm, Avx512PathTakenWhereTheCpuHasIt) {
+#if defined(__x86_64__) && !defined(TPB_NO_CLONES)
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
+    GTEST_SKIP() << "this CPU has no AVX-512";
+  EXPECT_TRUE(skinny_gemm_has_avx512());
+#else
+  GTEST_SKIP() << "a build without ISA variants";
+#endif
 }
 
 }  // namespace
