@@ -32,9 +32,10 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
   ItlAttribution a;
   a.method =
       "gaps at or above the p99 ITL; each gap's producing step split into host gap, the "
-      "straggler's extra compute (max - median over ranks), collective transfer, and the rest of "
-      "the compute divided between prefill and decode rows by their per-op roofline time; "
-      "shares of the parts' excess over their medians across all gaps";
+      "straggler's extra compute (max - lower median over ranks), collective transfer, and the "
+      "rest of the compute divided between prefill and decode rows by their per-op roofline "
+      "time; prefill, imbalance and host count in full, transfer and decode compute by their "
+      "excess over their medians across all gaps";
   a.decode_step_p50_s = median_duration(steps, false);
   a.prefill_step_p50_s = median_duration(steps, true);
   std::vector<ItlGap> g;
@@ -53,8 +54,10 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
     for (std::size_t k = 0; k < p.size(); ++k) by_part[k].push_back(p[k]);
   }
   a.threshold_s = percentile(values, 99);
+  // The reference of each part: none for prefill, imbalance and host (a clean decode step has
+  // none of them), the median across all gaps for transfer and decode compute.
   Parts median{};
-  for (std::size_t k = 0; k < median.size(); ++k) median[k] = percentile(by_part[k], 50);
+  for (std::size_t k = 3; k < median.size(); ++k) median[k] = percentile(by_part[k], 50);
   Parts excess{};
   for (const ItlGap& x : g) {
     if (x.gap_s < a.threshold_s) continue;

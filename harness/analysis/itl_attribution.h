@@ -1,10 +1,12 @@
 // Why was a token late. Each inter-token gap ends at the step that produced its token; that
-// step's duration splits into the host gap, the straggler's extra compute (which the other
-// ranks spend waiting), the collectives' own transfer time, and the rest of the compute, which
-// the cost model divides between the step's prefill rows and its decode rows (by their shares of
-// the step's per-op roofline time). For the gaps at or above the p99 ITL, each part's excess over
-// its median across all gaps is summed, and the shares of that excess are reported: a tail made
-// by prefill interference, by imbalance, by the host, by the link, or by plain decode bandwidth.
+// step's duration splits into the host gap, the straggler's extra compute over the group's
+// lower median (the time the other ranks spend waiting), the collectives' own transfer time, and
+// the rest of the compute, which the cost model divides between the step's prefill rows and its
+// decode rows (by their shares of the step's per-op roofline time). For the gaps at or above the
+// p99 ITL, the parts a clean decode step does not have (prefill, imbalance, host) count in full,
+// and the parts every step has (transfer, decode compute) count by their excess over their median
+// across all gaps; the shares of that sum say whether the tail was made by prefill interference,
+// by imbalance, by the host, by the link, or by plain decode bandwidth.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "harness/analysis/stats.h"
+
 namespace tpb {
 
 namespace {
@@ -67,6 +69,7 @@ std::vector<StepSplit> step_breakdown(const std::vector<RankTrace>& ranks) {
     }
     st.max_compute_s = compute.empty() ? 0 : *std::max_element(compute.begin(), compute.end());
     st.median_compute_s = usual_median(compute);
+    st.lower_median_compute_s = compute.empty() ? 0 : lower_median(compute);
     out.push_back(std::move(st));
   }
   return out;

@@ -18,6 +18,9 @@ struct StepSplit {
   std::vector<RankStepSplit> ranks;                // in the order of the traces given
   double device_time_s = 0;                        // max over ranks of the step's bounds
   double max_compute_s = 0, median_compute_s = 0;  // median: mean of the two middle values
+  // The lower median (the straggler's reference in results, point_builder's StragglerRecord):
+  // with 2 ranks the faster one, so max - it is all the time the others spent waiting.
+  double lower_median_compute_s = 0;
 };
 
 // Measured steps (step >= 0) in increasing order. Collective instances are matched across

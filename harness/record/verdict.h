@@ -12,7 +12,8 @@ struct Verdict {
   std::string level;  // "ok" | "note" | "problem"
   std::string text;   // the finding, with its numbers
   // A stable name for scripts (diagnose --json), where the verdict has one: serve's
-  // prefill_interference, memory_bound, host_bound, bandwidth_bound, straggler, ok.
+  // prefill_interference, chunk_too_large, memory_bound, host_bound, bandwidth_bound,
+  // straggler, ok.
   std::optional<std::string> code;
 };
 

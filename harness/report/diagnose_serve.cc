@@ -42,6 +42,24 @@ void itl_shape_verdict(const PointRecord& p, std::vector<Verdict>& v) {
   const ItlAttributionRecord a = m.itl_attribution.value_or(ItlAttributionRecord{});
   const double prefill_step_ratio = a.prefill_step_p50_s / a.decode_step_p50_s;
   const bool prefill_made_it = spiky && a.shares.prefill >= 0.5 && prefill_step_ratio > 1.5;
+  const int64_t chunk = p.params.serve ? p.params.serve->chunk : 0;
+  if (prefill_made_it && chunk > 0) {
+    // Already chunked: each chunk still costs a decode step several times over, so the chunk is
+    // too large for this device; a chunk step should cost at most 1.5x a decode step.
+    const double per_token = (a.prefill_step_p50_s - a.decode_step_p50_s) / chunk;
+    const double fits = per_token > 0 ? 0.5 * a.decode_step_p50_s / per_token : NAN;
+    v.push_back(
+        {3, "itl", "problem",
+         fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms with --chunk {}: a chunked step "
+                     "still takes {:.1f}x a decode step (p50 {:.1f} vs {:.1f} ms) and makes "
+                     "{:.0f}% of the p99 tail; the chunk is too large for this device: "
+                     "about {:.0f} tokens would keep a chunked step within 1.5x",
+                     itl.p50 * 1e3, itl.p99 * 1e3, chunk, prefill_step_ratio,
+                     a.prefill_step_p50_s * 1e3, a.decode_step_p50_s * 1e3, 100 * a.shares.prefill,
+                     fits),
+         "chunk_too_large"});
+    return;
+  }
   if (prefill_made_it) {
     v.push_back(
         {3, "itl", "problem",

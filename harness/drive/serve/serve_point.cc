@@ -102,7 +102,7 @@ std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, co
     double transfer = 0;
     for (const RankStepSplit& r : sp.ranks) transfer += r.transfer_s / sp.ranks.size();
     p.host_s = std::max(0.0, p.duration_s - sp.device_time_s);
-    p.imbalance_s = sp.max_compute_s - sp.median_compute_s;
+    p.imbalance_s = sp.max_compute_s - sp.lower_median_compute_s;
     p.transfer_s = transfer;
     const double rest = std::max(0.0, p.duration_s - p.host_s - p.imbalance_s - p.transfer_s);
     const double f = prefill_fraction(spec, run.layers, run.steps[i].plan, peaks);
