@@ -9,6 +9,7 @@ short; the note of the serve issue has the full-depth figures):
 - host work per step at concurrency 1: diagnose says host_bound;
 - the curve over concurrency shows a free region and a knee, and a low memory budget a wall;
 - the metrics recomputed from requests.jsonl by an independent script match to 1e-9;
+- --check verifies the TP mixed step (chunks, decodes, paged blocks) against the unsharded one;
 - bad serve input exits 2 with one line naming the field."""
 import json
 import os
@@ -162,9 +163,19 @@ def bad_input(c):
     c.check(rc == 2 and "line 2" in err, f"a bad trace line is named by its number ({err.strip()})")
 
 
+def mixed_check(c):
+    out, res = serve(c, "check", ["--requests", "4", "--concurrency", "2", "--prompt-len", "32",
+                                   "--output-len", "8", "--check"])
+    v = res["points"][0].get("verification", {})
+    print("mixed-step check:", v)
+    c.check(v.get("passed") is True and v["max_abs_err"] <= v["tolerance"],
+            "--check: the TP mixed step matches the unsharded reference")
+
+
 def main():
     c = Ctx()
     bad_input(c)
+    mixed_check(c)
     static_vs_continuous(c)
     chunked_prefill(c)
     kv_budget(c)

@@ -18,6 +18,7 @@
 #include "harness/mpi/clock_sync.h"
 #include "harness/serve/workload.h"
 #include "layers/base/host_clock.h"
+#include "layers/mixed_check.h"
 #include "layers/timeline.h"
 #include "layers/tp_model.h"
 
@@ -103,6 +104,19 @@ StepBatch warmup_batch(const ServeShape& s) {
   return b;
 }
 
+// --check: a short script of mixed steps (a whole prompt, a prompt in two chunks, decodes and a
+// one-token prompt, over block tables that cross blocks) on a small sharded model of its own,
+// against the unsharded reference on group rank 0; both are freed before serving starts.
+MixedCheck run_mixed_check(const RunSpec& r, int64_t layers, bool lm_head, Device& dev,
+                           Collective& coll, int group_rank) {
+  const KvLayout kv{8, 16};
+  const std::vector<StepBatch> script = mixed_check_script(kv, 24, 40, 17);
+  TpModelConfig mc{r.shape, layers, r.tp, group_rank, r.dtype, Phase::decode, 1, 0, 1, r.seed};
+  mc.serve = serve_shape_for(script, kv, lm_head);
+  TpModel model(dev, mc);
+  return check_mixed_against_reference(dev, model, mc, coll, script);
+}
+
 // The parts one rank serves with.
 struct ServeParts {
   const ServeSpec& spec;
@@ -157,6 +171,7 @@ struct RankServe {
   int64_t preemptions = 0;
   std::vector<SegmentRecord> segs;  // common clock
   ClockModel clock;
+  MixedCheck check;  // with --check
 };
 
 RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const TpGroup& group,
@@ -168,6 +183,8 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
     return hang_report(msg, board, group.members, rank);
   };
   auto coll = make_collective(r, group.comm.get(), dev, report);
+  MixedCheck check;
+  if (r.check) check = run_mixed_check(r, mem.layers, spec.lm_head, dev, *coll, group.group_rank);
   TpModelConfig mc{r.shape, mem.layers, r.tp,  group.group_rank, r.dtype, Phase::decode, 1,
                    0,       1,          r.seed};
   mc.serve = mem.shape;
@@ -177,6 +194,7 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
   Injector injector(inj, dev, tl, r.seed);
   const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, now_s()};
   RankServe out;
+  out.check = check;
   ServeParts p{spec, w, dev, model, *coll, tl, injector, skew, out.segs};
   const StepBatch warm = warmup_batch(mem.shape);
   for (int s = -r.warmup; s < 0; ++s) model.step_mixed(*coll, &tl, s, &injector, warm);
@@ -223,6 +241,10 @@ RankSample serve_sample(const World& w, const Device& dev, const TpGroup& group,
   r.clock = {run.clock.start.offset_s, run.clock.end.offset_s,
              std::max(run.clock.start.uncertainty_s, run.clock.end.uncertainty_s),
              run.clock.drift() * 1e6};
+  s.is_verifier = run.check.checked;
+  s.max_abs_err = run.check.max_abs_err;
+  s.tolerance = run.check.tolerance;
+  s.passed = run.check.passed;
   return s;
 }
 
