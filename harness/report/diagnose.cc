@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "harness/record/json/results_json.h"
-#include "harness/report/diagnose_serve.h"
+#include "harness/report/serve/diagnose_serve.h"
 
 namespace tpb {
 

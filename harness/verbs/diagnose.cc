@@ -6,7 +6,7 @@
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_reader.h"
-#include "harness/report/serve_table.h"
+#include "harness/report/serve/serve_table.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"
 

@@ -17,7 +17,7 @@
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
-#include "harness/report/serve_table.h"
+#include "harness/report/serve/serve_table.h"
 #include "harness/serve/curve.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/host_clock.h"
@@ -84,6 +84,7 @@ int verb_serve(const CliResult& cli, const World& w) {
   if (w.rank == 0) {
     writer.emplace(spec.run.out, to_json(context), serve_config_json(spec));
     report_archive(*writer);
+    if (spec.loads.size() > 1) writer->prepare_sweep_traces();
     std::cout << format_serve_header(spec.axis) << std::flush;
   }
   std::vector<CurveInput> curve;
@@ -91,15 +92,18 @@ int verb_serve(const CliResult& cli, const World& w) {
   for (std::size_t i = 0; i < spec.loads.size(); ++i) {
     ServeResult res = run_serve_point(spec, i, w, *dev);
     if (w.rank != 0) continue;
-    ServePoint p =
-        res.oom ? oom_serve_point(spec, i, std::move(*res.oom))
-                : build_serve_point(spec, i, *res.run, peaks, dev->caps(), static_cast<int64_t>(i));
+    // One trace per point: trace.json for a single load, traces/point-K.json for several.
+    const std::string trace = spec.loads.size() > 1 ? ResultsWriter::sweep_trace_name(i)
+                                                    : ResultsWriter::run_trace_name();
+    ServePoint p = res.oom ? oom_serve_point(spec, i, std::move(*res.oom))
+                           : build_serve_point(spec, i, *res.run, peaks, dev->caps(),
+                                               static_cast<int64_t>(i), trace);
     std::vector<nlohmann::ordered_json> steps, requests;
     for (const auto& s : p.steps) steps.push_back(to_json(s));
     for (const auto& r : p.requests) requests.push_back(to_json(r));
     writer->append_lines("steps.jsonl", steps);
     writer->append_lines("requests.jsonl", requests);
-    writer->add_record(PointOutcome{p.record, {}});
+    writer->add_record(PointOutcome{p.record, p.trace});
     curve.push_back(p.curve);
     std::cout << format_serve_row(p.record) << std::flush;
     print_progress(i + 1, spec.loads.size(), started);

@@ -8,7 +8,10 @@
 #include <limits>
 
 #include "harness/analysis/itl_attribution.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/point_builder.h"
+#include "harness/report/serve/serve_trace.h"
+#include "harness/report/trace_writer.h"
 #include "harness/serve/serve_metrics.h"
 
 namespace tpb {
@@ -224,6 +227,28 @@ std::vector<RequestLogRecord> request_lines(const std::vector<RequestLog>& logs,
   return out;
 }
 
+// The first --trace-steps steps of every rank, with the queue's counters and first-token marks.
+nlohmann::ordered_json serve_trace(const ServeSpec& spec, const ServeRun& run,
+                                   const PointParams& params) {
+  TraceOptions to;
+  to.max_steps = spec.run.trace_steps;
+  to.meta = trace_meta_json(params);
+  nlohmann::ordered_json doc = chrome_trace(run.traces, to);
+  std::vector<StepCounters> counters;
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    const StepPlan& p = run.steps[i].plan;
+    counters.push_back(
+        {static_cast<int>(i), p.running, p.waiting, p.kv_used_tokens, p.prefill_tokens});
+  }
+  std::vector<FirstToken> first;
+  for (const RequestLog& r : run.requests)
+    if (!r.token_step.empty())
+      first.push_back(
+          {r.id, static_cast<int>(r.token_step.front()), r.first_token_s - r.arrival_s});
+  add_serve_events(doc, run.traces, counters, first);
+  return doc;
+}
+
 }  // namespace
 
 ServeParamsRecord serve_params_record(const ServeSpec& spec, std::size_t load_index,
@@ -254,7 +279,8 @@ ServeParamsRecord serve_params_record(const ServeSpec& spec, std::size_t load_in
 }
 
 ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, const ServeRun& run,
-                             const Peaks& peaks, const DeviceCaps& caps, int64_t point_index) {
+                             const Peaks& peaks, const DeviceCaps& caps, int64_t point_index,
+                             const std::string& trace_name) {
   const StepCost cost = mean_cost(run.steps);
   AnalysisInput in;
   in.ranks = run.traces;
@@ -283,6 +309,10 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
   p.metrics->itl_attribution =
       attribution_record(attribute_itl(itl_gaps(run.requests), step_parts(spec, run, peaks)));
   p.serve = run_record(run, m, point_index);
+  if (!trace_name.empty() && spec.run.trace_steps > 0) {
+    out.trace = serve_trace(spec, run, p.params);
+    p.trace = trace_name;
+  }
   out.steps = step_lines(run, point_index);
   out.requests = request_lines(run.requests, point_index);
   CurveInput& c = out.curve;

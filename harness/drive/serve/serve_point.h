@@ -3,6 +3,9 @@
 // request logs, the per-step and per-request log lines, and the point's place on the curve.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "harness/analysis/peaks.h"
@@ -20,14 +23,17 @@ inline constexpr int64_t kTokenTimesLimit = 4096;
 
 struct ServePoint {
   PointRecord record;
+  std::optional<nlohmann::ordered_json> trace;  // with a trace name and --trace-steps > 0
   std::vector<StepLogRecord> steps;
   std::vector<RequestLogRecord> requests;
   CurveInput curve;
 };
 
-// `point_index` numbers the log lines. The record names steps_file and requests_file.
+// `point_index` numbers the log lines. The record names steps_file and requests_file, and
+// `trace_name` (inside the results folder; empty: no trace) when --trace-steps > 0.
 ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, const ServeRun& run,
-                             const Peaks& peaks, const DeviceCaps& caps, int64_t point_index);
+                             const Peaks& peaks, const DeviceCaps& caps, int64_t point_index,
+                             const std::string& trace_name);
 
 // A point that did not fit, on the curve as `oom` (the memory wall when it is the first).
 ServePoint oom_serve_point(const ServeSpec& spec, std::size_t load_index, PointRecord oom);

@@ -1,5 +1,5 @@
 // Thresholds are stated in each message, so a reader can disagree with them.
-#include "harness/report/diagnose_serve.h"
+#include "harness/report/serve/diagnose_serve.h"
 
 #include <fmt/format.h>
 

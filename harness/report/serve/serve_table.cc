@@ -1,5 +1,5 @@
 // Milliseconds for latencies, as vLLM's benchmark prints them; "-" for a figure that is null.
-#include "harness/report/serve_table.h"
+#include "harness/report/serve/serve_table.h"
 
 #include <fmt/format.h>
 
