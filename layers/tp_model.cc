@@ -247,7 +247,7 @@ std::vector<int32_t> TpModel::step_mixed(Collective& coll, Timeline* tl, int ste
   run_layers(coll, tl, step_index, hooks, T, VarlenAttn(dev_, cfg_, a, b));
   rows_ = T;
   if (!cfg_.serve.lm_head) return {};
-  return sample(coll, tl, step_index, b);
+  return sample(coll, tl, step_index, hooks, b);
 }
 
 void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks,

@@ -97,7 +97,8 @@ class TpModel {
                   const AttnSide& side);
   void alloc_sampling();  // tp_model_serve.cc
   void norm_sampled_rows(const StepBatch& b);
-  std::vector<int32_t> sample(Collective& coll, Timeline* tl, int step_index, const StepBatch& b);
+  std::vector<int32_t> sample(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks,
+                              const StepBatch& b);
 
   Device& dev_;
   TpModelConfig cfg_;

@@ -79,7 +79,7 @@ void TpModel::norm_sampled_rows(const StepBatch& b) {
 // an all-reduce: a [S, tp, 2] buffer that is zero except this rank's (max, global column)
 // pair sums to every rank's pairs, exactly (x + 0 = x), so every rank picks the same ids.
 std::vector<int32_t> TpModel::sample(Collective& coll, Timeline* tl, int step_index,
-                                     const StepBatch& b) {
+                                     StepHooks* hooks, const StepBatch& b) {
   const int64_t S = b.sampled(), tp = cfg_.tp, h = cfg_.shape.hidden;
   const int64_t Vl = cfg_.shape.vocab / tp, col0 = cfg_.tp_rank * Vl;
   const int L = static_cast<int>(cfg_.layers);
@@ -101,6 +101,9 @@ std::vector<int32_t> TpModel::sample(Collective& coll, Timeline* tl, int step_in
     }
     dev_.upload(smp_.gather.get(), g, n, DType::fp32);
   });
+  // The step's end is compute like a layer's blocks: --inject slowdown stretches it too (as the
+  // block after the last layer), before the collective that waits for it.
+  if (hooks) hooks->after_block(L, 1, step_index);
   stamped(tl, Op::sample_gather, L, step_index,
           [&] { coll.all_reduce(smp_.gather.get(), n, DType::fp32); });
   stamped(tl, Op::sample, L, step_index, [&] {

@@ -167,6 +167,8 @@ void add_serve(CLI::App& app, CliValues& v) {
   for (const auto& o : kServeOptions) serve->add_option(field_name(o.key), v.values[o.key], o.help);
   serve->add_option("--inject", v.injects, "imbalance spec rank=R:key=value (repeatable)");
   serve->add_flag("--check", v.check, "verify a mixed step against an unsharded reference");
+  serve->add_option("--resume", v.resume,
+                    "continue the serve run whose --out is DIR (skips the loads it finished)");
   add_config_options(serve, v);
 }
 

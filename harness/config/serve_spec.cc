@@ -53,7 +53,7 @@ std::vector<double> load_values(const nlohmann::json& v, const std::string& fiel
 nlohmann::json split_serve_keys(const nlohmann::json& cfg, nlohmann::json& serve) {
   nlohmann::json run = nlohmann::json::object();
   for (auto it = cfg.begin(); it != cfg.end(); ++it) {
-    const auto& keys = serve_keys();
+    const std::vector<std::string> keys = serve_keys();
     if (std::find(keys.begin(), keys.end(), it.key()) != keys.end())
       serve[it.key()] = it.value();
     else
@@ -103,35 +103,32 @@ void read_scheduler(ConfigFields& f, ServeSpec& s) {
   s.lm_head = f.boolean("lm_head", true);
   const std::string slo = f.str("slo", "");
   if (!slo.empty()) s.slo = parse_slo(slo);
+  s.resume = f.str("resume", "");
 }
 
 }  // namespace
 
-const std::vector<std::string>& serve_keys() {
-  static const std::vector<std::string> keys{"rate",
-                                             "concurrency",
-                                             "burstiness",
-                                             "requests",
-                                             "warmup_requests",
-                                             "prompt_len",
-                                             "output_len",
-                                             "trace",
-                                             "scheduler",
-                                             "chunk",
-                                             "max_batch",
-                                             "max_step_tokens",
-                                             "kv_budget",
-                                             "block_tokens",
-                                             "host_overhead",
-                                             "lm_head",
-                                             "slo"};
-  return keys;
+std::vector<std::string> serve_keys() {
+  // clang-format off
+  return {"rate", "concurrency", "burstiness", "requests", "warmup_requests", "prompt_len",
+          "output_len", "trace", "scheduler", "chunk", "max_batch", "max_step_tokens",
+          "kv_budget", "block_tokens", "host_overhead", "lm_head", "slo", "resume"};
+  // clang-format on
 }
 
 ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
                              const std::string& default_config_dir) {
   nlohmann::json serve = nlohmann::json::object();
   nlohmann::json run = split_serve_keys(cfg, serve);
+  // --resume DIR: the results go back into DIR.
+  if (serve.contains("resume")) {
+    const std::string dir = serve["resume"].is_string() ? serve["resume"].get<std::string>() : "";
+    if (dir.empty()) throw BadInput("--resume: expected a directory");
+    if (run.contains("out") && run["out"] != dir)
+      throw BadInput("--resume: results go back into " + dir +
+                     "; drop --out or make it the same directory");
+    run["out"] = dir;
+  }
   if (!run.contains("warmup")) run["warmup"] = 2;
   ServeSpec s;
   s.run = resolve_run_spec(run, world, default_config_dir);

@@ -29,6 +29,7 @@ struct ServeSpec {
   double host_overhead_s = 0;  // per step, spun on the host before the step's device work
   bool lm_head = true;
   SloSpec slo;
+  std::string resume;  // --resume DIR: the results folder of the run to continue
 
   // The point's load spec and scheduler config for loads[i] (max_ctx and kv_blocks are
   // filled by the driver once the memory plan is known).
@@ -37,7 +38,7 @@ struct ServeSpec {
 };
 
 // The config keys serve reads on top of RunSpec's (and the RunSpec keys it refuses).
-const std::vector<std::string>& serve_keys();
+std::vector<std::string> serve_keys();
 
 // Throws BadInput naming the field.
 ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,

@@ -2,17 +2,21 @@
 // of peaks. Every point is appended to points.jsonl (fsynced) with its step and request logs,
 // and results.json is rewritten, so a killed run keeps every finished point; the curve over the
 // loads is written once the last point is in.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
 
+#include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/serve_spec.h"
 #include "harness/drive/peaks.h"
 #include "harness/drive/serve/serve_point.h"
+#include "harness/drive/serve/serve_resume.h"
 #include "harness/drive/serve/serve_runner.h"
+#include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_writer.h"
@@ -58,57 +62,107 @@ void print_progress(std::size_t done, std::size_t total, double started) {
             << " s, eta " << static_cast<int>(eta) << " s\n";
 }
 
+// What every rank resolves, agreed, before the first point; the ledger lives on rank 0.
+struct ServeSetup {
+  ServeSpec spec;
+  std::unique_ptr<Device> dev;
+  ResumeLedger ledger;
+  std::vector<char> done;  // per load: finished in the resumed run
+};
+
+ServeSetup resolve_serve(const CliResult& cli, const World& w) {
+  ServeSetup s;
+  agree(w.comm, [&] {
+    s.spec = resolve_serve_spec(cli.config, w.size, default_config_dir());
+    const RunSpec& r = s.spec.run;
+    if (w.rank == 0) ensure_writable_dir(r.out);
+    if (w.rank == 0 && !s.spec.resume.empty()) {
+      check_same_serve_config(s.spec.resume, serve_config_json(s.spec));
+      s.ledger = read_ledger(s.spec.resume);
+    }
+    s.dev = make_device(device_options(r, w));
+    const DeviceCaps& caps = s.dev->caps();
+    if (r.dtype != DType::fp32 && caps.dtypes == std::vector<DType>{DType::fp32})
+      throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
+                     dtype_name(r.dtype) + ")");
+  });
+  s.done.assign(s.spec.loads.size(), 0);
+  if (w.rank == 0) s.done = finished_loads(s.spec, s.ledger);
+  TPB_MPI_CHECK(MPI_Bcast(s.done.data(), static_cast<int>(s.done.size()), MPI_CHAR, 0, w.comm));
+  return s;
+}
+
+// Rank 0: the writer, with a resumed run's finished points (and their logs) kept as they were.
+ResultsWriter open_serve_results(const ServeSetup& s, RunContextRecord context,
+                                 std::vector<CurveInput>& curve) {
+  const ServeSpec& spec = s.spec;
+  context.topology = topology_context(spec.run.topology, spec.run.collective, spec.run.config_dir);
+  const bool resumed = !spec.resume.empty();
+  if (resumed) {
+    rewrite_ledger(spec.run.out, s.ledger);
+    trim_serve_logs(spec.run.out, s.done);
+  }
+  ResultsWriter w(spec.run.out, to_json(context), serve_config_json(spec),
+                  resumed ? Existing::keep : Existing::archive);
+  report_archive(w);
+  if (spec.loads.size() > 1) w.prepare_sweep_traces();
+  nlohmann::ordered_json old = nlohmann::ordered_json::array();
+  for (const PointRecord& p : s.ledger.points) {
+    old.push_back(to_json(p));
+    curve.push_back(curve_input(p));
+  }
+  w.set_section("points", old);
+  if (resumed)
+    std::cout << "resume: " << s.ledger.points.size() << " finished point(s) kept, "
+              << s.ledger.torn << " torn line(s) dropped\n";
+  return w;
+}
+
+// Rank 0: one finished point into the folder (logs first, then the ledger line) and the table.
+void record_serve_point(ResultsWriter& w, const ServePoint& p, std::vector<CurveInput>& curve) {
+  std::vector<nlohmann::ordered_json> steps, requests;
+  for (const auto& s : p.steps) steps.push_back(to_json(s));
+  for (const auto& r : p.requests) requests.push_back(to_json(r));
+  w.append_lines("steps.jsonl", steps);
+  w.append_lines("requests.jsonl", requests);
+  w.add_record(PointOutcome{p.record, p.trace});
+  curve.push_back(p.curve);
+  std::cout << format_serve_row(p.record) << std::flush;
+}
+
 }  // namespace
 
 int verb_serve(const CliResult& cli, const World& w) {
-  ServeSpec spec;
-  std::unique_ptr<Device> dev;
-  agree(w.comm, [&] {
-    spec = resolve_serve_spec(cli.config, w.size, default_config_dir());
-    if (w.rank == 0) ensure_writable_dir(spec.run.out);
-    dev = make_device(device_options(spec.run, w));
-    const DeviceCaps& caps = dev->caps();
-    if (spec.run.dtype != DType::fp32 && caps.dtypes == std::vector<DType>{DType::fp32})
-      throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
-                     dtype_name(spec.run.dtype) + ")");
-  });
+  ServeSetup s = resolve_serve(cli, w);
+  const ServeSpec& spec = s.spec;
   Peaks peaks;
-  agree(w.comm, [&] { peaks = resolve_peaks(spec.run, w, *dev); });
-  auto context = collect_context(w, cli.argv, dev->caps(), built_backends());
+  agree(w.comm, [&] { peaks = resolve_peaks(spec.run, w, *s.dev); });
+  auto context = collect_context(w, cli.argv, s.dev->caps(), built_backends());
   context.peaks = {
       {dtype_name(spec.run.dtype), spec.run.hardware, peaks.flops, peaks.bw, peaks.source}};
-  if (w.rank == 0)
-    context.topology =
-        topology_context(spec.run.topology, spec.run.collective, spec.run.config_dir);
+  std::vector<CurveInput> curve;
   std::optional<ResultsWriter> writer;
   if (w.rank == 0) {
-    writer.emplace(spec.run.out, to_json(context), serve_config_json(spec));
-    report_archive(*writer);
-    if (spec.loads.size() > 1) writer->prepare_sweep_traces();
+    writer.emplace(open_serve_results(s, context, curve));
     std::cout << format_serve_header(spec.axis) << std::flush;
   }
-  std::vector<CurveInput> curve;
   const double started = now_s();
   for (std::size_t i = 0; i < spec.loads.size(); ++i) {
-    ServeResult res = run_serve_point(spec, i, w, *dev);
+    if (s.done[i]) continue;
+    ServeResult res = run_serve_point(spec, i, w, *s.dev);
     if (w.rank != 0) continue;
     // One trace per point: trace.json for a single load, traces/point-K.json for several.
     const std::string trace = spec.loads.size() > 1 ? ResultsWriter::sweep_trace_name(i)
                                                     : ResultsWriter::run_trace_name();
-    ServePoint p = res.oom ? oom_serve_point(spec, i, std::move(*res.oom))
-                           : build_serve_point(spec, i, *res.run, peaks, dev->caps(),
-                                               static_cast<int64_t>(i), trace);
-    std::vector<nlohmann::ordered_json> steps, requests;
-    for (const auto& s : p.steps) steps.push_back(to_json(s));
-    for (const auto& r : p.requests) requests.push_back(to_json(r));
-    writer->append_lines("steps.jsonl", steps);
-    writer->append_lines("requests.jsonl", requests);
-    writer->add_record(PointOutcome{p.record, p.trace});
-    curve.push_back(p.curve);
-    std::cout << format_serve_row(p.record) << std::flush;
+    const ServePoint p = res.oom ? oom_serve_point(spec, i, std::move(*res.oom))
+                                 : build_serve_point(spec, i, *res.run, peaks, s.dev->caps(),
+                                                     static_cast<int64_t>(i), trace);
+    record_serve_point(*writer, p, curve);
     print_progress(i + 1, spec.loads.size(), started);
   }
   if (w.rank == 0) {
+    std::sort(curve.begin(), curve.end(),
+              [](const CurveInput& a, const CurveInput& b) { return a.x < b.x; });
     const CurveRecord c = curve_record(make_curve(spec.axis, curve));
     writer->set_section(curve_section(), to_json(c));
     std::cout << format_curve_summary(c) << "results: " << spec.run.out << "/results.json\n"

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "harness/analysis/itl_attribution.h"
+#include "harness/drive/serve/serve_resume.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/point_builder.h"
 #include "harness/report/serve/serve_trace.h"
@@ -315,18 +316,7 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
   }
   out.steps = step_lines(run, point_index);
   out.requests = request_lines(run.requests, point_index);
-  CurveInput& c = out.curve;
-  c.x = spec.loads.at(load_index);
-  c.total_tokens_per_s = m.total_tokens_per_s;
-  c.itl_p95_s = m.itl_s.p95;
-  c.ttft_p95_s = m.ttft_s.p95;
-  c.status = "ok";
-  c.kv_full_with_queue = p.serve->kv_full_steps > 0 || run.preemptions > 0;
-  if (c.kv_full_with_queue)
-    c.kv_reason = std::to_string(p.serve->kv_full_steps) + " steps with the KV cache (" +
-                  std::to_string(p.serve->kv_capacity_tokens) + " tokens) holding back " +
-                  std::to_string(p.serve->max_waiting) + " waiting at most, " +
-                  std::to_string(run.preemptions) + " preemptions";
+  out.curve = curve_input(p);
   return out;
 }
 
@@ -335,12 +325,7 @@ ServePoint oom_serve_point(const ServeSpec& spec, std::size_t load_index, PointR
   out.record = std::move(oom);
   out.record.params.phase = "serve";
   out.record.params.serve = serve_params_record(spec, load_index, 0);
-  out.curve.x = spec.loads.at(load_index);
-  out.curve.status = "oom";
-  out.curve.total_tokens_per_s = kNaN;
-  out.curve.itl_p95_s = kNaN;
-  out.curve.ttft_p95_s = kNaN;
-  out.curve.kv_reason = out.record.reason;
+  out.curve = curve_input(out.record);
   return out;
 }
 

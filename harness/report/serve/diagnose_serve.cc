@@ -41,7 +41,8 @@ void itl_shape_verdict(const PointRecord& p, std::vector<Verdict>& v) {
   const bool spiky = itl.p99 > 1.5 * itl.p50;
   const ItlAttributionRecord a = m.itl_attribution.value_or(ItlAttributionRecord{});
   const double prefill_step_ratio = a.prefill_step_p50_s / a.decode_step_p50_s;
-  const bool prefill_made_it = spiky && a.shares.prefill >= 0.5 && prefill_step_ratio > 1.5;
+  // The spikes coincide with prefill: prefill rows make most of the tail's attributed time.
+  const bool prefill_made_it = spiky && a.shares.prefill >= 0.5;
   const int64_t chunk = p.params.serve ? p.params.serve->chunk : 0;
   if (prefill_made_it && chunk > 0) {
     // Already chunked: each chunk still costs a decode step several times over, so the chunk is
