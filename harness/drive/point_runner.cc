@@ -46,6 +46,22 @@ std::string hang_report(const std::string& timeout_message, ProgressBoard& board
   return msg;
 }
 
+RankRecord rank_identity(const World& w, const Device& dev, const TpGroup& group,
+                         const InjectSpec& inj, const MemoryRecord& memory,
+                         const ClockModel& clock) {
+  RankRecord r;
+  r.rank = w.rank;
+  r.host = w.host;
+  r.device = dev.caps().name;
+  r.group = group.group;
+  r.group_rank = group.group_rank;
+  r.memory = memory;
+  r.inject = inject_to_json(inj);
+  r.clock = {clock.start.offset_s, clock.end.offset_s,
+             std::max(clock.start.uncertainty_s, clock.end.uncertainty_s), clock.drift() * 1e6};
+  return r;
+}
+
 DeviceBuffer reserve_capacity(Device& dev, double gib) {
   DeviceBuffer reserved;
   if (gib <= 0) return reserved;
@@ -245,16 +261,7 @@ RankSample rank_sample(const RunSpec& spec, const World& w, const Device& dev, c
                        std::size_t hog_bytes) {
   RankSample s;
   RankRecord& r = s.rank;
-  r.rank = w.rank;
-  r.host = w.host;
-  r.device = dev.caps().name;
-  r.group = group.group;
-  r.group_rank = group.group_rank;
-  r.memory = {mem.need, mem.have};
-  r.inject = inject_to_json(inj);
-  r.clock = {run.clock.start.offset_s, run.clock.end.offset_s,
-             std::max(run.clock.start.uncertainty_s, run.clock.end.uncertainty_s),
-             run.clock.drift() * 1e6};
+  r = rank_identity(w, dev, group, inj, {mem.need, mem.have}, run.clock);
   r.telemetry = run.window.telemetry;
   const StepWindow& win = run.window;
   const double secs = win.t1 - win.t0;

@@ -7,7 +7,9 @@
 
 #include "collectives/progress_board.h"
 #include "harness/analysis/peaks.h"
+#include "harness/config/inject_spec.h"
 #include "harness/config/run_spec.h"
+#include "harness/mpi/clock_sync.h"
 #include "harness/mpi/world.h"
 #include "harness/record/point_record.h"
 #include "layers/device.h"
@@ -22,6 +24,12 @@ namespace tpb {
 // visible from this one, and each host's lowest timed-out rank reports.
 std::string hang_report(const std::string& timeout_message, ProgressBoard& board,
                         const std::vector<int>& group, int world_rank);
+
+// What a rank knows of itself, whatever it ran: who and where it is, its --inject, its memory
+// need and budget, its clock against rank 0's.
+RankRecord rank_identity(const World& w, const Device& dev, const TpGroup& group,
+                         const InjectSpec& inj, const MemoryRecord& memory,
+                         const ClockModel& clock);
 
 // --inject mem_reserve: allocates and touches `gib` GiB for the whole point (nothing at <= 0).
 DeviceBuffer reserve_capacity(Device& dev, double gib);

@@ -230,17 +230,7 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
 RankSample serve_sample(const World& w, const Device& dev, const TpGroup& group,
                         const InjectSpec& inj, const ServeMemory& mem, const RankServe& run) {
   RankSample s;
-  RankRecord& r = s.rank;
-  r.rank = w.rank;
-  r.host = w.host;
-  r.device = dev.caps().name;
-  r.group = group.group;
-  r.group_rank = group.group_rank;
-  r.memory = {mem.need, mem.have};
-  r.inject = inject_to_json(inj);
-  r.clock = {run.clock.start.offset_s, run.clock.end.offset_s,
-             std::max(run.clock.start.uncertainty_s, run.clock.end.uncertainty_s),
-             run.clock.drift() * 1e6};
+  s.rank = rank_identity(w, dev, group, inj, {mem.need, mem.have}, run.clock);
   s.is_verifier = run.check.checked;
   s.max_abs_err = run.check.max_abs_err;
   s.tolerance = run.check.tolerance;
