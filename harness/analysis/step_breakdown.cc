@@ -29,13 +29,6 @@ std::map<Instance, double> latest_enters(const std::vector<RankTrace>& ranks) {
   return latest;
 }
 
-double usual_median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 }  // namespace
 
 std::vector<StepSplit> step_breakdown(const std::vector<RankTrace>& ranks) {
@@ -68,7 +61,8 @@ std::vector<StepSplit> step_breakdown(const std::vector<RankTrace>& ranks) {
       compute.push_back(r.compute_s);
     }
     st.max_compute_s = compute.empty() ? 0 : *std::max_element(compute.begin(), compute.end());
-    st.median_compute_s = usual_median(compute);
+    // percentile 50 by linear interpolation: the mean of the two middle values.
+    st.median_compute_s = compute.empty() ? 0 : percentile(compute, 50);
     st.lower_median_compute_s = compute.empty() ? 0 : lower_median(compute);
     out.push_back(std::move(st));
   }
