@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <exception>
+#include <iomanip>
 #include <sstream>
 
 #include "collectives/mpi/mpi_check.h"
@@ -21,7 +22,7 @@ struct ProgressBoard::Slot {
   int32_t pad;
 };
 
-ProgressBoard::ProgressBoard(MPI_Comm world) {
+ProgressBoard::ProgressBoard(MPI_Comm world, const std::vector<int>& group) {
   int world_size = 1;
   TPB_MPI_CHECK(MPI_Comm_rank(world, &world_rank_));
   TPB_MPI_CHECK(MPI_Comm_size(world, &world_size));
@@ -48,6 +49,19 @@ ProgressBoard::ProgressBoard(MPI_Comm world) {
   mine_ = slot_of(world_rank_);
   *mine_ = Slot{0, -1, -1, -1, 0, 0, 0};
   TPB_MPI_CHECK(MPI_Barrier(node_));
+  if (local_size == world_size) return;  // one host: the board sees everyone
+  std::vector<int> remote;
+  for (int r : group)
+    if (local_of_world_[static_cast<std::size_t>(r)] < 0) remote.push_back(r);
+  const Slot* s = mine_;
+  beacon_ = std::make_unique<HostBeacon>(world, remote, [s] {
+    return BeaconState{__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE),
+                       __atomic_load_n(&s->step, __ATOMIC_RELAXED),
+                       __atomic_load_n(&s->layer, __ATOMIC_RELAXED),
+                       __atomic_load_n(&s->op, __ATOMIC_RELAXED),
+                       __atomic_load_n(&s->inside, __ATOMIC_RELAXED),
+                       __atomic_load_n(&s->timed_out, __ATOMIC_RELAXED)};
+  });
 }
 
 ProgressBoard::~ProgressBoard() {
@@ -88,29 +102,63 @@ int ProgressBoard::mark_timed_out() {
   return lowest;
 }
 
+namespace {
+
+std::string where_was(int64_t step, int32_t layer, int32_t op, int32_t inside) {
+  if (step < -1000000 || op < 0) return "before its first collective";
+  std::ostringstream os;
+  os << (inside ? "inside " : "last left ") << op_name(static_cast<Op>(op)) << " of layer " << layer
+     << " at step " << step;
+  return os.str();
+}
+
+}  // namespace
+
+// A peer on another host, as the beacon last heard it; "" when it arrived and still answers.
+std::string ProgressBoard::describe_remote(int r, int64_t my_seq) const {
+  const auto h = beacon_ ? beacon_->heard_from(r) : std::nullopt;
+  std::ostringstream os;
+  if (!h) return "";
+  os << "rank " << r << " on host " << h->host;
+  if (!h->heard) {
+    os << " stopped answering: never heard from over the beacon (its host or link down?)";
+    return os.str();
+  }
+  const BeaconState& b = h->state;
+  const std::string where = where_was(b.step, b.layer, b.op, b.inside);
+  if (h->age_s > beacon_->quiet_after_s()) {
+    os << " stopped answering " << std::fixed << std::setprecision(1) << h->age_s
+       << " s ago (its host or the link to it); last seen " << where;
+    return os.str();
+  }
+  if (b.seq >= my_seq) return "";
+  os << " (still answering, " << std::fixed << std::setprecision(1) << h->age_s
+     << " s ago: " << where << ")";
+  return os.str();
+}
+
 std::string ProgressBoard::describe(const std::vector<int>& group) const {
   const Slot* me = mine_;
   const int64_t my_seq = __atomic_load_n(&me->seq, __ATOMIC_ACQUIRE);
-  std::ostringstream missing, unseen;
-  int n_missing = 0;
-  auto where = [](const Slot* s) {
-    std::ostringstream os;
-    if (s->step < -1000000 || s->op < 0) return std::string("before its first collective");
-    os << (s->inside ? "inside " : "last left ") << op_name(static_cast<Op>(s->op)) << " of layer "
-       << s->layer << " at step " << s->step;
-    return os.str();
-  };
+  std::ostringstream missing, unseen, silent;
+  int n_missing = 0, n_silent = 0;
   for (int r : group) {
     if (r == world_rank_) continue;
     const Slot* s = slot_of(r);
     if (!s) {
-      unseen << (unseen.tellp() > 0 ? ", " : "") << r;
+      const std::string remote = describe_remote(r, my_seq);
+      if (!beacon_ || !beacon_->heard_from(r))
+        unseen << (unseen.tellp() > 0 ? ", " : "") << r;
+      else if (remote.find("stopped answering") != std::string::npos)
+        silent << (n_silent++ ? "; " : "") << remote;
+      else if (!remote.empty())
+        missing << (n_missing++ ? "; " : "") << remote;
       continue;
     }
     const int64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-    if (seq < my_seq) {
-      missing << (n_missing++ ? "; " : "") << "rank " << r << " (" << where(s) << ")";
-    }
+    if (seq < my_seq)
+      missing << (n_missing++ ? "; " : "") << "rank " << r << " ("
+              << where_was(s->step, s->layer, s->op, s->inside) << ")";
   }
   std::ostringstream os;
   os << "rank " << world_rank_ << " waited ";
@@ -122,8 +170,9 @@ std::string ProgressBoard::describe(const std::vector<int>& group) const {
        << me->step << "; ";
   if (n_missing)
     os << "never arrived: " << missing.str();
-  else
-    os << "every rank on this host arrived";
+  else if (!n_silent)
+    os << "every rank " << (beacon_ ? "heard from" : "on this host") << " arrived";
+  if (n_silent) os << (n_missing ? "; " : "") << silent.str();
   if (unseen.tellp() > 0) os << "; not visible from this host: ranks " << unseen.str();
   return os.str();
 }

@@ -7,9 +7,11 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "collectives/host_beacon.h"
 #include "layers/ops.h"
 #include "layers/timeline.h"
 
@@ -17,8 +19,10 @@ namespace tpb {
 
 class ProgressBoard final : public ProgressSink {
  public:
-  // Collective over `world`. Ranks on other hosts are reported as "not visible".
-  explicit ProgressBoard(MPI_Comm world);
+  // Collective over `world`. Ranks of `group` (world ranks: the TP group whose collectives are
+  // watched) on other hosts are heard through a HostBeacon when the world spans hosts; any
+  // other rank elsewhere is reported as "not visible".
+  explicit ProgressBoard(MPI_Comm world, const std::vector<int>& group = {});
   ~ProgressBoard();
   ProgressBoard(const ProgressBoard&) = delete;
   ProgressBoard& operator=(const ProgressBoard&) = delete;
@@ -41,7 +45,9 @@ class ProgressBoard final : public ProgressSink {
   int world_rank_ = 0;
   std::vector<int> local_of_world_;  // world rank -> node-local index, -1 if elsewhere
   char* base_ = nullptr;
-  Slot* mine_ = nullptr;  // this rank's slot: never null once constructed
+  Slot* mine_ = nullptr;                // this rank's slot: never null once constructed
+  std::unique_ptr<HostBeacon> beacon_;  // only when the world spans hosts
+  std::string describe_remote(int world_rank, int64_t my_seq) const;
 };
 
 }  // namespace tpb

@@ -39,6 +39,45 @@ Env env_object(const nlohmann::json& j, const std::string& where) {
   return out;
 }
 
+// "hosts": {"min": N >= 1, "link_rate": "1gbit"} of a preset for runs across hosts.
+void load_hosts(TopologyChoice& c, const nlohmann::json& h, const std::string& path) {
+  if (!h.is_object()) bad("'" + path + "': hosts must be an object");
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    if (it.key() == "min" && it.value().is_number_integer() && it.value().get<int>() >= 1)
+      c.min_hosts = it.value().get<int>();
+    else if (it.key() == "link_rate" && it.value().is_string())
+      c.link_rate = it.value().get<std::string>();
+    else if (it.key() != "note")
+      bad("'" + path + "': hosts." + it.key() +
+          " is not a field (min: an integer >= 1, link_rate: a string, note)");
+  }
+}
+
+// The hosts whose link the launcher shaped to `rate`, from TPB_LINKS_FILE; "" when none.
+std::string hosts_shaped_to(const std::string& rate) {
+  const char* path = std::getenv("TPB_LINKS_FILE");
+  if (!path) return "";
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  std::string out;
+  if (j.is_object() && j.contains("hosts") && j["hosts"].is_array())
+    for (const auto& h : j["hosts"])
+      if (h.is_object() && h.value("rate", nlohmann::json()) == rate)
+        out += (out.empty() ? "" : ",") + h.value("name", std::string("?"));
+  return out;
+}
+
+void check_hosts(const TopologyChoice& c, int hosts) {
+  if (c.min_hosts > hosts)
+    bad("preset '" + c.text + "' needs ranks on at least " + std::to_string(c.min_hosts) +
+        " hosts and MPI sees " + std::to_string(hosts) +
+        ": launch across hosts (launch/netns_hosts.sh mpirun makes them on one machine)");
+  if (!c.link_rate.empty() && hosts_shaped_to(c.link_rate).empty())
+    bad("preset '" + c.text + "' needs a host link shaped to " + c.link_rate +
+        " and TPB_LINKS_FILE shows none: run launch/netns_hosts.sh shape HOST --rate " +
+        c.link_rate + " and launch with launch/netns_hosts.sh mpirun");
+}
+
 // Loads PRESET.json's section for `family` into `c`.
 void load_preset(TopologyChoice& c, const std::string& config_dir) {
   const ConfigFile f = load_config(preset_kind(), c.preset, config_dir);
@@ -46,9 +85,11 @@ void load_preset(TopologyChoice& c, const std::string& config_dir) {
   const nlohmann::json& j = f.json;
   if (!j.is_object()) bad("'" + path + "' must hold an object");
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "name" && it.key() != "description" && it.key() != "mpi" && it.key() != "nccl")
+    if (it.key() != "name" && it.key() != "description" && it.key() != "mpi" &&
+        it.key() != "nccl" && it.key() != "hosts")
       bad("'" + path + "': unknown field '" + it.key() + "'");
   c.description = j.value("description", "");
+  if (j.contains("hosts")) load_hosts(c, j["hosts"], path);
   if (!j.contains(c.family))
     bad("preset '" + c.preset + "' has no setting for --collective " + c.family);
   const auto& sec = j[c.family];
@@ -144,7 +185,7 @@ std::string mpirun_line(const TopologyChoice& c, int np, const std::vector<std::
 std::vector<TopologyChoice> prepare_topologies(const std::vector<std::string>& texts,
                                                const std::string& family,
                                                const std::string& config_dir, int np,
-                                               const std::vector<std::string>& argv) {
+                                               const std::vector<std::string>& argv, int hosts) {
   std::vector<TopologyChoice> out;
   for (const auto& t : texts.empty() ? std::vector<std::string>{"default"} : texts)
     out.push_back(resolve_topology(t, family, config_dir));
@@ -159,6 +200,7 @@ std::vector<TopologyChoice> prepare_topologies(const std::vector<std::string>& t
     bad("preset '" + out[0].text + "' must be set up by the launcher (" + miss + "); run:\n  " +
         mpirun_line(out[0], np, argv) + "\nor: launch/mpirun_topology.sh " + out[0].preset + " " +
         std::to_string(np) + " -- ...");
+  for (const auto& c : out) check_hosts(c, hosts);
   for (const auto& [k, v] : out[0].process_env) ::setenv(k.c_str(), v.c_str(), 1);
   return out;
 }
@@ -177,7 +219,8 @@ TopologyContext topology_context(const std::string& text, const std::string& fam
       if (e.path().extension() != ".json") continue;
       try {
         const TopologyChoice p = resolve_topology(e.path().stem().string(), family, config_dir);
-        if (!p.launcher_env.empty() && launcher_env_mismatch(p).empty())
+        // A preset for several hosts says where ranks are, which the env cannot tell.
+        if (!p.launcher_env.empty() && p.min_hosts <= 1 && launcher_env_mismatch(p).empty())
           t.detected_preset = p.preset;
       } catch (const BadInput&) {  // a preset without this family: not a candidate
       }

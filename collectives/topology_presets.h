@@ -22,6 +22,11 @@ struct TopologyChoice {
   std::string description;
   std::map<std::string, std::string> launcher_env;  // must already hold before MPI_Init
   std::map<std::string, std::string> process_env;   // tpbench sets before communicators
+  // A preset for runs across hosts ("hosts": {"min": N, "link_rate": R}): the ranks must span
+  // at least `min_hosts` hosts, and with `link_rate` the launcher's links file
+  // (TPB_LINKS_FILE) must show a host link shaped to that rate.
+  int min_hosts = 0;
+  std::string link_rate;
 };
 
 // Parses and loads one choice for `family`. `algo`/`proto` modifiers are NCCL_ALGO/NCCL_PROTO
@@ -43,7 +48,7 @@ std::string mpirun_line(const TopologyChoice& c, int np, const std::vector<std::
 std::vector<TopologyChoice> prepare_topologies(const std::vector<std::string>& texts,
                                                const std::string& family,
                                                const std::string& config_dir, int np,
-                                               const std::vector<std::string>& argv);
+                                               const std::vector<std::string>& argv, int hosts = 1);
 
 // What the results' context says about the interconnect: the choice and its knobs, the
 // environment actually seen and, for a "default" run, the preset whose launcher knobs match

@@ -33,7 +33,7 @@ void prepare_topology(const tpb::CliResult& cli, const tpb::World& w) {
   const std::string backend = config_text(c, "backend", "cpu");
   const std::string family = config_text(c, "collective", tpb::default_collective(backend));
   tpb::prepare_topologies(texts, family, config_text(c, "config_dir", tpb::default_config_dir()),
-                          w.size, cli.argv);
+                          w.size, cli.argv, w.nodes);
 }
 
 int dispatch(const tpb::CliResult& cli, const tpb::World& w) {

@@ -52,6 +52,7 @@ RankRecord rank_identity(const World& w, const Device& dev, const TpGroup& group
   RankRecord r;
   r.rank = w.rank;
   r.host = w.host;
+  r.node = w.node;
   r.device = dev.caps().name;
   r.group = group.group;
   r.group_rank = group.group_rank;
@@ -201,7 +202,7 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
                  const InjectSpec& inj, int64_t layers, std::size_t hog_bytes) {
   RankRun run;
   // Before the collective: a blocked MPI call's watchdog reads the board through the report.
-  ProgressBoard board(w.comm);
+  ProgressBoard board(w.comm, group.members);
   const HangReport report = [&board, &group, rank = w.rank](const std::string& timeout_message) {
     return hang_report(timeout_message, board, group.members, rank);
   };

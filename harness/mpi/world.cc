@@ -28,7 +28,10 @@ World describe_world(MPI_Comm comm) {
   TPB_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &local));
   TPB_MPI_CHECK(MPI_Comm_rank(local, &w.local_rank));
   TPB_MPI_CHECK(MPI_Comm_size(local, &w.local_size));
+  TPB_MPI_CHECK(MPI_Allreduce(&w.rank, &w.node, 1, MPI_INT, MPI_MIN, local));
   MPI_Comm_free(&local);
+  const int first = w.local_rank == 0 ? 1 : 0;
+  TPB_MPI_CHECK(MPI_Allreduce(&first, &w.nodes, 1, MPI_INT, MPI_SUM, comm));
   return w;
 }
 

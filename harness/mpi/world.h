@@ -12,6 +12,9 @@ struct World {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0, size = 1;
   int local_rank = 0, local_size = 1;  // among ranks on the same host
+  // Hosts as MPI sees them (MPI_COMM_TYPE_SHARED), not by name: two hosts with one name stay
+  // two. `node` is the world rank of this host's first rank; `nodes` counts the hosts.
+  int node = 0, nodes = 1;
   std::string host;
 };
 

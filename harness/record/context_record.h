@@ -29,6 +29,14 @@ struct ContextRankRecord {
   int64_t local_rank = 0;
   nlohmann::ordered_json placement;  // host-defined (cpus allowed, NUMA node, ...)
   int64_t cpus_online = 0, local_size = 0;
+  std::optional<int64_t> node;  // world rank of its host's first rank (absent before 1.4.0)
+};
+
+// One host and the world ranks on it, as MPI_COMM_TYPE_SHARED groups them.
+struct HostRanksRecord {
+  std::string host;
+  int64_t node = 0;  // world rank of the host's first rank
+  std::vector<int64_t> ranks;
 };
 
 // The peaks a run's points are judged against, one entry per dtype and hardware profile: a
@@ -53,6 +61,10 @@ struct RunContextRecord {
   std::vector<ContextRankRecord> ranks;
   std::optional<TopologyContext> topology;
   std::optional<std::vector<PeaksUsedRecord>> peaks;
+  std::optional<std::vector<HostRanksRecord>> host_ranks;
+  // The links as the launcher set and measured them (launch/netns_hosts.sh writes the file
+  // named by TPB_LINKS_FILE); absent when no launcher said.
+  std::optional<nlohmann::ordered_json> links;
 };
 
 }  // namespace tpb

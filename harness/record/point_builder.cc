@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "harness/analysis/stats.h"
 
@@ -283,6 +285,28 @@ PointRecord skipped_point(const RunSpec& spec, const std::string& reason) {
   return p;
 }
 
+TpPlacementRecord tp_placement(const std::vector<RankRecord>& ranks) {
+  // Hosts are told apart by MPI's node (the host's first rank), named by host name.
+  std::map<int64_t, std::set<int64_t>> nodes_of_group;
+  std::map<int64_t, TpGroupHostsRecord> groups;
+  std::set<int64_t> nodes;
+  for (const RankRecord& r : ranks) {
+    const int64_t node = r.node.value_or(0);
+    TpGroupHostsRecord& g = groups[r.group];
+    g.group = r.group;
+    g.ranks.push_back(r.rank);
+    if (nodes_of_group[r.group].insert(node).second) g.hosts.push_back(r.host);
+    nodes.insert(node);
+  }
+  TpPlacementRecord t;
+  t.hosts = static_cast<int64_t>(nodes.size());
+  for (auto& [id, g] : groups) {
+    t.crosses_hosts = t.crosses_hosts || nodes_of_group[id].size() > 1;
+    t.groups.push_back(std::move(g));
+  }
+  return t;
+}
+
 PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, const Peaks& peaks,
                      const PointAnalysis& a, const std::vector<RankSample>& samples,
                      const DeviceCaps& caps) {
@@ -310,6 +334,7 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
         layers, spec.shape.n_layers, layers,
         static_cast<double>(spec.shape.n_layers) / static_cast<double>(layers)));
   p.samples = SamplesRecord{a.step_time_s, a.collectives.skew_s};
+  p.tp_placement = tp_placement(*p.ranks);
   return p;
 }
 

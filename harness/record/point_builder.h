@@ -31,6 +31,9 @@ PointRecord error_point(const RunSpec& spec, const std::string& reason);
 // A point that was not attempted (a dtype the device lacks, peaks that could not be had).
 PointRecord skipped_point(const RunSpec& spec, const std::string& reason);
 
+// Which hosts each TP group spans, from the ranks' records.
+TpPlacementRecord tp_placement(const std::vector<RankRecord>& ranks);
+
 // `samples` is indexed by world rank.
 PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, const Peaks& peaks,
                      const PointAnalysis& a, const std::vector<RankSample>& samples,

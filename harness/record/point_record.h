@@ -151,6 +151,7 @@ struct RankClockRecord {
 struct RankRecord {
   int64_t rank = 0;
   std::string host, device;
+  std::optional<int64_t> node;  // world rank of its host's first rank (MPI_COMM_TYPE_SHARED)
   int64_t group = 0, group_rank = 0;
   // From the analysis of the gathered timelines.
   double wall_s = 0, compute_s = 0, wait_s = 0, transfer_s = 0;
@@ -207,6 +208,19 @@ struct ServeRunRecord {
   int64_t token_times_limit = 0;  // token times kept per request in the requests log
 };
 
+// Which hosts each TP group spans: a group over several hosts puts its collectives on the
+// links between them.
+struct TpGroupHostsRecord {
+  int64_t group = 0;
+  std::vector<int64_t> ranks;
+  std::vector<std::string> hosts;
+};
+struct TpPlacementRecord {
+  int64_t hosts = 1;
+  bool crosses_hosts = false;  // some TP group spans more than one host
+  std::vector<TpGroupHostsRecord> groups;
+};
+
 // One point. Only params, status and reason are always there: an oom point adds memory, an ok
 // point the measured blocks; a block that was not written stays std::nullopt.
 struct PointRecord {
@@ -227,6 +241,7 @@ struct PointRecord {
   std::optional<std::string> trace;       // the trace's name inside the results folder
   std::optional<bool> memory_exhaustion;  // a sweep's first point that did not fit
   std::optional<ServeRunRecord> serve;    // serve points only
+  std::optional<TpPlacementRecord> tp_placement;
 };
 
 // A point as the driver hands it over: the record and, when the spec asks for one, its trace

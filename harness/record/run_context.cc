@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <map>
 #include <set>
 #include <type_traits>
 
@@ -24,12 +26,12 @@ namespace {
 
 // The numeric part of a rank's report, gathered as bytes (ranks run one binary).
 struct RankFixed {
-  int64_t rank = 0, local_rank = 0, cpus_online = 0, local_size = 0;
+  int64_t rank = 0, local_rank = 0, cpus_online = 0, local_size = 0, node = 0;
 };
 static_assert(std::is_trivially_copyable_v<RankFixed>);
 
 std::vector<ContextRankRecord> gather_ranks(const World& w) {
-  const RankFixed mine{w.rank, w.local_rank, online_cpus(), w.local_size};
+  const RankFixed mine{w.rank, w.local_rank, online_cpus(), w.local_size, w.node};
   const auto fixed = gather_bytes(w.comm, &mine, sizeof mine, 0);
   const auto hosts = gather_strings(w.comm, w.host, 0);
   // Placement is host-defined (what the OS tells about affinity), so it travels as JSON text.
@@ -39,7 +41,7 @@ std::vector<ContextRankRecord> gather_ranks(const World& w) {
     RankFixed f;
     std::memcpy(&f, fixed[i].data(), sizeof f);
     ranks.push_back({f.rank, hosts[i], f.local_rank, nlohmann::ordered_json::parse(placements[i]),
-                     f.cpus_online, f.local_size});
+                     f.cpus_online, f.local_size, f.node});
   }
   return ranks;
 }
@@ -56,9 +58,36 @@ nlohmann::ordered_json env_of_interest() {
   for (const char* k :
        {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "CUDA_VISIBLE_DEVICES",
         "NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE",
-        "NCCL_NVLS_ENABLE", "OMPI_MCA_btl", "SLURM_JOB_ID"})
+        "NCCL_NVLS_ENABLE", "OMPI_MCA_btl", "OMPI_MCA_btl_tcp_if_include", "SLURM_JOB_ID",
+        "SLURM_NNODES", "TPB_LINKS_FILE"})
     if (const char* v = std::getenv(k)) env[k] = v;
   return env;
+}
+
+// Grouped by MPI's node, named by the node's first rank's host name.
+std::vector<HostRanksRecord> host_ranks(const std::vector<ContextRankRecord>& ranks) {
+  std::map<int64_t, HostRanksRecord> by_node;
+  for (const auto& r : ranks) {
+    HostRanksRecord& h = by_node[r.node.value_or(0)];
+    if (h.ranks.empty()) h = {r.host, r.node.value_or(0), {}};
+    h.ranks.push_back(r.rank);
+  }
+  std::vector<HostRanksRecord> out;
+  for (auto& [node, h] : by_node) out.push_back(std::move(h));
+  return out;
+}
+
+// TPB_LINKS_FILE: the launcher's record of the links it made. A file that cannot be read is
+// recorded as such rather than dropped, so a shaped run never looks unshaped.
+std::optional<nlohmann::ordered_json> launcher_links() {
+  const char* path = std::getenv("TPB_LINKS_FILE");
+  if (!path || !*path) return std::nullopt;
+  std::ifstream in(path);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(in, nullptr, false);
+  if (!in || j.is_discarded() || !j.is_object())
+    return nlohmann::ordered_json{{"file", path}, {"error", "unreadable or not a JSON object"}};
+  j["file"] = path;
+  return j;
 }
 
 }  // namespace
@@ -93,6 +122,8 @@ RunContextRecord collect_context(const World& w, const std::vector<std::string>&
               caps.memory_bytes, caps.llc_bytes, caps.llc_source};
   c.llc_bytes = caps.llc_bytes;
   c.env = env_of_interest();
+  c.host_ranks = host_ranks(c.ranks);
+  c.links = launcher_links();
   return c;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -57,6 +58,14 @@ double rank_fraction(const PointRecord& p, bool with_wait) {
   return wall > 0 ? part / wall : 0.0;
 }
 
+// Hosts the widest TP group spans (1: inside a host); NaN for results without the field.
+double group_hosts(const PointRecord& p) {
+  if (!p.tp_placement) return kNoValue;
+  std::size_t most = 0;
+  for (const auto& g : p.tp_placement->groups) most = std::max(most, g.hosts.size());
+  return static_cast<double>(most);
+}
+
 const Column<PointRecord> kModelColumns[] = {
     {"tokens_per_s", "tok/s", 1, "{:.1f}",
      [](const PointRecord& p) { return metrics_of(p).tokens_per_s; }},
@@ -74,6 +83,7 @@ const Column<PointRecord> kModelColumns[] = {
      [](const PointRecord& p) { return rank_fraction(p, true); }},
     {"transfer_fraction", "xfer%", 100, "{:.1f}",
      [](const PointRecord& p) { return rank_fraction(p, false); }},
+    {"tp_group_hosts", "tp hosts", 1, "{:.0f}", group_hosts},
 };
 const Column<CollPointRecord> kCollColumns[] = {
     {"time_s", "time us", 1e6, "{:.1f}",

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "harness/record/json/results_json.h"
+#include "harness/report/diagnose_link.h"
 #include "harness/report/serve/diagnose_serve.h"
 
 namespace tpb {
@@ -129,6 +130,7 @@ std::vector<Verdict> diagnose_point(const PointRecord& p) {
     host_verdict(*p.metrics, v);
   }
   balance_verdict(p, v);
+  link_verdicts(p, v);
   kernels_verdict(p, v);
   if (p.params.phase == "serve" &&
       std::none_of(v.begin(), v.end(), [](const Verdict& x) { return x.level == "problem"; }))

@@ -178,7 +178,7 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
                      const InjectSpec& inj, const ServeMemory& mem, SchedulerConfig sc,
                      std::vector<Request> reqs) {
   const RunSpec& r = spec.run;
-  ProgressBoard board(w.comm);
+  ProgressBoard board(w.comm, group.members);
   const HangReport report = [&board, &group, rank = w.rank](const std::string& msg) {
     return hang_report(msg, board, group.members, rank);
   };

@@ -259,6 +259,7 @@ template <class V, Is<RankRecord> R>
 void fields(V& v, R& r) {
   v("rank", r.rank);
   v("host", r.host);
+  v("node", r.node);
   v("device", r.device);
   v("group", r.group);
   v("group_rank", r.group_rank);
@@ -400,6 +401,20 @@ void fields(V& v, R& r) {
   v("memory_wall", r.memory_wall);
 }
 
+template <class V, Is<TpGroupHostsRecord> R>
+void fields(V& v, R& r) {
+  v("group", r.group);
+  v("ranks", r.ranks);
+  v("hosts", r.hosts);
+}
+
+template <class V, Is<TpPlacementRecord> R>
+void fields(V& v, R& r) {
+  v("hosts", r.hosts);
+  v("crosses_hosts", r.crosses_hosts);
+  v("groups", r.groups);
+}
+
 template <class V, Is<PointRecord> R>
 void fields(V& v, R& r) {
   v("params", r.params);
@@ -419,6 +434,7 @@ void fields(V& v, R& r) {
   v("trace", r.trace);
   v("memory_exhaustion", r.memory_exhaustion);
   v("serve", r.serve);
+  v("tp_placement", r.tp_placement);
 }
 
 }  // namespace

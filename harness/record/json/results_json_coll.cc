@@ -169,6 +169,14 @@ void fields(V& v, R& r) {
   v("placement", r.placement);
   v("cpus_online", r.cpus_online);
   v("local_size", r.local_size);
+  v("node", r.node);
+}
+
+template <class V, Is<HostRanksRecord> R>
+void fields(V& v, R& r) {
+  v("host", r.host);
+  v("node", r.node);
+  v("ranks", r.ranks);
 }
 
 template <class V, Is<TopologyContext> R>
@@ -208,6 +216,8 @@ void fields(V& v, R& r) {
   v("ranks", r.ranks);
   v("topology", r.topology);
   v("peaks", r.peaks);
+  v("host_ranks", r.host_ranks);
+  v("links", r.links);
 }
 
 template <class V, Is<Verdict> R>

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""tpbench across hosts: two network-namespace hosts on this machine (launch/netns_hosts.sh).
+
+Checks, each a line: a decode point whose ranks sit on two hosts (context.host_ranks, the TP
+group across them, clock sync between them); the same point with one link shaped to 1 Gbit/s
+(transfer share up, diagnose says slow_link and names no straggler); a slowed rank on unshaped
+links (diagnose names the rank, not the link); a collectives sweep across hosts beside the same
+sweep on one host; a host's link taken down mid-sweep (every process gone within timeout + 5 s,
+exit 3, the host named, earlier points on disk); a rank killed on one host; and, all along, the
+main interface sent nothing. Figures go to WORK/figures.json for the closing note.
+Run as root: tests/multihost/test_multihost.py --tpbench build/tpbench --work DIR
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HOSTS = os.path.join(ROOT, "launch", "netns_hosts.sh")
+FIGURES = {}
+FAILED = []
+
+
+def check(name, ok, detail=""):
+    print(f"{'ok  ' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+    if not ok:
+        FAILED.append(name)
+    return ok
+
+
+def sh(*args, timeout=120, check_rc=True):
+    r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    if check_rc and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}: rc {r.returncode}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def hosts(*args, **kw):
+    return sh(HOSTS, *args, **kw)
+
+
+def tpbench_across(np_, tpbench, args, timeout=180, check_rc=True):
+    return hosts("mpirun", str(np_), "--", tpbench, *args, timeout=timeout, check_rc=check_rc)
+
+
+def results(out):
+    with open(os.path.join(out, "results.json")) as f:
+        return json.load(f)
+
+
+def diagnose_codes(tpbench, out):
+    r = sh(tpbench, "diagnose", "--json", out)
+    doc = json.loads(r.stdout)
+    verdicts = doc["files"][0]["points"][0]["verdicts"]
+    return {v.get("code") for v in verdicts if v.get("code")}, verdicts
+
+
+def eth0_tx():
+    with open("/sys/class/net/eth0/statistics/tx_packets") as f:
+        return int(f.read())
+
+
+def transfer_share(point):
+    ranks = point["ranks"]
+    return sum(r["transfer_s"] for r in ranks) / sum(r["wall_s"] for r in ranks)
+
+
+DECODE = ["run", "--model", "tiny", "--phase", "decode", "--batch", "16", "--context", "128",
+          "--layers", "2", "--tp", "2", "--steps", "40", "--warmup", "3"]
+
+
+def test_decode_across(tpbench, work):
+    out = os.path.join(work, "decode")
+    tpbench_across(2, tpbench, DECODE + ["--topology", "hosts-tcp", "--out", out])
+    doc = results(out)
+    ctx, p = doc["context"], doc["points"][0]
+    hr = ctx["host_ranks"]
+    names = [h["host"] for h in hr]
+    check("two hosts in context.host_ranks", len(hr) == 2 and len(set(names)) == 2
+          and all(len(h["ranks"]) == 1 for h in hr), json.dumps(hr))
+    check("the TP group crosses hosts", p["tp_placement"]["crosses_hosts"],
+          json.dumps(p["tp_placement"]["groups"]))
+    cs = p["clock_sync"]
+    check("clock sync across hosts: 0 violations",
+          cs["clock_condition_violations"] == 0 and cs["max_uncertainty_s"] > 0,
+          f"max offset {cs['max_offset_s'] * 1e6:.1f} us, uncertainty "
+          f"{cs['max_uncertainty_s'] * 1e6:.1f} us, method {cs['method']}")
+    check("links recorded from the launcher", "links" in ctx and ctx["links"].get("hosts"),
+          json.dumps(ctx.get("links", {}).get("hosts")))
+    codes, _ = diagnose_codes(tpbench, out)
+    FIGURES["unshaped"] = {"transfer_share": transfer_share(p), "codes": sorted(codes),
+                           "step_p50_s": p["metrics"]["step_time_s"]["p50"],
+                           "clock_sync": cs, "host_ranks": hr}
+    return out
+
+
+def test_shaped(tpbench, work, unshaped):
+    out = os.path.join(work, "decode-1g")
+    hosts("shape", "h1", "--rate", "1gbit")
+    try:
+        tpbench_across(2, tpbench, DECODE + ["--topology", "hosts-tcp-1g", "--out", out])
+    finally:
+        hosts("shape", "h1", "--clear")
+    p = results(out)["points"][0]
+    share, base = transfer_share(p), FIGURES["unshaped"]["transfer_share"]
+    check("1 Gbit/s link: transfer share rises", share > 1.5 * base,
+          f"{100 * base:.1f}% -> {100 * share:.1f}% of wall")
+    codes, verdicts = diagnose_codes(tpbench, out)
+    link = [v["text"] for v in verdicts if v["topic"] == "link"]
+    check("1 Gbit/s link: diagnose says slow_link", "slow_link" in codes, " | ".join(link))
+    check("1 Gbit/s link: no compute straggler named", "straggler" not in codes, str(codes))
+    cmp = sh(tpbench, "compare", unshaped, out)
+    print(cmp.stdout)
+    FIGURES["shaped_1gbit"] = {"transfer_share": share, "codes": sorted(codes),
+                               "step_p50_s": p["metrics"]["step_time_s"]["p50"],
+                               "link_verdict": link, "compare": cmp.stdout,
+                               "links": results(out)["context"].get("links")}
+
+
+def test_slow_rank(tpbench, work):
+    out = os.path.join(work, "decode-slow-rank")
+    tpbench_across(2, tpbench, DECODE + ["--inject", "rank=1:slowdown=1.3", "--out", out])
+    p = results(out)["points"][0]
+    codes, verdicts = diagnose_codes(tpbench, out)
+    bal = [v["text"] for v in verdicts if v["topic"] == "balance"]
+    check("slowed rank 1: diagnose says straggler", "straggler" in codes
+          and p["straggler"]["rank"] == 1, " | ".join(bal))
+    check("slowed rank 1: the link is not blamed", "slow_link" not in codes, str(codes))
+    FIGURES["slow_rank"] = {"transfer_share": transfer_share(p), "codes": sorted(codes),
+                            "straggler": p["straggler"]}
+
+
+def coll_table(doc):
+    return {p["params"]["bytes"]: (p["metrics"]["time_s"]["mean"], p["metrics"]["busbw_GBps"])
+            for p in doc["points"]}
+
+
+def test_collectives(tpbench, work):
+    across, local = os.path.join(work, "coll-hosts"), os.path.join(work, "coll-local")
+    args = ["collectives", "-b", "4K", "-e", "4M", "-f", "4", "--iters", "30"]
+    tpbench_across(2, tpbench, args + ["--out", across])
+    sh("mpirun", "-np", "2", "--bind-to", "none", tpbench, *args, "--out", local, timeout=180)
+    a, b = coll_table(results(across)), coll_table(results(local))
+    rows = []
+    for size in sorted(a):
+        ta, bwa = a[size]
+        tb, bwb = b.get(size, (float("nan"), float("nan")))
+        rows.append(f"{size:>9} B  hosts {ta * 1e6:9.1f} us {bwa:7.3f} GB/s   one host (shm) "
+                    f"{tb * 1e6:9.1f} us {bwb:7.3f} GB/s   x{ta / tb:.1f}")
+    print("\n".join(rows))
+    check("collectives across hosts: every size measured", len(a) == len(b) and len(a) >= 4)
+    FIGURES["collectives"] = rows
+
+
+def tpbench_pids(tpbench):
+    real = os.path.realpath(tpbench)
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.path.realpath(f"/proc/{d}/exe") == real:
+                    pids.append(int(d))
+            except OSError:
+                pass
+    return pids
+
+
+def start_sweep(tpbench, out, extra=()):
+    args = ["sweep", "--model", "tiny", "--phase", "decode", "--batch", "1,2,4,8,16,32",
+            "--context", "128", "--layers", "2", "--tp", "2", "--steps", "300", "--warmup", "2",
+            "--collective-timeout", "5", "--out", out, *extra]
+    return subprocess.Popen([HOSTS, "mpirun", "2", "--", tpbench, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_points(out, n, proc, limit=60):
+    ledger = os.path.join(out, "points.jsonl")
+    t0 = time.time()
+    while time.time() - t0 < limit and proc.poll() is None:
+        if os.path.exists(ledger) and sum(1 for _ in open(ledger)) >= n:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_link_down(tpbench, work):
+    out = os.path.join(work, "link-down")
+    proc = start_sweep(tpbench, out)
+    if not check("link down: a first point finished", wait_for_points(out, 1, proc)):
+        proc.kill()
+        return
+    hosts("link", "h1", "down")
+    t_down = time.time()
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        hosts("link", "h1", "up")
+    gone = time.time() - t_down
+    left = tpbench_pids(tpbench)
+    deadline = 10.0
+    while left and time.time() - t_down < deadline:
+        time.sleep(0.2)
+        left = tpbench_pids(tpbench)
+    lines = [ln for ln in err.splitlines() if "timed out" in ln or "stopped answering" in ln]
+    check("link down: exit 3", proc.returncode == 3, f"rc {proc.returncode}")
+    check("link down: mpirun back within timeout + 5 s", gone <= 10.0, f"{gone:.1f} s")
+    check("link down: no tpbench process left", not left, f"left: {left}")
+    check("link down: the host that stopped answering is named",
+          any("host h1 stopped answering" in ln or "host h0 stopped answering" in ln
+              for ln in lines), "\n    ".join(lines[:2]))
+    kept = sum(1 for _ in open(os.path.join(out, "points.jsonl")))
+    check("link down: finished points kept", kept >= 1, f"{kept} on disk")
+    FIGURES["link_down"] = {"rc": proc.returncode, "seconds_to_exit": gone,
+                            "points_kept": kept, "report": lines[:2]}
+
+
+def test_rank_killed(tpbench, work):
+    out = os.path.join(work, "rank-killed")
+    proc = start_sweep(tpbench, out)
+    if not check("rank killed: a first point finished", wait_for_points(out, 1, proc)):
+        proc.kill()
+        return
+    victims = [int(p) for p in sh("ip", "netns", "pids", "h1").stdout.split()
+               if int(p) in tpbench_pids(tpbench)]
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
+    t0 = time.time()
+    proc.communicate(timeout=60)
+    gone = time.time() - t0
+    left = tpbench_pids(tpbench)
+    check("rank killed on h1: the job ends, nonzero", bool(victims) and proc.returncode != 0,
+          f"killed {victims}, rc {proc.returncode}, {gone:.1f} s")
+    check("rank killed on h1: no tpbench process left", not left, f"left: {left}")
+    kept = sum(1 for _ in open(os.path.join(out, "points.jsonl")))
+    check("rank killed on h1: finished points kept", kept >= 1, f"{kept} on disk")
+    FIGURES["rank_killed"] = {"rc": proc.returncode, "seconds_to_exit": gone, "points_kept": kept}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tpbench", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    tpbench = os.path.abspath(a.tpbench)
+    os.makedirs(a.work, exist_ok=True)
+    tx0 = eth0_tx()
+    t0 = time.time()
+    hosts("down")
+    hosts("up", "2")
+    try:
+        unshaped = test_decode_across(tpbench, a.work)
+        test_shaped(tpbench, a.work, unshaped)
+        test_slow_rank(tpbench, a.work)
+        test_collectives(tpbench, a.work)
+        test_link_down(tpbench, a.work)
+        test_rank_killed(tpbench, a.work)
+    finally:
+        hosts("down", check_rc=False)
+    tx1 = eth0_tx()
+    check("the main interface sent nothing", tx1 == tx0, f"tx_packets {tx0} -> {tx1}")
+    FIGURES["seconds"] = time.time() - t0
+    with open(os.path.join(a.work, "figures.json"), "w") as f:
+        json.dump(FIGURES, f, indent=1)
+    print(f"{len(FAILED)} failed" if FAILED else "all multi-host checks passed",
+          f"({FIGURES['seconds']:.0f} s)")
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
