@@ -63,6 +63,15 @@ MpiCaller::MpiCaller(MpiWait wait) : wait_(std::move(wait)) {
   });
 }
 
+MpiWatch::MpiWatch(double timeout_s) : timeout_s_(timeout_s) {
+  TPB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_));
+  if (timeout_s_ <= 0) return;
+  dog_ = std::make_unique<HangWatchdog>(timeout_s_, [this](const char* what) {
+    const std::string msg = timeout_message(what, timeout_s_);
+    end_hung_job(world_rank_, report_ ? report_(msg) : msg);
+  });
+}
+
 void MpiCaller::barrier(MPI_Comm comm, const char* what) {
   run(what, [comm](MPI_Request* req) {
     if (req)

@@ -73,4 +73,30 @@ class MpiCaller {
   std::unique_ptr<HangWatchdog> dog_;  // blocking mode with a deadline only
 };
 
+// A deadline for the MPI calls a point makes outside its collectives (the memory agreement,
+// clock sync, the gathers): a peer that is gone (a dead host or link) blocks them as surely as
+// a collective, and they end the same way: the report, then exit code 3.
+class MpiWatch {
+ public:
+  explicit MpiWatch(double timeout_s);  // <= 0: no deadline
+  MpiWatch(const MpiWatch&) = delete;   // the watchdog's handler holds `this`
+  MpiWatch& operator=(const MpiWatch&) = delete;
+
+  // What a hung call reports beyond its timeout message; set only while no call is watched
+  // (arming publishes it to the watchdog's thread).
+  void set_report(HangReport report) { report_ = std::move(report); }
+
+  template <class F>
+  decltype(auto) run(const char* what, F&& f) {
+    WatchedCall watched(dog_.get(), what);
+    return f();
+  }
+
+ private:
+  double timeout_s_;
+  int world_rank_ = 0;
+  HangReport report_;
+  std::unique_ptr<HangWatchdog> dog_;
+};
+
 }  // namespace tpb

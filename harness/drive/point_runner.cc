@@ -199,13 +199,14 @@ struct RankRun {
 };
 
 RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup& group,
-                 const InjectSpec& inj, int64_t layers, std::size_t hog_bytes) {
+                 const InjectSpec& inj, int64_t layers, std::size_t hog_bytes, MpiWatch& watch) {
   RankRun run;
   // Before the collective: a blocked MPI call's watchdog reads the board through the report.
   ProgressBoard board(w.comm, group.members);
   const HangReport report = [&board, &group, rank = w.rank](const std::string& timeout_message) {
     return hang_report(timeout_message, board, group.members, rank);
   };
+  const WatchReport watch_report(watch, report);
   auto coll = make_collective(spec, group.comm.get(), dev, report);
   TpModelConfig mc{spec.shape, layers,     spec.tp,      group.group_rank, spec.dtype,
                    spec.phase, spec.batch, spec.context, spec.prompt,      spec.seed};
@@ -229,7 +230,8 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
 
   const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, now_s()};
   auto rank_clock = [skew] { return skew.apply(now_s()); };
-  run.clock.start = measure_offset(w.comm, rank_clock, spec.sync_rounds);
+  run.clock.start = watch.run("the clock sync before the steps",
+                              [&] { return measure_offset(w.comm, rank_clock, spec.sync_rounds); });
   tl.set_progress_sink(&board);
   try {
     run.window = timed_steps({spec, dev, model, *coll, tl, injector}, *telemetry, contender.get());
@@ -246,7 +248,8 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   }
   if (inj.sm_clock_mhz > 0) tj["sm_clock_lock"] = clock_lock->to_json();
   clock_lock.reset();  // restore the clock before the results travel
-  run.clock.end = measure_offset(w.comm, rank_clock, spec.sync_rounds);
+  run.clock.end = watch.run("the clock sync after the steps",
+                            [&] { return measure_offset(w.comm, rank_clock, spec.sync_rounds); });
 
   run.segs = tl.resolve(skew);
   for (auto& r : run.segs) {
@@ -318,23 +321,30 @@ PointOutcome analyze_point(const RunSpec& spec, int64_t layers, const Peaks& pea
 
 std::optional<PointOutcome> run_point(const RunSpec& spec, const World& w, Device& dev,
                                       const Peaks& peaks) {
-  TpGroup group = split_tp_groups(w, spec.tp, spec.tp_groups);
+  MpiWatch watch(spec.collective_timeout_s);
+  TpGroup group =
+      watch.run("the TP group split", [&] { return split_tp_groups(w, spec.tp, spec.tp_groups); });
   const InjectSpec inj = inject_for_rank(spec.inject, w.rank);
   // A GPU's mem_contend hog allocates its two buffers through the device: reserve them here.
   const std::size_t hog_bytes = mem_contend_buffer_bytes(dev.caps().llc_bytes);
   const bool device_hog = inj.mem_contend && dev.caps().device_memory;
   const double reserve = inj.mem_reserve_gib * kGiB + (device_hog ? 2.0 * hog_bytes : 0.0);
 
-  const AgreedMemory mem = agree_memory(spec, w, dev, reserve, spec.check && group.group_rank == 0);
+  const AgreedMemory mem = watch.run("the memory agreement", [&] {
+    return agree_memory(spec, w, dev, reserve, spec.check && group.group_rank == 0);
+  });
   if (!mem.fits) {
     if (w.rank != 0) return std::nullopt;
     return PointOutcome{oom_point(spec, mem.mine.layers, mem.need_max, mem.have_min), {}};
   }
   const DeviceBuffer reserved = reserve_capacity(dev, inj.mem_reserve_gib);
-  const RankRun run = run_rank(spec, w, dev, group, inj, mem.layers, hog_bytes);
+  const RankRun run = run_rank(spec, w, dev, group, inj, mem.layers, hog_bytes, watch);
   const RankSample mine = rank_sample(spec, w, dev, group, inj, mem.mine, run, hog_bytes);
-  std::vector<RankSample> samples = gather_rank_samples(w.comm, mine, 0);
-  std::vector<RankTrace> traces = gather_rank_traces(w.comm, run.segs, samples, 0);
+  std::vector<RankSample> samples = watch.run("the gather of the ranks' records",
+                                              [&] { return gather_rank_samples(w.comm, mine, 0); });
+  std::vector<RankTrace> traces = watch.run("the gather of the ranks' timelines", [&] {
+    return gather_rank_traces(w.comm, run.segs, samples, 0);
+  });
   if (w.rank != 0) return std::nullopt;
   return analyze_point(spec, mem.layers, peaks, dev.caps(), std::move(traces), samples);
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/mpi/mpi_wait.h"
 #include "collectives/progress_board.h"
 #include "harness/analysis/peaks.h"
 #include "harness/config/inject_spec.h"
@@ -24,6 +25,21 @@ namespace tpb {
 // visible from this one, and each host's lowest timed-out rank reports.
 std::string hang_report(const std::string& timeout_message, ProgressBoard& board,
                         const std::vector<int>& group, int world_rank);
+
+// Lends a point's MpiWatch the board's report for a scope (the board's lifetime): a call
+// outside the collectives that hangs then names who never arrived, as a collective does.
+class WatchReport {
+ public:
+  WatchReport(MpiWatch& watch, HangReport report) : watch_(watch) {
+    watch_.set_report(std::move(report));
+  }
+  ~WatchReport() { watch_.set_report({}); }
+  WatchReport(const WatchReport&) = delete;
+  WatchReport& operator=(const WatchReport&) = delete;
+
+ private:
+  MpiWatch& watch_;
+};
 
 // What a rank knows of itself, whatever it ran: who and where it is, its --inject, its memory
 // need and budget, its clock against rank 0's.

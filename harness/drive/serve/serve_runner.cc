@@ -176,12 +176,13 @@ struct RankServe {
 
 RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const TpGroup& group,
                      const InjectSpec& inj, const ServeMemory& mem, SchedulerConfig sc,
-                     std::vector<Request> reqs) {
+                     std::vector<Request> reqs, MpiWatch& watch) {
   const RunSpec& r = spec.run;
   ProgressBoard board(w.comm, group.members);
   const HangReport report = [&board, &group, rank = w.rank](const std::string& msg) {
     return hang_report(msg, board, group.members, rank);
   };
+  const WatchReport watch_report(watch, report);
   auto coll = make_collective(r, group.comm.get(), dev, report);
   MixedCheck check;
   if (r.check) check = run_mixed_check(r, mem.layers, spec.lm_head, dev, *coll, group.group_rank);
@@ -202,7 +203,8 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
   injector.calibrate(out.segs);
   out.segs.clear();
   auto rank_clock = [skew] { return skew.apply(now_s()); };
-  out.clock.start = measure_offset(w.comm, rank_clock, r.sync_rounds);
+  out.clock.start = watch.run("the clock sync before the steps",
+                              [&] { return measure_offset(w.comm, rank_clock, r.sync_rounds); });
   tl.set_progress_sink(&board);
   const int64_t warmup_reqs = spec.load.warmup_requests;
   Scheduler sched(sc, std::move(reqs), warmup_reqs);
@@ -217,7 +219,8 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
   }
   tl.set_progress_sink(nullptr);
   flush_timeline(p);
-  out.clock.end = measure_offset(w.comm, rank_clock, r.sync_rounds);
+  out.clock.end = watch.run("the clock sync after the steps",
+                            [&] { return measure_offset(w.comm, rank_clock, r.sync_rounds); });
   for (auto& s : out.segs) {
     s.t0 = out.clock.to_common(s.t0);
     s.t1 = out.clock.to_common(s.t1);
@@ -243,14 +246,17 @@ RankSample serve_sample(const World& w, const Device& dev, const TpGroup& group,
 ServeResult run_serve_point(const ServeSpec& spec, std::size_t load_index, const World& w,
                             Device& dev) {
   const RunSpec& r = spec.run;
-  TpGroup group = split_tp_groups(w, r.tp, r.tp_groups);
+  MpiWatch watch(r.collective_timeout_s);
+  TpGroup group =
+      watch.run("the TP group split", [&] { return split_tp_groups(w, r.tp, r.tp_groups); });
   const InjectSpec inj = inject_for_rank(r.inject, w.rank);
   const LoadSpec load = spec.load_at(load_index);
   std::vector<Request> reqs =
       load.trace_file.empty() ? make_requests(load) : read_trace(load.trace_file);
   SchedulerConfig sc = spec.scheduler_at(load_index);
-  const ServeMemory mem = agree_serve_memory(
-      w.comm, plan_serve_memory(spec, sc, reqs, dev, inj.mem_reserve_gib * kGiB));
+  const ServeMemory plan = plan_serve_memory(spec, sc, reqs, dev, inj.mem_reserve_gib * kGiB);
+  const ServeMemory mem =
+      watch.run("the memory agreement", [&] { return agree_serve_memory(w.comm, plan); });
   ServeResult res;
   if (!mem.fits) {
     if (w.rank == 0) res.oom = oom_point(r, mem.layers, mem.need, mem.have);
@@ -259,10 +265,13 @@ ServeResult run_serve_point(const ServeSpec& spec, std::size_t load_index, const
   sc.kv_blocks = mem.shape.kv.num_blocks;
   sc.max_ctx = sc.kv_blocks * sc.block_tokens;
   const DeviceBuffer reserved = reserve_capacity(dev, inj.mem_reserve_gib);
-  RankServe run = serve_rank(spec, w, dev, group, inj, mem, sc, std::move(reqs));
+  RankServe run = serve_rank(spec, w, dev, group, inj, mem, sc, std::move(reqs), watch);
   const RankSample mine = serve_sample(w, dev, group, inj, mem, run);
-  std::vector<RankSample> samples = gather_rank_samples(w.comm, mine, 0);
-  std::vector<RankTrace> traces = gather_rank_traces(w.comm, run.segs, samples, 0);
+  std::vector<RankSample> samples = watch.run("the gather of the ranks' records",
+                                              [&] { return gather_rank_samples(w.comm, mine, 0); });
+  std::vector<RankTrace> traces = watch.run("the gather of the ranks' timelines", [&] {
+    return gather_rank_traces(w.comm, run.segs, samples, 0);
+  });
   if (w.rank != 0) return res;
   ServeRun out;
   out.layers = mem.layers;
