@@ -73,7 +73,8 @@ ledger() { echo "$*" >>"$STATE/ledger"; }
 # ---------------------------------------------------------------------------------------------
 # links.json: one small python3 helper, so the file is always valid JSON (no jq here).
 LINKS_PY='
-import json, os, sys
+import json, os, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 path, op, args = sys.argv[1], sys.argv[2], sys.argv[3:]
 def load():
     with open(path) as f:
@@ -191,8 +192,9 @@ peer_of() { # HOST: another host with its link up, h0 first
   local h
   for h in $(hosts); do
     [ "$h" = "$1" ] && continue
-    [ "$(links get "$h" link)" = up ] && { echo "$h"; return; }
+    [ "$(links get "$h" link)" = up ] && { echo "$h"; return 0; }
   done
+  return 0
 }
 ping_median_us() { # FROM ADDR -> median RTT in us, empty if no reply
   ip netns exec "$1" ping -n -c 20 -i 0.01 -W 1 "$2" 2>/dev/null | "$PY" -c '
@@ -430,6 +432,10 @@ cmd_link() {
   ip link set "$(outer "$h")" "$st"
   links set "$h" "link=\"$st\""
   remeasure "$h"
+  # A node Slurm marked down while its link was: back to service now, not at the next ping.
+  if [ "$st" = up ] && saved_alive slurmctld; then
+    SLURM_CONF=$(slurm_conf) in_host_sub h0 scontrol update NodeName="$h" State=RESUME >/dev/null 2>&1 || true
+  fi
   echo "link: $h $st ($(outer "$h") on $BRIDGE)"
 }
 
@@ -536,7 +542,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 SlurmctldTimeout=30
-SlurmdTimeout=30
+SlurmdTimeout=10
 InactiveLimit=0
 KillWait=5
 MinJobAge=5
