@@ -12,7 +12,8 @@
 #
 #   netns_hosts.sh up N [--rate RATE] [--delay US] [--tcp-retries2 R]
 #                                                     hosts h0..h(N-1), optionally shaped
-#   netns_hosts.sh shape HOST --rate RATE [--delay US] | shape HOST --clear
+#   netns_hosts.sh shape HOST --rate RATE [--delay US] | shape HOST --clear   (replaces
+#                                                     the host's shaping: what is not given goes)
 #   netns_hosts.sh link HOST down|up                  the host's cable: its bridge port
 #   netns_hosts.sh measure [HOST...] [--rate]         ping RTT (and a 1 s TCP transfer) again
 #   netns_hosts.sh mpirun NP [MPIRUN ARGS] -- CMD...  Open MPI across the hosts, rank k on h(k%N)
@@ -30,12 +31,14 @@
 # of 20) and, where a rate is set, the rate with a 1 s python3 TCP stream into the host; both
 # go to STATE/links.json, which mpirun/srun export as TPB_LINKS_FILE for tpbench to record.
 #
-# A dead link: TCP gives up on unacknowledged data after net.ipv4.tcp_retries2 retransmissions,
-# 15 by default (about 15 minutes), so after `link HOST down` mpirun and the orted behind the
-# link would hang that long once the ranks have exited. up sets it to 5 in every host's
-# namespace (about 13 s; --tcp-retries2 15 for the kernel's default): then mpirun and orted
-# end some 15 s after the ranks (measured: ranks at collective-timeout + 0.6 s, orted +20.6 s,
-# mpirun +21.5 s, exit code the ranks' 3, with --collective-timeout 5).
+# A dead link (`link HOST down` under a job): TCP gives up on unacknowledged data after
+# net.ipv4.tcp_retries2 retransmissions, 15 by default (about 15 minutes), and notices an idle
+# connection only by keepalive. up sets tcp_retries2=5 in every host's namespace (about 13 s;
+# --tcp-retries2 15 for the kernel's default) and mpirun adds shorter Open MPI OOB keepalives
+# (see cmd_mpirun). Measured with tpbench run --collective-timeout 5, link down mid-run: both
+# ranks end at 5.5 s (each one's watchdog), orted at ~21 s, mpirun at ~21.5 s, exit 3. A rank
+# stuck in a collective that tpbench does not watch (its start-up probe) is not ended by any of
+# this: mpirun waits for it; `down` kills what is left in the namespaces.
 #
 # State: ${TPB_NETNS_STATE:-/run/tpb-netns}. STATE/ledger lists what up made (namespaces,
 # links, mounts, directories) and STATE/pids/ the daemons started (PID and start time, so a
@@ -331,6 +334,7 @@ cmd_up() {
   ip link show "$BRIDGE" >/dev/null 2>&1 && die "a link named $BRIDGE exists but $STATE has no ledger: not ours, not touching it"
   for k in $(seq 0 $((n - 1))); do
     ip netns list | grep -qE "^h$k( |$)" && die "a network namespace h$k exists but is not ours: remove it first"
+    [ -e "/etc/netns/h$k" ] && die "/etc/netns/h$k exists but is not ours: remove it first"
   done
   [ -e "$STATE" ] && [ -n "$(ls -A "$STATE" 2>/dev/null)" ] && die "$STATE exists and is not empty but has no ledger: remove it first"
 
@@ -388,6 +392,7 @@ up_failed() {
   [ $rc -eq 0 ] && return
   say "up failed (exit $rc): tearing down what it made"
   cmd_down >&2 || true
+  [ $rc -eq 130 ] || rc=1   # 2 means "no sch_netem" only
   exit $rc
 }
 
@@ -472,15 +477,17 @@ cmd_mpirun() {
   shift; cmd=("$@")
   n=$(nhosts)
   mkdir -p "$STATE/mpi"
-  local slots=$(((np + n - 1) / n))
-  hosts | sed "s/\$/ slots=$slots/" >"$STATE/mpi/hostfile"
+  # One file per slot count, written whole and renamed: concurrent mpiruns never see half a file.
+  local slots=$(((np + n - 1) / n)) hf
+  hf=$STATE/mpi/hostfile.slots$slots
+  hosts | sed "s/\$/ slots=$slots/" >"$hf.$$" && mv -f "$hf.$$" "$hf"
   { echo '#!/bin/sh'
     echo '# Open MPI plm_rsh_agent for launch/netns_hosts.sh hosts: like ssh, AGENT HOST WORDS... runs the words as one command line on HOST.'
     printf 'h=$1; shift; exec env TPB_NETNS_STATE=%q %q exec "$h" sh -c "$*"\n' "$STATE" "$SELF"
-  } >"$STATE/mpi/agent.sh"
-  chmod +x "$STATE/mpi/agent.sh"
+  } >"$STATE/mpi/agent.sh.$$"
+  chmod +x "$STATE/mpi/agent.sh.$$" && mv -f "$STATE/mpi/agent.sh.$$" "$STATE/mpi/agent.sh"
   # shellcheck disable=SC2054  # tcp,self is one word
-  mca=(--hostfile "$STATE/mpi/hostfile" -np "$np"
+  mca=(--hostfile "$hf" -np "$np"
     --mca plm rsh --mca plm_rsh_agent "$STATE/mpi/agent.sh" --mca plm_rsh_no_tree_spawn 1
     --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET" --mca oob_tcp_if_include "$SUBNET"
     --mca mpi_yield_when_idle 1
@@ -489,6 +496,12 @@ cmd_mpirun() {
     -x TPB_LINKS_FILE="$STATE/links.json")
   printf '%s\n' "${args[@]}" | grep -qE -- '^-{1,2}(map-by|npernode|N|ppr|rankfile|rf)$' || mca+=(--map-by node)
   printf '%s\n' "${args[@]}" | grep -qE -- '^-{1,2}bind-to$' || mca+=(--bind-to none)
+  # An idle control connection to a host whose link died is noticed by TCP keepalive only:
+  # Open MPI's 300 s idle + 9 probes x 20 s leaves mpirun waiting up to 8 min; a probe after 15 s
+  # idle, 6 x 5 s unanswered, ends it 30 to 45 s after the link died (after what tpbench itself
+  # reports with a --collective-timeout under ~29 s). MPIRUN ARGS naming oob_tcp_keepalive_* win.
+  printf '%s\n' "${args[@]}" | grep -q -- '^oob_tcp_keepalive' ||
+    mca+=(--mca oob_tcp_keepalive_time 15 --mca oob_tcp_keepalive_intvl 5 --mca oob_tcp_keepalive_probes 6)
   # Not an allocation: an outer Slurm job's variables would switch Open MPI to its slurm plm/ras.
   for v in $(compgen -e); do [[ $v == SLURM_* ]] && unset "$v"; done
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TPB_LINKS_FILE="$STATE/links.json"
