@@ -17,3 +17,11 @@ tpb_install_deps() {
   $sudo apt-get install -y --no-install-recommends "${missing[@]}" ||
     { $sudo apt-get update && $sudo apt-get install -y --no-install-recommends "${missing[@]}"; }
 }
+
+# What launch/netns_hosts.sh (fake hosts in network namespaces, Slurm across them) needs on top
+# of the build: callers do `tpb_install_deps "${TPB_MULTIHOST_PACKAGES[@]}"`.
+TPB_MULTIHOST_PACKAGES=(iproute2 iputils-ping util-linux slurm-wlm munge)
+
+tpb_install_multihost_deps() {
+  tpb_install_deps "${TPB_MULTIHOST_PACKAGES[@]}"
+}
