@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "collectives/mpi/mpi_check.h"
+#include "collectives/mpi/mpi_wait.h"
 #include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 
@@ -23,10 +24,13 @@ Peaks resolve_peaks(const RunSpec& spec, const World& w, Device& dev) {
     throw BadInput(
         "--hardware: '" + spec.hw.name +
         "' asks for a start-up probe, which only the cpu backend has; give a datasheet profile");
-  TPB_MPI_CHECK(MPI_Barrier(w.comm));
+  // A peer that is gone (a dead host or link) must not leave the others here for good.
+  MpiWatch watch(spec.collective_timeout_s);
+  watch.run("the barrier before the start-up probe", [&] { TPB_MPI_CHECK(MPI_Barrier(w.comm)); });
   const ProbeResult r = run_cpu_probe(dev.caps().llc_bytes);
   double v[3] = {r.read_bw, r.axpy_bw, r.gemm_flops}, best[3];
-  TPB_MPI_CHECK(MPI_Allreduce(v, best, 3, MPI_DOUBLE, MPI_MAX, w.comm));
+  watch.run("the start-up probe's agreement",
+            [&] { TPB_MPI_CHECK(MPI_Allreduce(v, best, 3, MPI_DOUBLE, MPI_MAX, w.comm)); });
   p.bw = std::max(best[0], best[1]);
   p.flops = best[2];
   // A probe that measured nothing must not become a denominator (MBU = MFU = 0 would look
