@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: install what is missing, build everything (the CUDA backend too when nvcc
-# is present), and run every test: unit, multi-rank (mpirun -np 2 and 4), sanitizers, fuzz.
+# is present), and run every test: unit, multi-rank (mpirun -np 2 and 4), multi-host
+# (network namespaces), sanitizers, fuzz.
 # Exits non-zero when anything fails; nothing is skipped silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,11 @@ stage "unit tests"
 
 stage "multi-rank tests (mpirun -np 1/2/4)"
 (cd build && ctest -L mpi --output-on-failure)
+
+# Hosts made of network namespaces on this machine (root only; tests/multihost/run.sh says
+# why it cannot run elsewhere, and fails unless TPB_SKIP_NETNS=1 is set by hand).
+stage "multi-host (network namespaces as hosts, shaped links, link faults, Slurm srun)"
+TPBENCH=build/tpbench tests/multihost/run.sh
 
 if [ -x tests/sanitize.sh ]; then
   stage "sanitizers (ASan+UBSan, TSan)"

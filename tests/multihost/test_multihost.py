@@ -51,10 +51,10 @@ def results(out):
         return json.load(f)
 
 
-def diagnose_codes(tpbench, out):
+def diagnose_codes(tpbench, out, point=0):
     r = sh(tpbench, "diagnose", "--json", out)
     doc = json.loads(r.stdout)
-    verdicts = doc["files"][0]["points"][0]["verdicts"]
+    verdicts = doc["files"][0]["points"][point]["verdicts"]
     return {v.get("code") for v in verdicts if v.get("code")}, verdicts
 
 
@@ -68,15 +68,24 @@ def transfer_share(point):
     return sum(r["transfer_s"] for r in ranks) / sum(r["wall_s"] for r in ranks)
 
 
-DECODE = ["run", "--model", "tiny", "--phase", "decode", "--batch", "16", "--context", "128",
-          "--layers", "2", "--tp", "2", "--steps", "40", "--warmup", "3"]
+MODEL = ["--model", "tiny", "--phase", "decode", "--context", "128", "--layers", "2", "--tp", "2",
+         "--steps", "40", "--warmup", "3"]
+DECODE = ["run", "--batch", "16"] + MODEL
 
 
 def test_decode_across(tpbench, work):
-    out = os.path.join(work, "decode")
-    tpbench_across(2, tpbench, DECODE + ["--topology", "hosts-tcp", "--out", out])
+    """Decode B=1 and B=16 with the TP group across two hosts, beside the same on one host."""
+    out, local = os.path.join(work, "decode"), os.path.join(work, "decode-one-host")
+    sweep = ["sweep", "--batch", "1,16"] + MODEL
+    tpbench_across(2, tpbench, sweep + ["--topology", "hosts-tcp", "--out", out])
+    sh("mpirun", "-np", "2", "--bind-to", "none", "--mca", "pml", "ob1", "--mca", "btl",
+       "self,tcp", "--mca", "btl_tcp_if_include", "lo", tpbench, *sweep, "--topology", "tcp",
+       "--out", local, timeout=180)
+    cmp = sh(tpbench, "compare", local, out)
+    print(cmp.stdout)
+    FIGURES["one_host_vs_across"] = cmp.stdout
     doc = results(out)
-    ctx, p = doc["context"], doc["points"][0]
+    ctx, p = doc["context"], doc["points"][1]
     hr = ctx["host_ranks"]
     names = [h["host"] for h in hr]
     check("two hosts in context.host_ranks", len(hr) == 2 and len(set(names)) == 2
@@ -90,7 +99,7 @@ def test_decode_across(tpbench, work):
           f"{cs['max_uncertainty_s'] * 1e6:.1f} us, method {cs['method']}")
     check("links recorded from the launcher", "links" in ctx and ctx["links"].get("hosts"),
           json.dumps(ctx.get("links", {}).get("hosts")))
-    codes, _ = diagnose_codes(tpbench, out)
+    codes, _ = diagnose_codes(tpbench, out, point=1)
     FIGURES["unshaped"] = {"transfer_share": transfer_share(p), "codes": sorted(codes),
                            "step_p50_s": p["metrics"]["step_time_s"]["p50"],
                            "clock_sync": cs, "host_ranks": hr}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The multi-host stage of tests/run.sh: hosts made of network namespaces on this machine
+# (launch/netns_hosts.sh), then the launcher's own test (hosts, shaping, link faults, Slurm's
+# srun) and tpbench's behaviour across hosts (test_multihost.py). Needs root with
+# CAP_NET_ADMIN; where that is missing the stage says so and fails, unless TPB_SKIP_NETNS=1 is
+# set by hand (a skipped stage is not a passed one).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+TPBENCH=${TPBENCH:-build/tpbench}
+probe=tpb-probe-$$
+if [[ $(id -u) -ne 0 ]] || ! ip netns add "$probe" 2>/dev/null; then
+  msg="multi-host stage: needs root with CAP_NET_ADMIN to make network namespaces"
+  if [[ ${TPB_SKIP_NETNS:-0} == 1 ]]; then
+    echo "$msg; skipped because TPB_SKIP_NETNS=1 was set by hand"
+    exit 0
+  fi
+  echo "$msg; failing (set TPB_SKIP_NETNS=1 by hand to skip it)" >&2
+  exit 1
+fi
+ip netns del "$probe"
+source launch/deps.sh
+tpb_install_deps "${TPB_MULTIHOST_PACKAGES[@]}"
+work=${TPB_MULTIHOST_WORK:-$(mktemp -d /tmp/tpb-multihost.XXXXXX)}
+TPBENCH=$TPBENCH tests/multihost/test_launcher.sh
+python3 tests/multihost/test_multihost.py --tpbench "$TPBENCH" --work "$work"
+echo "multi-host figures: $work/figures.json"
