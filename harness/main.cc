@@ -48,6 +48,7 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
   if (cli.verb == "report") return tpb::verb_report(cli, w);
   if (cli.verb == "calibrate") return tpb::verb_calibrate(cli, w);
   if (cli.verb == "serve") return tpb::verb_serve(cli, w);
+  if (cli.verb == "export") return tpb::verb_export(cli, w);
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }
 

@@ -2,7 +2,8 @@
 # only those missing, so a fresh machine (CI) and a developer box take the same path.
 TPB_DEB_PACKAGES=(build-essential cmake pkg-config git python3 openmpi-bin libopenmpi-dev
   nlohmann-json3-dev libopenblas-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
-  libbenchmark-dev clang-format python3-matplotlib universal-ctags)
+  libbenchmark-dev clang-format python3-matplotlib universal-ctags python3-pandas
+  python3-prometheus-client)
 
 tpb_install_deps() {
   local missing=()

@@ -113,7 +113,7 @@ struct CliValues {
   std::map<std::string, std::string> values;  // by config key
   std::vector<std::string> injects, sets, positional;
   std::string config_file, resume, compare_out;  // compare_out: --out of compare and report
-  std::string from;
+  std::string from, format;                      // format: export's --format
   long long from_point = -1;
   bool no_plots = false, check = false, inplace = false, baseline = false, cuda_graph = false;
   bool json = false;
@@ -172,7 +172,7 @@ void add_serve(CLI::App& app, CliValues& v) {
   add_config_options(serve, v);
 }
 
-// compare, diagnose and report: verbs over results directories.
+// compare, diagnose, report and export: verbs over results directories.
 void add_results_verbs(CLI::App& app, CliValues& v) {
   CLI::App* compare = app.add_subcommand("compare", "side-by-side table of results directories");
   compare->add_option("results", v.positional, "results directories or results.json files")
@@ -195,6 +195,13 @@ void add_results_verbs(CLI::App& app, CliValues& v) {
                      "write DIR/report.md and DIR/plots (default: the "
                      "first results directory)");
   report->add_flag("--no-plots", v.no_plots, "skip the matplotlib plots");
+
+  CLI::App* exp = app.add_subcommand(
+      "export", "print the points' and ranks' metrics for dashboards (Prometheus text) or as CSV");
+  exp->add_option("results", v.positional, "results directories or results.json files")
+      ->required()
+      ->expected(1, -1);
+  exp->add_option("--format", v.format, "openmetrics (default: the Prometheus text format) or csv");
 }
 
 // calibrate: a subset of the point options plus its own.
@@ -264,6 +271,7 @@ void given_flags(const CliValues& v, nlohmann::json& config) {
   if (!v.compare_out.empty()) config["out"] = v.compare_out;
   if (v.no_plots) config["no_plots"] = true;
   if (v.json) config["json"] = true;
+  if (!v.format.empty()) config["format"] = v.format;
 }
 
 void apply_sets(const std::vector<std::string>& sets, nlohmann::json& config) {

@@ -1,21 +1,30 @@
-// Plots for `tpbench report`: results/plot.py (matplotlib) run as a child process. Plotting is
-// formatting only, so a machine without matplotlib still gets report.md, with a line saying
-// why it has no plots.
+// Plots for `tpbench report`: results/plot.py (matplotlib and pandas) run as a child process.
+// Plotting is formatting only, so a machine without them still gets report.md, with a line
+// saying what is missing.
 #pragma once
 #include <string>
 #include <vector>
 
 namespace tpb {
 
-struct PlotOutcome {
-  std::vector<std::string> files;  // written images, relative to out_dir ("plots/x.png")
-  std::string note;                // how they were made, or why there are none
+// One plot as plot.py's index (plots/index.json) lists it.
+struct PlotEntry {
+  std::string name, title, what;   // what: one line saying what the plot shows
+  std::vector<std::string> files;  // relative to out_dir: "plots/x.png", ".svg", ".json" (its data)
+  std::string missing;             // why it was not drawn (no data for these results), or ""
 };
 
-// Runs `script` over `inputs` (results directories or files) into out_dir/plots with the first
-// of python3 and /usr/bin/python3 that imports matplotlib (Debian's python3-matplotlib serves
-// /usr/bin/python3, which need not be the python3 first on PATH).
+struct PlotOutcome {
+  std::vector<PlotEntry> plots;
+  std::string note;  // how they were made, or why there are none
+  std::size_t drawn() const;
+};
+
+// Runs `script` over `inputs` (results directories or files) into out_dir/plots with `python`,
+// or when it is empty with the first of python3 and /usr/bin/python3 that imports matplotlib
+// and pandas (Debian's python3-matplotlib serves /usr/bin/python3, which need not be the
+// python3 first on PATH).
 PlotOutcome make_plots(const std::vector<std::string>& inputs, const std::string& out_dir,
-                       const std::string& script);
+                       const std::string& script, const std::string& python);
 
 }  // namespace tpb

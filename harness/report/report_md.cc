@@ -216,23 +216,46 @@ std::string model_run(const oj& points_json) {
   return out;
 }
 
-std::string report_markdown(const std::vector<ReportInput>& runs,
-                            const std::vector<std::string>& plots, const std::string& plots_note) {
+namespace {
+
+// Each plot: its title and line, the PNG embedded and links to the SVG and the data file beside
+// it; a plot with no data for these results says why instead.
+std::string plots_section(const PlotOutcome& plots) {
+  std::string out = "\n## Plots\n\n" + plots.note + "\n";
+  for (const PlotEntry& p : plots.plots) {
+    if (!p.missing.empty() || p.files.empty()) {
+      out += fmt::format("\n**{}**: no data: {}.\n", p.title, p.missing);
+      continue;
+    }
+    std::string links;
+    for (const auto& f : p.files) {
+      const std::string ext = f.substr(f.rfind('.') + 1);
+      if (ext != "png")
+        links +=
+            fmt::format("{}[{}]({})", links.empty() ? "" : " · ", ext == "svg" ? ext : "data", f);
+    }
+    out += fmt::format("\n**{}**: {} ({})\n\n![{}]({})\n", p.title, p.what, links, p.title,
+                       p.files.front());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string report_markdown(const std::vector<ReportInput>& runs, const PlotOutcome& plots) {
   std::string out =
       "# tpbench report\n\nEvery number below is read from the results files named "
       "in each section; nothing is recomputed. Occupancy (the dashboard's \"GPU "
       "util\") is shown next to MBU and MFU because it is not efficiency.\n";
   for (const auto& run : runs) {
-    const oj& points = run.results.value("points", oj::array());
+    const oj& points = run.results.value(points_section(), oj::array());
     out += fmt::format("\n## {}\n\n", run.path) + context_section(run.results);
     if (const auto coll = coll_points(points))
       out += fmt::format("\n{} message size(s).\n\n", coll->size()) + coll_table(*coll);
     else
       out += model_run(points);
   }
-  out += "\n## Plots\n\n" + plots_note + "\n";
-  for (const auto& f : plots) out += fmt::format("\n![{}]({})\n", f, f);
-  return out;
+  return out + plots_section(plots);
 }
 
 }  // namespace tpb

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/plots.h"
+
 namespace tpb {
 
 struct ReportInput {
@@ -12,9 +14,9 @@ struct ReportInput {
   nlohmann::ordered_json results;  // the results document
 };
 
-// `plots`: image file names (relative to report.md) to embed, or empty; `plots_note`: one
-// line saying how the plots were made, or why there are none.
-std::string report_markdown(const std::vector<ReportInput>& runs,
-                            const std::vector<std::string>& plots, const std::string& plots_note);
+// `plots`: the plots to link (their files relative to report.md), each with its line saying
+// what it shows or why it has no data, and the note saying how they were made or why there
+// are none.
+std::string report_markdown(const std::vector<ReportInput>& runs, const PlotOutcome& plots);
 
 }  // namespace tpb

@@ -1,5 +1,6 @@
 // `tpbench report RESULTS... [--out DIR] [--no-plots]`: report.md (and plots) from results.
 // Reads files only; ranks other than 0 load and stay quiet, so it runs with or without mpirun.
+// TPB_PLOT_SCRIPT and TPB_PLOT_PYTHON name another plot script or the python to run it with.
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -19,6 +20,12 @@ namespace {
 std::string plot_script() {
   if (const char* s = std::getenv("TPB_PLOT_SCRIPT")) return s;
   return TPB_SOURCE_DIR "/results/plot.py";
+}
+
+// The python to run it with; empty: the first that imports what it needs.
+std::string plot_python() {
+  const char* s = std::getenv("TPB_PLOT_PYTHON");
+  return s ? s : "";
 }
 
 // The first input's directory: where its results.json lives.
@@ -50,10 +57,10 @@ int verb_report(const CliResult& cli, const World& w) {
   if (w.rank != 0) return 0;
   const PlotOutcome plots = cli.config.value("no_plots", false)
                                 ? PlotOutcome{{}, "No plots: --no-plots was given."}
-                                : make_plots(cli.positional, out, plot_script());
-  write_file_atomic(out + "/report.md", report_markdown(runs, plots.files, plots.note));
-  std::cout << "report: " << out << "/report.md (" << runs.size() << " results, "
-            << plots.files.size() << " plots)\n"
+                                : make_plots(cli.positional, out, plot_script(), plot_python());
+  write_file_atomic(out + "/report.md", report_markdown(runs, plots));
+  std::cout << "report: " << out << "/report.md (" << runs.size() << " results, " << plots.drawn()
+            << " plots)\n"
             << plots.note << "\n";
   return 0;
 }

@@ -507,6 +507,10 @@ const char* curve_section() {
   return "curve";
 }
 
+const char* points_section() {
+  return "points";
+}
+
 oj params_identity_json(const PointParams& p, bool with_layers) {
   oj id = to_json(p);
   if (!with_layers) id.erase("layers");

@@ -37,6 +37,9 @@ nlohmann::ordered_json to_json(const CurveRecord& c);
 CurveRecord curve_from_json(const nlohmann::ordered_json& j);
 const char* curve_section();
 
+// The results' top-level array of point records (what load_results checks is there).
+const char* points_section();
+
 // For documents that may hold other kinds of points (a collectives run's): nothing when `j`
 // is not a model point record.
 std::optional<PointRecord> try_point_from_json(const nlohmann::ordered_json& j);

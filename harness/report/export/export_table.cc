@@ -1,0 +1,175 @@
+// The figures are the records' own (a rank's MBU, the point's p95 step time); the one ratio
+// formed here is a rank's wait fraction, wait_s / wall_s, the per-rank form of the point's
+// collectives.wait_fraction (Σ wait / Σ wall over ranks).
+#include "harness/report/export/export_table.h"
+
+#include <cmath>
+#include <optional>
+
+#include "harness/record/json/results_json.h"
+
+namespace tpb {
+
+namespace {
+
+using oj = nlohmann::ordered_json;
+
+// Indices into metric_families(), in its order.
+enum Family : std::size_t {
+  kMbu,
+  kMfu,
+  kMfuCeiling,
+  kOccupancy,
+  kBusy,
+  kWait,
+  kStep,
+  kTokens,
+  kItl,
+  kTtft,
+  kCollTime,
+  kCollBusbw,
+  kCollLag,
+  kFamilies
+};
+
+void add(std::vector<MetricValue>& out, std::size_t family, double v, std::string suffix = "",
+         std::string quantile = "") {
+  if (std::isnan(v)) return;  // null in the results: no sample, not 0
+  out.push_back({family, std::move(suffix), std::move(quantile), v});
+}
+
+// A summary's quantiles with its _count and _sum (mean × n, the count's total).
+void add_summary(std::vector<MetricValue>& out, std::size_t family,
+                 const std::vector<std::pair<const char*, double>>& quantiles, double mean,
+                 int64_t n) {
+  for (const auto& [q, v] : quantiles) add(out, family, v, "", q);
+  if (n <= 0) return;
+  add(out, family, static_cast<double>(n), "_count");
+  add(out, family, mean * static_cast<double>(n), "_sum");
+}
+
+void add_latency(std::vector<MetricValue>& out, std::size_t family,
+                 const std::optional<LatencyRecord>& l) {
+  if (!l) return;
+  add_summary(out, family, {{"0.5", l->p50}, {"0.9", l->p90}, {"0.95", l->p95}, {"0.99", l->p99}},
+              l->mean, l->n);
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ";") + s;
+  return out;
+}
+
+ExportPoint model_point(Labels labels, const PointRecord& p) {
+  const PointParams& k = p.params;
+  labels.insert(labels.end(), {{"model", k.model},
+                               {"phase", k.phase},
+                               {"batch", std::to_string(k.batch)},
+                               {"context", std::to_string(k.context)},
+                               {"prompt", std::to_string(k.prompt)},
+                               {"tp", std::to_string(k.tp)},
+                               {"dtype", k.dtype},
+                               {"backend", k.backend},
+                               {"inject", joined(k.inject)}});
+  ExportPoint e{std::move(labels), {}, {}};
+  const MetricsRecord m = p.metrics.value_or(MetricsRecord{});
+  add(e.values, kMfuCeiling, m.mfu_ceiling);
+  const StepTimeRecord& s = m.step_time_s;
+  add_summary(e.values, kStep, {{"0.5", s.p50}, {"0.95", s.p95}, {"0.99", s.p99}}, s.mean, s.n);
+  add(e.values, kTokens, m.tokens_per_s);
+  add_latency(e.values, kItl, m.itl_s);
+  add_latency(e.values, kTtft, m.ttft_s);
+  for (const RankRecord& r : p.ranks.value_or(std::vector<RankRecord>{})) {
+    ExportRank x{{{"rank", std::to_string(r.rank)}, {"host", r.host}}, {}};
+    add(x.values, kMbu, r.mbu);
+    add(x.values, kMfu, r.mfu);
+    add(x.values, kOccupancy, r.occupancy_sampled);
+    add(x.values, kBusy, r.busy_fraction);
+    add(x.values, kWait, r.wall_s > 0 ? r.wait_s / r.wall_s : NAN);
+    e.ranks.push_back(std::move(x));
+  }
+  return e;
+}
+
+ExportPoint coll_point(Labels labels, const CollPointRecord& p) {
+  const CollParamsRecord& k = p.params;
+  labels.insert(labels.end(), {{"kind", k.kind},
+                               {"op", k.op},
+                               {"dtype", k.dtype},
+                               {"bytes", std::to_string(k.bytes)},
+                               {"ranks", std::to_string(k.ranks)},
+                               {"collective", k.collective},
+                               {"backend", k.backend}});
+  ExportPoint e{std::move(labels), {}, {}};
+  add(e.values, kCollTime, p.metrics.time_s.mean);
+  add(e.values, kCollBusbw, p.metrics.busbw_GBps * 1e9);
+  for (const CollRankRecord& r : p.ranks) {
+    ExportRank x{{{"rank", std::to_string(r.rank)}, {"host", r.host}}, {}};
+    add(x.values, kCollLag, r.arrival_lag_s.mean);
+    e.ranks.push_back(std::move(x));
+  }
+  return e;
+}
+
+}  // namespace
+
+const std::vector<MetricFamily>& metric_families() {
+  static const std::vector<MetricFamily> f = {
+      {"tpbench_mbu", "gauge",
+       "Model bandwidth utilisation of the rank: cost-model bytes per step / (its p50 step time x "
+       "peak bandwidth)",
+       true},
+      {"tpbench_mfu", "gauge",
+       "Model FLOPs utilisation of the rank: cost-model FLOPs per step / (its p50 step time x peak "
+       "FLOP/s)",
+       true},
+      {"tpbench_mfu_ceiling", "gauge",
+       "min(1, intensity / ridge): the best MFU the point's batch can reach", false},
+      {"tpbench_occupancy", "gauge",
+       "Fraction of sampling windows with any device work in flight (NVML utilization.gpu's "
+       "definition on the rank's timeline); not efficiency",
+       true},
+      {"tpbench_busy_fraction", "gauge",
+       "Union of the rank's compute and collective intervals / wall (waiting counts as busy)",
+       true},
+      {"tpbench_wait_fraction", "gauge",
+       "The rank's wait in collectives (Scalasca wait at NxN) / its wall", true},
+      {"tpbench_step_seconds", "summary",
+       "Step time over the measured steps (the slowest rank of its TP group), seconds", false},
+      {"tpbench_tokens_per_second", "gauge",
+       "Tokens per second over the measured steps, all TP groups (serve: every token a step "
+       "processed)",
+       false},
+      {"tpbench_itl_seconds", "summary",
+       "Serve: inter-token latency pooled over the measured requests, virtual clock", false},
+      {"tpbench_ttft_seconds", "summary",
+       "Serve: time to first token of the measured requests, virtual clock", false},
+      {"tpbench_collective_seconds", "gauge",
+       "tpbench collectives: time per call (nccl-tests' time: max over ranks of the loop / "
+       "iterations)",
+       false},
+      {"tpbench_collective_busbw_bytes_per_second", "gauge",
+       "tpbench collectives: bus bandwidth (algbw x the kind's bus factor)", false},
+      {"tpbench_collective_arrival_lag_seconds", "gauge",
+       "tpbench collectives: the rank's mean lag behind the first rank to enter", true},
+  };
+  static_assert(kFamilies == 13, "metric_families() lists every Family");
+  return f;
+}
+
+std::vector<ExportPoint> export_points(const std::string& path, const oj& results) {
+  std::vector<ExportPoint> out;
+  std::size_t i = 0;
+  for (const auto& j : results.value(points_section(), oj::array())) {
+    Labels labels{{"results", path}, {"point", std::to_string(i++)}};
+    if (auto p = try_point_from_json(j)) {
+      if (p->status == PointStatus::ok) out.push_back(model_point(std::move(labels), *p));
+    } else if (auto c = try_coll_point_from_json(j)) {
+      if (c->status == PointStatus::ok) out.push_back(coll_point(std::move(labels), *c));
+    }
+  }
+  return out;
+}
+
+}  // namespace tpb
