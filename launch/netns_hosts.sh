@@ -291,19 +291,25 @@ need_netem() {
 check_rate() { # RATE as tc takes it: 100mbit, 1gbit, 500kbit, 10mbps (bytes)...
   [[ $1 =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] || die "bad rate '$1' (e.g. 100mbit, 1gbit, 10mbps)"
 }
-burst_of() { # RATE -> tbf burst in bytes: 1 ms at the rate, at least 64 KiB (one GSO packet)
+# A real link of RATE has no allowance above it: the bucket holds 100 us at the rate, at least
+# four full-size frames. A 64 KiB bucket (one GSO super-packet) let a decode step's all-reduce
+# of 64 KiB through at full speed after every compute gap, so the shaping did not show; a shaped
+# device therefore sends frames of one MTU (gso_max_size, see apply_shape).
+burst_of() { # RATE -> tbf burst in bytes
   "$PY" -c '
 import re, sys
 m = re.match(r"([0-9.]+)([kmgt]?)(bit|bps)$", sys.argv[1])
 bps = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)]
 Bps = bps / 8 if m.group(3) == "bit" else bps
-print(max(int(Bps / 1000), 65536 + 1514))' "$1"
+print(max(int(Bps * 100e-6), 4 * 1514))' "$1"
 }
 apply_shape() { # HOST RATE DELAY_US (either may be empty: both empty clears)
   local h=$1 rate=$2 delay=$3 side dev ns
   for side in inner outer; do
     if [ $side = inner ]; then dev=$INNER; ns=(-n "$h"); else dev=$(outer "$h"); ns=(); fi
     tc "${ns[@]}" qdisc del dev "$dev" root 2>/dev/null || true
+    # Frames no larger than the bucket: no GSO super-packets while shaped (65536 when cleared).
+    ip "${ns[@]}" link set dev "$dev" gso_max_size "$([ -n "$rate" ] && echo 1514 || echo 65536)"
     if [ -n "$rate" ]; then
       tc "${ns[@]}" qdisc add dev "$dev" root handle 1: tbf rate "$rate" burst "$(burst_of "$rate")" latency 20ms
       [ -z "$delay" ] || tc "${ns[@]}" qdisc add dev "$dev" parent 1:1 handle 10: netem delay "${delay}us" limit 100000
@@ -317,7 +323,7 @@ apply_shape() { # HOST RATE DELAY_US (either may be empty: both empty clears)
 # ---------------------------------------------------------------------------------------------
 cmd_up() {
   need_root
-  local n=${1:-} rate="" delay="" retries=${TPB_NETNS_TCP_RETRIES2:-5} k h a
+  local n=${1:-} rate="" delay="" retries=${TPB_NETNS_TCP_RETRIES2:-3} k h a
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le $MAX_HOSTS ] || die "usage: up N [--rate RATE] [--delay US] [--tcp-retries2 R] (1 <= N <= $MAX_HOSTS)"
   shift
   while [ $# -gt 0 ]; do
@@ -486,10 +492,10 @@ cmd_mpirun() {
     printf 'h=$1; shift; exec env TPB_NETNS_STATE=%q %q exec "$h" sh -c "$*"\n' "$STATE" "$SELF"
   } >"$STATE/mpi/agent.sh.$$"
   chmod +x "$STATE/mpi/agent.sh.$$" && mv -f "$STATE/mpi/agent.sh.$$" "$STATE/mpi/agent.sh"
-  # shellcheck disable=SC2054  # tcp,self is one word
+  # shellcheck disable=SC2054  # self,tcp is one word (the order the hosts-tcp presets check)
   mca=(--hostfile "$hf" -np "$np"
     --mca plm rsh --mca plm_rsh_agent "$STATE/mpi/agent.sh" --mca plm_rsh_no_tree_spawn 1
-    --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET" --mca oob_tcp_if_include "$SUBNET"
+    --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include "$SUBNET" --mca oob_tcp_if_include "$SUBNET"
     --mca mpi_yield_when_idle 1
     -x OMPI_ALLOW_RUN_AS_ROOT=1 -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     -x OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" -x OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"

@@ -13,7 +13,7 @@ namespace {
 
 // The fixed numeric part of a RankSample.
 struct RankFixed {
-  int64_t rank = 0, group = 0, group_rank = 0;
+  int64_t rank = 0, group = 0, group_rank = 0, node = 0;
   int64_t is_verifier = 0, passed = 0;
   double max_abs_err = 0, tolerance = 0;
   MemoryRecord memory;
@@ -31,6 +31,7 @@ RankFixed fixed_part(const RankSample& s) {
   f.rank = r.rank;
   f.group = r.group;
   f.group_rank = r.group_rank;
+  f.node = r.node.value_or(0);
   f.is_verifier = s.is_verifier;
   f.passed = s.passed;
   f.max_abs_err = s.max_abs_err;
@@ -54,6 +55,7 @@ RankSample from_fixed(const RankFixed& f) {
   r.rank = f.rank;
   r.group = f.group;
   r.group_rank = f.group_rank;
+  r.node = f.node;
   s.is_verifier = f.is_verifier != 0;
   s.passed = f.passed != 0;
   s.max_abs_err = f.max_abs_err;

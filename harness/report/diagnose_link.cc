@@ -11,21 +11,22 @@ namespace tpb {
 namespace {
 
 struct GroupSplit {
-  double transfer_share = 0, worst_wait_share = 0, transfer_s_per_rank = 0;
+  double transfer_share = 0, wait_share = 0, transfer_s_per_rank = 0;
   int64_t ranks = 0;
 };
 
 GroupSplit group_split(const PointRecord& p, int64_t group) {
   GroupSplit g;
-  double transfer = 0, wall = 0;
+  double transfer = 0, wait = 0, wall = 0;
   for (const RankRecord& r : *p.ranks) {
     if (r.group != group || !(r.wall_s > 0)) continue;
     ++g.ranks;
     transfer += r.transfer_s;
+    wait += r.wait_s;
     wall += r.wall_s;
-    g.worst_wait_share = std::max(g.worst_wait_share, r.wait_s / r.wall_s);
   }
   if (wall > 0) g.transfer_share = transfer / wall;
+  if (wall > 0) g.wait_share = wait / wall;
   if (g.ranks > 0) g.transfer_s_per_rank = transfer / static_cast<double>(g.ranks);
   return g;
 }
@@ -57,21 +58,20 @@ void link_verdicts(const PointRecord& p, std::vector<Verdict>& v) {
   for (const TpGroupHostsRecord& grp : p.tp_placement->groups) {
     if (grp.hosts.size() < 2) continue;
     const GroupSplit g = group_split(p, grp.group);
-    const bool slow =
-        g.transfer_share >= kSlowLinkTransferShare && g.transfer_share > g.worst_wait_share;
+    const bool slow = g.transfer_share >= kSlowLinkTransferShare && g.transfer_share > g.wait_share;
     const std::string hosts = joined(grp.hosts);
-    Verdict x{4, "link", slow ? "problem" : "ok",
-              fmt::format("TP group {} spans hosts {}: transfer {:.1f}% of wall against the worst "
-                          "rank's wait {:.1f}%{}{}",
-                          grp.group, hosts, 100 * g.transfer_share, 100 * g.worst_wait_share,
-                          rate_text(p, g),
-                          slow ? fmt::format(": the link between {} sets the pace (transfer "
-                                             ">= {:.0f}% and above any rank's wait), not a "
-                                             "rank; check its rate and delay, or keep the TP "
-                                             "group inside one host",
-                                             hosts, 100 * kSlowLinkTransferShare)
-                               : ": the link keeps up"),
-              std::nullopt};
+    Verdict x{
+        4, "link", slow ? "problem" : "ok",
+        fmt::format("TP group {} spans hosts {}: transfer {:.1f}% of wall against wait "
+                    "{:.1f}%{}{}",
+                    grp.group, hosts, 100 * g.transfer_share, 100 * g.wait_share, rate_text(p, g),
+                    slow ? fmt::format(": the link between {} sets the pace (transfer "
+                                       ">= {:.0f}% and above the wait for late ranks); "
+                                       "check its rate and delay, or keep the TP group "
+                                       "inside one host",
+                                       hosts, 100 * kSlowLinkTransferShare)
+                         : ": the link keeps up"),
+        std::nullopt};
     if (slow) x.code = "slow_link";
     v.push_back(std::move(x));
   }

@@ -11,8 +11,9 @@
 namespace tpb {
 
 // Thresholds, stated in the verdict's text: transfer at least this share of the group's wall,
-// and larger than its worst rank's wait (so the collective's own time, not waiting for a rank,
-// is what the group pays for).
+// and larger than the group's wait (both summed over its ranks against their summed wall): the
+// collective's own time, more than waiting for a late rank, is what the group pays for. A
+// straggler and a slow link can both be named for one point.
 inline constexpr double kSlowLinkTransferShare = 0.15;
 
 // Appends one verdict per TP group that spans hosts (code slow_link when the link sets the

@@ -92,8 +92,9 @@ TEST(LinkVerdict, TransferAboveWaitIsASlowLink) {
 }
 
 TEST(LinkVerdict, WaitingForARankIsNotTheLink) {
-  // A straggler's peer waits 30% of the wall; transfer is 20%: above the share, below the wait.
-  const auto v = link_of(split_point(0.20, 0.30, 0.0));
+  // A straggler's peer waits 50% of the wall (25% over both ranks); transfer is 20%: above the
+  // share, below the wait.
+  const auto v = link_of(split_point(0.20, 0.50, 0.0));
   ASSERT_EQ(v.size(), 1u);
   EXPECT_FALSE(v[0].code.has_value());
   EXPECT_EQ(v[0].level, "ok");
