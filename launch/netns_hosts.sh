@@ -133,9 +133,14 @@ links() { "$PY" -c "$LINKS_PY" "$STATE/links.json" "$@"; }
 # and in a private mount namespace where /etc/hosts and /etc/resolv.conf are the host's (what
 # `ip netns exec` does, minus its remount of /sys, which slurmd refuses). CMD is exec'd: a
 # background `in_host ... &` has the PID that CMD ends up with.
+# Host hK's processes run on CPU K mod (CPUs online), as a host of its own would have its own
+# cores: the ranks stay put instead of migrating between the machine's cores, which keeps runs
+# comparable (this project's CI VM has vCPUs of unequal speed). TPB_NETNS_PIN=0 turns it off.
 in_host() {
-  local h=$1; shift
-  exec nsenter --net="/run/netns/$h" --uts="$STATE/uts/$h" -- \
+  local h=$1 pin=()
+  shift
+  [ "${TPB_NETNS_PIN:-1}" = 0 ] || pin=(taskset -c "$((${h#h} % $(getconf _NPROCESSORS_ONLN)))")
+  exec "${pin[@]}" nsenter --net="/run/netns/$h" --uts="$STATE/uts/$h" -- \
     unshare --mount --propagation private -- \
     sh -c 'mount --bind "$1/hosts" /etc/hosts &&
            { [ ! -e /etc/resolv.conf ] || mount --bind "$1/resolv.conf" /etc/resolv.conf; } &&

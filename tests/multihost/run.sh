@@ -21,6 +21,10 @@ ip netns del "$probe"
 source launch/deps.sh
 tpb_install_deps "${TPB_MULTIHOST_PACKAGES[@]}"
 work=${TPB_MULTIHOST_WORK:-$(mktemp -d /tmp/tpb-multihost.XXXXXX)}
+# The interface of the default route is the one that must send nothing during the tests.
+main_if=$(awk '$2 == "00000000" { print $1; exit }' /proc/net/route)
+export TPB_MAIN_IF=${TPB_MAIN_IF:-${main_if:-eth0}}
+echo "multi-host stage: watching $TPB_MAIN_IF (the default route's interface) for traffic out"
 TPBENCH=$TPBENCH tests/multihost/test_launcher.sh
 python3 tests/multihost/test_multihost.py --tpbench "$TPBENCH" --work "$work"
 echo "multi-host figures: $work/figures.json"
