@@ -223,11 +223,20 @@ def wait_for_points(out, n, proc, limit=60):
     return False
 
 
+def sweep_past_first_point(tpbench, out, what):
+    """A sweep across the hosts once its first point is on disk; None (and a failed check) if
+    it never got there."""
+    proc = start_sweep(tpbench, out)
+    if check(f"{what}: a first point finished", wait_for_points(out, 1, proc)):
+        return proc
+    proc.kill()
+    return None
+
+
 def test_link_down(tpbench, work):
     out = os.path.join(work, "link-down")
-    proc = start_sweep(tpbench, out)
-    if not check("link down: a first point finished", wait_for_points(out, 1, proc)):
-        proc.kill()
+    proc = sweep_past_first_point(tpbench, out, "link down")
+    if proc is None:
         return
     hosts("link", "h1", "down")
     t_down = time.time()
@@ -264,9 +273,8 @@ def test_link_down(tpbench, work):
 
 def test_rank_killed(tpbench, work):
     out = os.path.join(work, "rank-killed")
-    proc = start_sweep(tpbench, out)
-    if not check("rank killed: a first point finished", wait_for_points(out, 1, proc)):
-        proc.kill()
+    proc = sweep_past_first_point(tpbench, out, "rank killed")
+    if proc is None:
         return
     victims = [int(p) for p in sh("ip", "netns", "pids", "h1").stdout.split()
                if int(p) in tpbench_pids(tpbench)]
