@@ -33,12 +33,17 @@
 #
 # A dead link (`link HOST down` under a job): TCP gives up on unacknowledged data after
 # net.ipv4.tcp_retries2 retransmissions, 15 by default (about 15 minutes), and notices an idle
-# connection only by keepalive. up sets tcp_retries2=5 in every host's namespace (about 13 s;
-# --tcp-retries2 15 for the kernel's default) and mpirun adds shorter Open MPI OOB keepalives
-# (see cmd_mpirun). Measured with tpbench run --collective-timeout 5, link down mid-run: both
-# ranks end at 5.5 s (each one's watchdog), orted at ~21 s, mpirun at ~21.5 s, exit 3. A rank
-# stuck in a collective that tpbench does not watch (its start-up probe) is not ended by any of
-# this: mpirun waits for it; `down` kills what is left in the namespaces.
+# connection only by keepalive. up sets tcp_retries2=2 in every host's namespace (a time limit
+# of 7 x 200 ms = 1.4 s; --tcp-retries2 15 for the kernel's default) and a route rto_min of
+# 250 ms (TPB_NETNS_RTO_MIN_MS), so the retransmissions land at 0.25, 0.75 and 1.75 s and the
+# third is the one that gives up: at Linux's own 200 ms floor a retransmission falls on the
+# limit itself, and with tcp_retries2=3 mpirun's last send was given up 3.4 or 6.9 s after it,
+# run to run. mpirun adds shorter Open MPI OOB keepalives and no 1 s pauses between SIGCONT, SIGTERM
+# and SIGKILL to ranks that have already exited (see cmd_mpirun). Measured with tpbench sweep
+# --collective-timeout 5, link down mid-run: ranks gone at 5.0-5.4 s (each one's watchdog),
+# mpirun at 7.1-8.8 s (its last order to the lost host's orted given up by TCP), exit 3. Before
+# these settings mpirun took 11.4-15 s. A rank stuck in a collective that tpbench does not watch
+# is not ended by any of this: mpirun waits for it; `down` kills what is left in the namespaces.
 #
 # Parts: links.json and measuring in launch/netns/links.sh, Slurm in launch/netns/slurm.sh.
 #
@@ -189,7 +194,8 @@ apply_shape() { # HOST RATE DELAY_US (either may be empty: both empty clears)
 # ---------------------------------------------------------------------------------------------
 cmd_up() {
   need_root
-  local n=${1:-} rate="" delay="" retries=${TPB_NETNS_TCP_RETRIES2:-3} k h a
+  local n=${1:-} rate="" delay="" retries=${TPB_NETNS_TCP_RETRIES2:-2} k h a
+  local rto_min=${TPB_NETNS_RTO_MIN_MS:-250}
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le $MAX_HOSTS ] || die "usage: up N [--rate RATE] [--delay US] [--tcp-retries2 R] (1 <= N <= $MAX_HOSTS)"
   shift
   while [ $# -gt 0 ]; do
@@ -201,6 +207,7 @@ cmd_up() {
     esac
   done
   [[ $retries =~ ^[0-9]+$ ]] && [ "$retries" -ge 1 ] && [ "$retries" -le 15 ] || die "bad --tcp-retries2 '$retries' (1..15)"
+  [[ $rto_min =~ ^[0-9]+$ ]] && [ "$rto_min" -ge 1 ] && [ "$rto_min" -le 5000 ] || die "bad TPB_NETNS_RTO_MIN_MS '$rto_min' (1..5000)"
   [ -z "$delay" ] || need_netem
   is_up && die "already up ($STATE/ledger exists): run '$0 down' first"
   ip link show "$BRIDGE" >/dev/null 2>&1 && die "a link named $BRIDGE exists but $STATE has no ledger: not ours, not touching it"
@@ -243,6 +250,8 @@ cmd_up() {
     ip -n "$h" addr add "$a/24" dev "$INNER"
     ip -n "$h" link set lo up
     ip -n "$h" link set "$INNER" up
+    # A fixed floor on the retransmission timeout, above Linux's 200 ms: see "A dead link" above.
+    ip -n "$h" route replace "$SUBNET" dev "$INNER" proto kernel scope link src "$a" rto_min "${rto_min}ms"
 
     touch "$STATE/uts/$h"
     unshare --uts="$STATE/uts/$h" hostname "$h"
@@ -372,6 +381,10 @@ cmd_mpirun() {
   # Open MPI's 300 s idle + 9 probes x 20 s leaves mpirun waiting up to 8 min; a probe after 15 s
   # idle, 6 x 5 s unanswered, ends it 30 to 45 s after the link died (after what tpbench itself
   # reports with a --collective-timeout under ~29 s). MPIRUN ARGS naming oob_tcp_keepalive_* win.
+  # Killing a job's ranks: Open MPI sends SIGCONT, SIGTERM and SIGKILL 1 s apart, even to a
+  # rank that has exited (a watchdog's exit 3); tpbench handles none of them, so no pause.
+  printf '%s\n' "${args[@]}" | grep -q -- '^odls_base_sigkill_timeout' ||
+    mca+=(--mca odls_base_sigkill_timeout 0)
   printf '%s\n' "${args[@]}" | grep -q -- '^oob_tcp_keepalive' ||
     mca+=(--mca oob_tcp_keepalive_time 15 --mca oob_tcp_keepalive_intvl 5 --mca oob_tcp_keepalive_probes 6)
   # Not an allocation: an outer Slurm job's variables would switch Open MPI to its slurm plm/ras.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 
 #include "harness/analysis/stats.h"
@@ -13,10 +14,23 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-using Parts = std::array<double, 5>;  // prefill, imbalance, host, transfer, bandwidth
+// prefill, imbalance, host, transfer, decode compute (split into bandwidth and jitter at the end)
+using Parts = std::array<double, 5>;
+constexpr std::size_t kDecode = 4;
 
 Parts parts_of(const StepParts& s) {
   return {s.prefill_s, s.imbalance_s, s.host_s, s.transfer_s, s.decode_s};
+}
+
+// The gaps' median ratio of decode compute to its roofline time: what this run's decode costs per
+// unit of work. NaN when no step knows its roofline time.
+double median_decode_ratio(const std::vector<ItlGap>& g, const std::vector<StepParts>& steps) {
+  std::vector<double> r;
+  for (const ItlGap& x : g) {
+    const StepParts& s = steps[static_cast<std::size_t>(x.step)];
+    if (s.decode_roofline_s > 0) r.push_back(s.decode_s / s.decode_roofline_s);
+  }
+  return r.empty() ? kNaN : percentile(r, 50);
 }
 
 double median_duration(const std::vector<StepParts>& steps, bool with_prefill) {
@@ -35,13 +49,15 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
       "straggler's extra compute (max - lower median over ranks), collective transfer, and the "
       "rest of the compute divided between prefill and decode rows by their per-op roofline "
       "time; prefill, imbalance and host count in full, transfer and decode compute by their "
-      "excess over their medians across all gaps";
+      "excess over their medians across all gaps; decode compute's excess is bandwidth as far as "
+      "the step's decode work explains it (its decode rows' roofline time at the gaps' median "
+      "ratio of compute to roofline time) and jitter beyond that";
   a.decode_step_p50_s = median_duration(steps, false);
   a.prefill_step_p50_s = median_duration(steps, true);
   std::vector<ItlGap> g;
   for (const ItlGap& x : all)
     if (x.step >= 0 && static_cast<std::size_t>(x.step) < steps.size()) g.push_back(x);
-  a.shares = {kNaN, kNaN, kNaN, kNaN, kNaN};
+  a.shares = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   if (g.empty()) {
     a.threshold_s = kNaN;
     return a;
@@ -58,17 +74,27 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
   // none of them), the median across all gaps for transfer and decode compute.
   Parts median{};
   for (std::size_t k = 3; k < median.size(); ++k) median[k] = percentile(by_part[k], 50);
+  const double ratio = median_decode_ratio(g, steps);
   Parts excess{};
+  double jitter = 0;
   for (const ItlGap& x : g) {
     if (x.gap_s < a.threshold_s) continue;
     ++a.samples;
-    const Parts p = parts_of(steps[static_cast<std::size_t>(x.step)]);
-    for (std::size_t k = 0; k < p.size(); ++k) excess[k] += std::max(0.0, p[k] - median[k]);
+    const StepParts& s = steps[static_cast<std::size_t>(x.step)];
+    const Parts p = parts_of(s);
+    for (std::size_t k = 0; k < kDecode; ++k) excess[k] += std::max(0.0, p[k] - median[k]);
+    // Without a roofline time the whole excess stays bandwidth, as the work cannot be judged.
+    const double expected =
+        std::isfinite(ratio) && s.decode_roofline_s > 0 ? ratio * s.decode_roofline_s : s.decode_s;
+    const double explained = std::max(expected, median[kDecode]);
+    excess[kDecode] += std::max(0.0, std::min(s.decode_s, explained) - median[kDecode]);
+    jitter += std::max(0.0, s.decode_s - explained);
   }
   for (double e : excess) a.excess_s += e;
+  a.excess_s += jitter;
   if (a.excess_s > 0)
     a.shares = {excess[0] / a.excess_s, excess[1] / a.excess_s, excess[2] / a.excess_s,
-                excess[3] / a.excess_s, excess[4] / a.excess_s};
+                excess[3] / a.excess_s, excess[4] / a.excess_s, jitter / a.excess_s};
   return a;
 }
 

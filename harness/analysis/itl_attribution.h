@@ -5,8 +5,12 @@
 // decode rows (by their shares of the step's per-op roofline time). For the gaps at or above the
 // p99 ITL, the parts a clean decode step does not have (prefill, imbalance, host) count in full,
 // and the parts every step has (transfer, decode compute) count by their excess over their median
-// across all gaps; the shares of that sum say whether the tail was made by prefill interference,
-// by imbalance, by the host, by the link, or by plain decode bandwidth.
+// across all gaps. Decode compute's excess is split once more by the step's own work: the part a
+// larger decode (more rows, longer contexts: its decode rows' roofline time, at the gaps' median
+// ratio of compute to roofline time) accounts for is bandwidth, the rest is jitter, compute slower
+// than its own work explains on every rank at once (a noisy machine: other tenants, a VM's vCPUs
+// slowed, throttling). The shares of that sum say whether the tail was made by prefill
+// interference, by imbalance, by the host, by the link, by plain decode bandwidth or by jitter.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,11 +21,12 @@ namespace tpb {
 struct StepParts {
   double duration_s = 0;
   double host_s = 0, imbalance_s = 0, transfer_s = 0, prefill_s = 0, decode_s = 0;
+  double decode_roofline_s = 0;  // roofline time of the step's decode rows; 0: not known
   bool has_prefill = false;
 };
 
 struct ItlShares {
-  double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0;
+  double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0, jitter = 0;
 };
 
 struct ItlAttribution {

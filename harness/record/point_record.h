@@ -79,6 +79,7 @@ struct GoodputRecord {
 // Serve: which parts of the late steps made the p99 ITL tail (harness/analysis/itl_attribution.h).
 struct ItlSharesRecord {
   double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0;
+  std::optional<double> jitter;  // absent before 1.5.0 (it was inside bandwidth)
 };
 struct ItlAttributionRecord {
   std::string tail;

@@ -83,6 +83,43 @@ TEST(ServeParts, AttributionNamesThePrefillSpike) {
   EXPECT_NEAR(a.decode_step_p50_s, 0.010, 1e-12);
 }
 
+// Decode steps of 10 ms over 1 ms of roofline time, and one late step of 40 ms. When its work
+// is the same (1 ms of roofline time), the 30 ms excess is jitter; when it carries 4x the work
+// (more rows, longer contexts), that work explains the whole excess and it is bandwidth.
+ItlAttribution late_decode_step(double late_roofline_s) {
+  std::vector<StepParts> steps(100);
+  std::vector<double> t{0};
+  std::vector<int64_t> at{0};
+  for (int i = 0; i < 100; ++i) {
+    StepParts& p = steps[i];
+    p.decode_s = i == 50 ? 0.040 : 0.010;
+    p.decode_roofline_s = i == 50 ? late_roofline_s : 0.001;
+    p.duration_s = p.decode_s;
+    if (i > 0) {
+      t.push_back(t.back() + p.duration_s);
+      at.push_back(i);
+    }
+  }
+  return attribute_itl(request(t, at), steps);
+}
+
+TEST(ServeParts, AttributionSplitsDecodeExcessByItsWork) {
+  const ItlAttribution same = late_decode_step(0.001);
+  EXPECT_NEAR(same.shares.jitter, 1.0, 1e-9);
+  EXPECT_NEAR(same.shares.bandwidth, 0.0, 1e-12);
+  EXPECT_NEAR(same.excess_s, 0.030, 1e-12);
+  const ItlAttribution more = late_decode_step(0.004);
+  EXPECT_NEAR(more.shares.bandwidth, 1.0, 1e-9);
+  EXPECT_NEAR(more.shares.jitter, 0.0, 1e-12);
+  // Twice the work explains 10 of the 30 ms: a third bandwidth, two thirds jitter.
+  const ItlAttribution twice = late_decode_step(0.002);
+  EXPECT_NEAR(twice.shares.bandwidth, 1.0 / 3, 1e-9);
+  EXPECT_NEAR(twice.shares.jitter, 2.0 / 3, 1e-9);
+  // Without roofline times the work cannot be judged: the excess stays bandwidth.
+  const ItlAttribution unknown = late_decode_step(0);
+  EXPECT_NEAR(unknown.shares.bandwidth, 1.0, 1e-9);
+}
+
 TEST(ServeParts, AttributionOfNoGapsIsNull) {
   const ItlAttribution a = attribute_itl(request({1.0}, {0}), {StepParts{}});
   EXPECT_TRUE(std::isnan(a.threshold_s));

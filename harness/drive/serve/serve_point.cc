@@ -77,22 +77,36 @@ bool kv_limited(const StepPlan& p) {
   return p.preempted > 0 || (p.waiting > 0 && p.kv_blocked);
 }
 
-// The share of a step's compute its prefill rows account for: 1 - the per-op roofline time of
-// its decode rows alone over that of the whole step (weights are read once either way).
-double prefill_fraction(const ServeSpec& spec, int64_t layers, const StepPlan& plan,
-                        const Peaks& peaks) {
-  if (plan.prefill_tokens == 0) return 0;
+// The per-op roofline time of a step and of its decode rows alone (weights are read once either
+// way): the share of its compute the prefill rows account for is 1 - decode / all.
+struct RowRoofline {
+  double all_s = 0, decode_s = 0;
+};
+
+RowRoofline row_roofline(const ServeSpec& spec, int64_t layers, const StepPlan& plan,
+                         const Peaks& peaks) {
+  const RunSpec& r = spec.run;
+  const auto time_of = [&](const StepBatch& b) {
+    return ops_roofline_time_s(mixed_step_cost(r.shape, r.tp, r.dtype, layers, b, spec.lm_head),
+                               peaks.flops, peaks.bw);
+  };
+  RowRoofline t;
+  t.all_s = time_of(plan.batch);
+  if (plan.prefill_tokens == 0) {
+    t.decode_s = t.all_s;
+    return t;
+  }
   StepBatch decode;
   for (const SeqSlice& s : plan.batch.seqs)
     if (s.new_tokens == 1 && s.cached > 0) decode.seqs.push_back(s);
-  if (decode.seqs.empty()) return 1;
-  const RunSpec& r = spec.run;
-  const double all =
-      ops_roofline_time_s(mixed_step_cost(r.shape, r.tp, r.dtype, layers, plan.batch, spec.lm_head),
-                          peaks.flops, peaks.bw);
-  const double dec = ops_roofline_time_s(
-      mixed_step_cost(r.shape, r.tp, r.dtype, layers, decode, spec.lm_head), peaks.flops, peaks.bw);
-  return all > 0 ? std::clamp(1 - dec / all, 0.0, 1.0) : kNaN;
+  t.decode_s = decode.seqs.empty() ? 0 : time_of(decode);
+  return t;
+}
+
+double prefill_fraction(const StepPlan& plan, const RowRoofline& t) {
+  if (plan.prefill_tokens == 0) return 0;
+  if (t.decode_s == 0) return 1;
+  return t.all_s > 0 ? std::clamp(1 - t.decode_s / t.all_s, 0.0, 1.0) : kNaN;
 }
 
 std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, const Peaks& peaks) {
@@ -109,9 +123,11 @@ std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, co
     p.imbalance_s = sp.max_compute_s - sp.lower_median_compute_s;
     p.transfer_s = transfer;
     const double rest = std::max(0.0, p.duration_s - p.host_s - p.imbalance_s - p.transfer_s);
-    const double f = prefill_fraction(spec, run.layers, run.steps[i].plan, peaks);
+    const RowRoofline roof = row_roofline(spec, run.layers, run.steps[i].plan, peaks);
+    const double f = prefill_fraction(run.steps[i].plan, roof);
     p.prefill_s = rest * f;
     p.decode_s = rest - p.prefill_s;
+    p.decode_roofline_s = std::isfinite(roof.decode_s) ? roof.decode_s : 0;
   }
   return out;
 }
@@ -128,15 +144,15 @@ std::vector<ItlGap> itl_gaps(const std::vector<RequestLog>& logs) {
 }
 
 ItlAttributionRecord attribution_record(const ItlAttribution& a) {
-  return {
-      a.tail,
-      a.threshold_s,
-      a.samples,
-      a.excess_s,
-      {a.shares.prefill, a.shares.imbalance, a.shares.host, a.shares.transfer, a.shares.bandwidth},
-      a.decode_step_p50_s,
-      a.prefill_step_p50_s,
-      a.method};
+  return {a.tail,
+          a.threshold_s,
+          a.samples,
+          a.excess_s,
+          {a.shares.prefill, a.shares.imbalance, a.shares.host, a.shares.transfer,
+           a.shares.bandwidth, a.shares.jitter},
+          a.decode_step_p50_s,
+          a.prefill_step_p50_s,
+          a.method};
 }
 
 ServeRunRecord run_record(const ServeRun& run, const ServeMetrics& m, int64_t point_index) {

@@ -87,6 +87,7 @@ void fields(V& v, R& r) {
   v("host", r.host);
   v("transfer", r.transfer);
   v("bandwidth", r.bandwidth);
+  v("jitter", r.jitter);
 }
 
 template <class V, Is<ItlAttributionRecord> R>

@@ -82,13 +82,28 @@ void itl_shape_verdict(const PointRecord& p, std::vector<Verdict>& v) {
                  "bandwidth_bound"});
     return;
   }
-  v.push_back(
-      {3, "itl", "note",
-       fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms: a spiky tail; its excess is prefill "
-                   "{:.0f}%, imbalance {:.0f}%, host {:.0f}%, transfer {:.0f}%, decode "
-                   "bandwidth {:.0f}%",
-                   itl.p50 * 1e3, itl.p99 * 1e3, 100 * a.shares.prefill, 100 * a.shares.imbalance,
-                   100 * a.shares.host, 100 * a.shares.transfer, 100 * a.shares.bandwidth)});
+  const double jitter = a.shares.jitter.value_or(NAN);
+  std::string parts = fmt::format(
+      "prefill {:.0f}%, imbalance {:.0f}%, host {:.0f}%, transfer {:.0f}%, decode "
+      "bandwidth {:.0f}%",
+      100 * a.shares.prefill, 100 * a.shares.imbalance, 100 * a.shares.host,
+      100 * a.shares.transfer, 100 * a.shares.bandwidth);
+  if (std::isfinite(jitter)) parts += fmt::format(", jitter {:.0f}%", 100 * jitter);
+  if (jitter >= 0.5) {
+    // Not a property of the model or the schedule: the same work took longer on every rank.
+    v.push_back({3, "itl", "problem",
+                 fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms: a spiky tail made by jitter; "
+                             "its excess is {}: the late steps' decode compute took longer than "
+                             "their own work explains, on every rank at once, so the machine was "
+                             "noisy (other tenants, a VM's vCPUs slowed, throttling); measure "
+                             "again on a quiet machine before reading the tail",
+                             itl.p50 * 1e3, itl.p99 * 1e3, parts),
+                 "jitter"});
+    return;
+  }
+  v.push_back({3, "itl", "note",
+               fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms: a spiky tail; its excess is {}",
+                           itl.p50 * 1e3, itl.p99 * 1e3, parts)});
 }
 
 // 4. The host gap against device time, over the steps.
