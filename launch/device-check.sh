@@ -4,6 +4,7 @@
 # nvcc alone (CudaDevice + kernels + cuBLASLt; no MPI, NCCL or JSON), then runs it:
 #   1. per-op correctness of one layer vs a host fp32 reference built from the same fill_hash
 #      values (normalized max error <= 5e-4 fp32, 1.5e-2 bf16, 5e-3 fp16; fill bit-exact),
+#      and of the mixed step's varlen ops (paged KV, ragged batch) and the sampling argmax,
 #   2. the mark()/busy_work() clocks,
 #   3. decode B=1..256 (context 1024) and prefill S=512..8192 at TP=1 for a Llama-3.1-8B-shaped
 #      stack of 4 layers (per-layer costs are identical, so per-layer MBU/MFU hold for all 32),
@@ -64,10 +65,12 @@ echo "cuBLASLt: $LT"
 
 say "2/4 build ($BUILD)"
 mkdir -p "$BUILD/obj"
-CU=(attention_decode attention_prefill fill kv_write rmsnorm rope swiglu_add timer_kernels)
+CU=(attention_decode attention_prefill attention_varlen fill kv_write rmsnorm rope row_argmax
+    swiglu_add timer_kernels)
 CC=(layers/cuda/bandwidth_hog.cc layers/cuda/cuda_clock.cc layers/cuda/cuda_device.cc
-    layers/cuda/cuda_gemm.cc layers/cuda/launch_plan.cc layers/base/errors.cc tests/gpu/device_check.cc
-    tests/gpu/layer_check.cc tests/gpu/layer_reference.cc)
+    layers/cuda/cuda_gemm.cc layers/cuda/cuda_varlen.cc layers/cuda/plan/launch_plan.cc
+    layers/cuda/plan/varlen_plan.cc layers/base/errors.cc tests/gpu/device_check.cc
+    tests/gpu/layer_check.cc tests/gpu/layer_reference.cc tests/gpu/varlen_check.cc)
 pids=()
 for f in "${CU[@]}"; do
   "$NVCC" -std=c++20 -O3 -lineinfo -arch="$ARCH" "${INC[@]}" -c "$ROOT/layers/cuda/kernels/$f.cu" \

@@ -221,15 +221,6 @@ void finish(StepCost& s) {
 
 }  // namespace
 
-StepCost step_cost(const CostQuery& q) {
-  const Dims x = resolve(q);
-  std::vector<OpCost> ops;
-  for (int i = 0; i < kOpsPerLayer; ++i) ops.push_back(op_cost(q, static_cast<Op>(i)));
-  StepCost s = layer_stack(x, std::move(ops));
-  finish(s);
-  return s;
-}
-
 namespace {
 
 // A mixed step's per-token ops depend on T alone, so a prefill query of one sequence of T
@@ -301,6 +292,19 @@ void add_sampling(StepCost& s, const Dims& x, double S, double V) {
 
 }  // namespace
 
+StepCost step_cost(const CostQuery& q) {
+  const Dims x = resolve(q);
+  std::vector<OpCost> ops;
+  for (int i = 0; i < kOpsPerLayer; ++i) ops.push_back(op_cost(q, static_cast<Op>(i)));
+  StepCost s = layer_stack(x, std::move(ops));
+  // One sampled row per sequence: the decode token, or a prompt's last.
+  if (q.lm_head)
+    add_sampling(s, x, static_cast<double>(q.batch),
+                 static_cast<double>(vocab_per_rank(q.shape, q.tp) * q.tp));
+  finish(s);
+  return s;
+}
+
 StepCost mixed_step_cost(const ModelShape& m, int tp, DType t, int64_t layers, const StepBatch& b,
                          bool lm_head) {
   const CostQuery q = mixed_query(m, tp, t, layers, b);
@@ -331,6 +335,15 @@ double ops_roofline_time_s(const StepCost& c, double peak_flops, double peak_bw)
   return t * c.layers + tail;
 }
 
+void add_lm_head_memory(MemoryNeed& need, const ModelShape& m, int tp, DType t, double rows) {
+  // The LM head shard [V/tp, h] and the final gamma h; per sampled row its normalised h-wide
+  // input and its V/tp logits, and the (max, column) candidates of every rank (fp32).
+  const double e = static_cast<double>(dtype_bytes(t)), h = static_cast<double>(m.hidden);
+  const double Vl = static_cast<double>(vocab_per_rank(m, tp));
+  need.weights += (Vl * h + h) * e;
+  need.activations += rows * (h + Vl) * e + rows * tp * 8;
+}
+
 MemoryNeed memory_need(const CostQuery& q) {
   const Dims x = resolve(q);
   MemoryNeed m;
@@ -349,6 +362,7 @@ MemoryNeed memory_need(const CostQuery& q) {
   // QKV output (hq+2hkv)*d, and the MLP's gate/up output 2I plus the SwiGLU output I. The
   // factor 2 is headroom for GEMM workspaces and collective staging buffers.
   m.activations = x.T * (4 * x.h + (x.hq + 2 * x.hkv) * x.d + 3 * x.I) * x.e * 2;
+  if (q.lm_head) add_lm_head_memory(m, q.shape, q.tp, q.dtype, static_cast<double>(q.batch));
   return m;
 }
 
@@ -372,15 +386,7 @@ MemoryNeed serve_memory_need(const ModelShape& m, int tp, DType t, int64_t layer
   MemoryNeed need = memory_need(q);
   need.kv_cache = static_cast<double>(s.kv.num_blocks * s.kv.block_tokens) *
                   kv_bytes_per_token(m, tp, t, layers);
-  if (s.lm_head) {
-    // The LM head shard [V/tp, h] and the final gamma h; per sampled row its normalised h-wide
-    // input and its V/tp logits, and the (max, column) candidates of every rank (fp32).
-    const double e = static_cast<double>(dtype_bytes(t)), h = static_cast<double>(m.hidden);
-    const double Vl = static_cast<double>(vocab_per_rank(m, tp)),
-                 S = static_cast<double>(s.max_seqs);
-    need.weights += (Vl * h + h) * e;
-    need.activations += S * (h + Vl) * e + S * tp * 8;
-  }
+  if (s.lm_head) add_lm_head_memory(need, m, tp, t, static_cast<double>(s.max_seqs));
   return need;
 }
 

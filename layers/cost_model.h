@@ -25,6 +25,9 @@ struct CostQuery {
   int tp = 1;
   DType dtype = DType::fp32;
   int64_t layers = 0;  // 0 = shape.n_layers
+  // The step ends with the final RMSNorm, the vocab-parallel LM head and greedy sampling on
+  // the last row of every sequence (run --lm-head): tail_ops, and sample_gather in comm.
+  bool lm_head = false;
 };
 
 // Cost of one op on one rank for one layer. MFU convention (PaLM, llm.c): `flops` counts
@@ -97,6 +100,8 @@ struct MemoryNeed {
   double total() const { return weights + kv_cache + activations; }
 };
 MemoryNeed memory_need(const CostQuery& q);
+// What the step's end adds for `rows` sampled rows (serve, run --lm-head).
+void add_lm_head_memory(MemoryNeed& need, const ModelShape& m, int tp, DType t, double rows);
 
 // The same for a serving layout: weights (plus, with the LM head, its vocab/tp shard and the
 // final gamma), the paged cache of every layer, and activations for max_tokens rows (plus the

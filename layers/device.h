@@ -23,7 +23,7 @@ struct DeviceCaps {
   std::vector<DType> dtypes;      // supported element types
   bool device_timer = false;      // mark() stamps on the device timeline (not host enqueue time)
   double timer_resolution_s = 0;  // observed resolution of mark()
-  double memory_bytes = 0;        // what this rank may allocate
+  double memory_bytes = 0;        // what this rank may plan on (its budget less backend reserves)
   double llc_bytes = 0;           // 0 = unknown
   std::string llc_source;         // where llc_bytes came from
   // What callers test instead of the backend's name:
@@ -188,9 +188,10 @@ class Device {
 
   // CUDA graphs (--cuda-graph). Between begin_capture and end_capture the device's work,
   // marks included, is recorded instead of run; replay() then runs it once more per call.
-  // Marks recorded while capturing follow graph_replay_slot; end_capture resets the replay
-  // index to 0. Backends without graphs report false from supports_graphs and throw
-  // std::logic_error from the rest (the harness checks supports_graphs first).
+  // Marks recorded while capturing follow graph_replay_slot; end_capture may replay the graph
+  // once, unmeasured (CUDA: upload and first launch), and then resets the replay index to 0.
+  // Backends without graphs report false from supports_graphs and throw std::logic_error from the
+  // rest (the harness checks supports_graphs first).
   virtual bool supports_graphs() const { return false; }
   virtual void begin_capture() { no_graphs(); }
   virtual void end_capture(std::size_t slots_per_replay) {
@@ -198,6 +199,10 @@ class Device {
     no_graphs();
   }
   virtual void replay() { no_graphs(); }
+  // Destroys the captured graph, without waiting for a replay in flight (CUDA frees it when
+  // that completes). Must run before the collective the graph captured is finalised: NCCL's
+  // finalize waits for every graph holding one of its operations. A no-op without a graph.
+  virtual void release_graph() noexcept {}
 
   // Timestamps. reserve_marks sizes the stamp storage before the timed loop (no allocation
   // inside it). mark(slot) stamps on the device's stream; collect_marks (after synchronize)

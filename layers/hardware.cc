@@ -3,6 +3,7 @@
 #include "layers/hardware.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <vector>
 
@@ -134,6 +135,20 @@ nlohmann::ordered_json hardware_to_json(const Hardware& h) {
   j["source"] = h.source;
   j["measure_at_startup"] = h.measure_at_startup;
   return j;
+}
+
+std::string hardware_for_device(const std::string& device_name) {
+  std::string n = device_name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::toupper(c); });
+  const auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  // Other form factors and memories of the same chip (PCIe, NVL, A100 40GB, Grace Hopper's
+  // GH200) run at other clocks, power and bandwidth: no profile.
+  if (has("PCIE") || has("NVL") || has("40GB") || has("GH200") || has("GB200")) return "";
+  if (has("H200")) return "h200-sxm";
+  if (has("H100")) return "h100-sxm";
+  if (has("B200")) return "b200";
+  if (has("A100")) return "a100-sxm-80g";
+  return "";
 }
 
 }  // namespace tpb

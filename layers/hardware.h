@@ -26,4 +26,9 @@ Hardware hardware_from_json(const nlohmann::json& j, const std::string& where);
 Hardware load_hardware(const std::string& name_or_path, const std::string& config_dir);
 nlohmann::ordered_json hardware_to_json(const Hardware& h);
 
+// The configs/hardware profile of a GPU by its CUDA device name ("NVIDIA H200" -> "h200-sxm"),
+// or "" when no profile describes it (a PCIe or NVL variant, an unknown part): its peaks
+// differ from the SXM parts' and guessing would misstate MBU and MFU.
+std::string hardware_for_device(const std::string& device_name);
+
 }  // namespace tpb

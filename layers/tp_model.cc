@@ -148,7 +148,14 @@ TpModel::TpModel(Device& dev, const TpModelConfig& cfg)
     fill_layer(l);
   }
   alloc_activations();
-  if (serving() && cfg_.serve.lm_head) alloc_sampling();
+  if (ends_with_lm_head()) alloc_sampling();
+  if (!serving() && cfg_.lm_head) {
+    // Sequence after sequence, as the fixed step's rows are; only the last row of each samples.
+    const bool decode = cfg_.phase == Phase::decode;
+    for (int64_t i = 0; i < cfg_.batch; ++i)
+      fixed_rows_.seqs.push_back(
+          SeqSlice{decode ? cfg_.context : 0, decode ? 1 : cfg_.prompt, true, {}});
+  }
   reset_state();
 }
 
@@ -235,6 +242,7 @@ void TpModel::step(Collective& coll, Timeline* tl, int step_index, StepHooks* ho
   if (serving()) throw BadInput("step: the model is in serving mode; use step_mixed");
   run_layers(coll, tl, step_index, hooks, tokens_, FixedAttn(dev_, cfg_, attn_));
   rows_ = tokens_;
+  if (cfg_.lm_head) fixed_ids_ = sample(coll, tl, step_index, hooks, fixed_rows_);
 }
 
 std::vector<int32_t> TpModel::step_mixed(Collective& coll, Timeline* tl, int step_index,

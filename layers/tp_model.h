@@ -31,6 +31,9 @@ struct TpModelConfig {
   // a paged KV cache, and phase, batch, context and prompt are unused. Last, so the
   // positional initialisers of the fixed mode stay valid.
   ServeShape serve;
+  // Fixed mode: end every step with the final RMSNorm, the vocab-parallel LM head and greedy
+  // sampling on the last row of each sequence (run --lm-head). Serving mode reads serve.lm_head.
+  bool lm_head = false;
 };
 
 // Hooks the step driver calls between ops; used by --inject (slowdown, jitter). Compute the
@@ -49,6 +52,8 @@ class TpModel {
   // One step of all layers. Stamps every op into `tl` when given. Throws CollectiveTimeout
   // from the collective.
   // Fixed mode only (BadInput in serving mode).
+  // With cfg.lm_head the step ends as step_mixed's does (ops final_norm .. sample, layer =
+  // layers); the ids it sampled are then sampled_ids().
   void step(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks);
 
   // One mixed step (serving mode): the layers over b.tokens() rows, each sequence at its own
@@ -74,6 +79,9 @@ class TpModel {
   std::vector<float> output() const;
 
   int64_t tokens() const { return tokens_; }  // rows the activations hold
+  // The next token of each sequence from the last fixed step with cfg.lm_head (else empty).
+  const std::vector<int32_t>& sampled_ids() const { return fixed_ids_; }
+  bool ends_with_lm_head() const { return serving() ? cfg_.serve.lm_head : cfg_.lm_head; }
   bool serving() const { return cfg_.serve.max_tokens > 0; }
   const ShardShape& shard() const { return sh_; }
 
@@ -112,6 +120,8 @@ class TpModel {
   std::vector<LayerBuffers> layers_;
   DeviceBuffer x_, xn_, qkv_, attn_out_, proj_, gate_up_, act_;
   SampleBuffers smp_;
+  StepBatch fixed_rows_;  // fixed mode with lm_head: the batch's sequences as a StepBatch
+  std::vector<int32_t> fixed_ids_;
 };
 
 }  // namespace tpb

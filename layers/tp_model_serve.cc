@@ -1,7 +1,7 @@
-// A serving step's end (TpModel::step_mixed): the final RMSNorm, the vocab-parallel LM head
-// (Megatron's VocabParallelEmbedding layout, as vLLM's ParallelLMHead: rank r holds vocab rows
-// [r V/tp, (r+1) V/tp) of the full [V, h] matrix) and greedy sampling, on the last row of
-// each sequence that samples.
+// A serving step's end (TpModel::step_mixed, and TpModel::step with run --lm-head): the final
+// RMSNorm, the vocab-parallel LM head (Megatron's VocabParallelEmbedding layout, as vLLM's
+// ParallelLMHead: rank r holds vocab rows [r V/tp, (r+1) V/tp) of the full [V, h] matrix) and
+// greedy sampling, on the last row of each sequence that samples.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -26,7 +26,8 @@ constexpr int64_t kMaxVocab = int64_t{1} << 24;
 
 void TpModel::alloc_sampling() {
   const int64_t V = cfg_.shape.vocab, h = cfg_.shape.hidden, tp = cfg_.tp;
-  const int64_t Vl = vocab_per_rank(cfg_.shape, cfg_.tp), S = cfg_.serve.max_seqs;
+  const int64_t Vl = vocab_per_rank(cfg_.shape, cfg_.tp);
+  const int64_t S = serving() ? cfg_.serve.max_seqs : cfg_.batch;  // rows that sample, at most
   if (V >= kMaxVocab)
     throw BadInput("model " + cfg_.shape.name + ": vocab must be below 2^24 for the LM head (got " +
                    std::to_string(V) + ")");

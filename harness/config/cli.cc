@@ -46,6 +46,9 @@ const OptionDef kPointOptions[] = {
     {"blas_threads", "BLAS threads per rank (cpu)"},
     {"sync_rounds", "ping-pong rounds per clock sync"},
     {"trace_steps", "measured steps in the point's Chrome/Perfetto trace (0: no trace)"},
+    {"lm_head",
+     "true | false: end each step with the final norm, the vocab-parallel LM head and greedy "
+     "sampling (run, sweep: false; serve: true)"},
     {"config_dir", "directory holding models/ and hardware/"},
 };
 
@@ -96,7 +99,6 @@ const OptionDef kServeOptions[] = {
     {"kv_budget", "KV cache capacity in tokens (default: what the memory budget leaves)"},
     {"block_tokens", "KV cache block size in tokens (paged cache; default 16)"},
     {"host_overhead", "host work per step, microseconds (tokenisation, sampling logic, ...)"},
-    {"lm_head", "true | false: end each step with the LM head and greedy sampling"},
     {"slo", "goodput SLOs in ms: ttft=MS,tpot=MS,itl_p95=MS"},
 };
 const char* const kNotServe[] = {"phase", "batch", "context", "prompt", "steps"};

@@ -7,6 +7,7 @@
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
 #include "layers/base/errors.h"
+#include "layers/device.h"
 
 namespace tpb {
 
@@ -20,6 +21,7 @@ CostQuery RunSpec::cost_query() const {
   q.tp = tp;
   q.dtype = dtype;
   q.layers = planned_layers();
+  q.lm_head = lm_head;
   return q;
 }
 
@@ -32,6 +34,10 @@ void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
       throw BadInput("--inject: sm_clock needs --backend cuda");
   if (s.cuda_graph) {
     if (!bt.graphs) throw BadInput("--cuda-graph: needs --backend cuda");
+    if (s.lm_head)
+      throw BadInput(
+          "--cuda-graph: not with --lm-head (greedy sampling picks the token on the host "
+          "between the argmax and its all-gather, which a graph cannot replay)");
     if (s.warmup < 1)
       throw BadInput(
           "--cuda-graph: needs --warmup >= 1 (capture follows a warm-up step, which "
@@ -80,6 +86,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
   const BackendTraits& bt = backend_traits(s.backend);
   s.model = f.str("model", "tiny");
+  s.hardware_given = f.has("hardware");
   s.hardware = f.str("hardware", bt.default_hardware);
   s.phase = f.choice("phase", "decode", {"decode", "prefill"}) == "decode" ? Phase::decode
                                                                            : Phase::prefill;
@@ -108,6 +115,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.out = f.str("out", "");
   s.check = f.boolean("check", false);
   s.cuda_graph = f.boolean("cuda_graph", false);
+  s.lm_head = f.boolean("lm_head", false);
   s.seed = static_cast<uint64_t>(f.integer("seed", 1234, 0, kMaxI));
   s.occupancy_window_s = f.number("occupancy_window", 1.0 / 6.0, 1e-4, 60.0);
   s.collective_timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
@@ -145,6 +153,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
       {"out", s.out},
       {"check", s.check},
       {"cuda_graph", s.cuda_graph},
+      {"lm_head", s.lm_head},
       {"seed", s.seed},
       {"occupancy_window", s.occupancy_window_s},
       {"collective_timeout", s.collective_timeout_s},
@@ -163,6 +172,23 @@ std::vector<std::string> rerun_keys() {
   for (const auto& [k, v] : echo.items())
     if (k != "out" && k != "model_shape" && k != "hardware_profile") keys.push_back(k);
   return keys;
+}
+
+std::string adopt_device_hardware(RunSpec& s, const DeviceCaps& caps) {
+  if (!caps.device_memory) return "";
+  const std::string own = hardware_for_device(caps.name);
+  if (own.empty())
+    return "hardware_unknown: no profile in configs/hardware describes the device '" + caps.name +
+           "'; peaks are " + s.hardware + "'s" +
+           (s.hardware_given ? "" : " (the backend's default): give --hardware") +
+           ", and MBU and MFU are against them";
+  if (own == s.hardware) return "";
+  if (s.hardware_given)
+    return "hardware_mismatch: the device is '" + caps.name + "' (profile " + own +
+           ") but --hardware " + s.hardware + " was given; its peaks are used";
+  s.hardware = own;
+  s.hw = load_hardware(own, s.config_dir);
+  return "";
 }
 
 }  // namespace tpb

@@ -19,7 +19,9 @@ struct RunSpec {
   std::string collective = "mpi";        // mpi | nccl
   MpiMode mpi_mode = MpiMode::blocking;  // how --collective mpi waits (collectives/mpi/mpi_wait.h)
   std::string model = "tiny";
-  std::string hardware;  // "" = the backend's default profile
+  std::string hardware;         // "" = the backend's default profile
+  bool hardware_given = false;  // --hardware was set (else the device may pick its profile)
+  std::string hardware_note;    // adopt_device_hardware's warning, carried into the points
   Phase phase = Phase::decode;
   int64_t batch = 1;
   int64_t context = 1024;
@@ -37,6 +39,7 @@ struct RunSpec {
   std::string out;
   bool check = false;
   bool cuda_graph = false;  // capture one step into a CUDA graph and replay it (cuda backend)
+  bool lm_head = false;     // end each step with the LM head and greedy sampling
   uint64_t seed = 1234;
   double occupancy_window_s = 1.0 / 6.0;
   double collective_timeout_s = 600;
@@ -55,6 +58,15 @@ struct RunSpec {
   int64_t planned_layers() const { return layers > 0 ? layers : shape.n_layers; }
   CostQuery cost_query() const;
 };
+
+struct DeviceCaps;  // layers/device.h
+
+// A GPU's own profile instead of the backend's default (layers/hardware.h hardware_for_device):
+// without --hardware, the profile the device's name maps to replaces the default (an H200 is
+// judged against 4.8 TB/s, not the H100's 3.35). Returns a warning, or "": the device maps to
+// no profile (the default stays), or --hardware names another profile than the device's (it
+// is kept: the user may mean it). Backends without device memory are left alone.
+std::string adopt_device_hardware(RunSpec& s, const DeviceCaps& caps);
 
 // Validates `cfg` against the world size; throws BadInput naming the field.
 // `default_config_dir` is where configs/ lives when the config does not say.

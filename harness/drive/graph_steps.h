@@ -14,9 +14,16 @@ namespace tpb {
 class GraphSteps {
  public:
   GraphSteps(Device& dev, Timeline& tl) : dev_(dev), tl_(tl) {}
+  // The graph goes with the steps that replayed it, on every exit (a collective timeout
+  // included), so it never outlives the communicator it captured (the point's collective is
+  // made before the steps and destroyed after them).
+  ~GraphSteps() { dev_.release_graph(); }
+  GraphSteps(const GraphSteps&) = delete;
+  GraphSteps& operator=(const GraphSteps&) = delete;
 
-  // Records `step_body` (which stamps into the timeline) into a graph; runs nothing. The
-  // device must be idle, and the timeline must get no other segments until the replays.
+  // Records `step_body` (which stamps into the timeline) into a graph; the device may replay it
+  // once unmeasured (Device::end_capture), which leaves no segments. The device must be idle,
+  // and the timeline must get no other segments until the replays.
   template <class Body>
   void capture(Body&& step_body) {
     first_ = tl_.append_unstamped({SegmentMeta{0, 0, Op::step}}, 0);

@@ -210,12 +210,15 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   auto coll = make_collective(spec, group.comm.get(), dev, report);
   TpModelConfig mc{spec.shape, layers,     spec.tp,      group.group_rank, spec.dtype,
                    spec.phase, spec.batch, spec.context, spec.prompt,      spec.seed};
+  mc.lm_head = spec.lm_head;
   TpModel model(dev, mc);
   if (spec.check) run.ver = verify_against_reference(dev, model, mc, *coll, group.group_rank);
 
   // Capacity: every op plus up to two injected segments per layer, a jitter segment and the
   // step interval, for every step.
-  const std::size_t per_step = static_cast<std::size_t>(layers) * (kOpsPerLayer + 2) + 2;
+  // With the LM head: final_norm, lm_head, two sample segments, sample_gather and one injected.
+  const std::size_t per_step =
+      static_cast<std::size_t>(layers) * (kOpsPerLayer + 2) + 2 + (spec.lm_head ? 6 : 0);
   Timeline tl(dev, per_step * static_cast<std::size_t>(spec.warmup + spec.steps));
   Injector injector(inj, dev, tl, spec.seed);
   // Telemetry (NVML on a GPU) and the --inject sm_clock lock, held for the whole point and
@@ -284,6 +287,7 @@ RankSample rank_sample(const RunSpec& spec, const World& w, const Device& dev, c
   s.max_abs_err = std::isfinite(run.ver.max_abs_err) ? run.ver.max_abs_err : 1e300;
   s.tolerance = run.ver.tolerance;
   s.passed = run.ver.passed;
+  s.tokens_match = run.ver.tokens_match;
   return s;
 }
 

@@ -14,7 +14,7 @@ namespace {
 // The fixed numeric part of a RankSample.
 struct RankFixed {
   int64_t rank = 0, group = 0, group_rank = 0, node = 0;
-  int64_t is_verifier = 0, passed = 0;
+  int64_t is_verifier = 0, passed = 0, tokens_checked = 0, tokens_match = 0;
   double max_abs_err = 0, tolerance = 0;
   MemoryRecord memory;
   RankClockRecord clock;
@@ -34,6 +34,8 @@ RankFixed fixed_part(const RankSample& s) {
   f.node = r.node.value_or(0);
   f.is_verifier = s.is_verifier;
   f.passed = s.passed;
+  f.tokens_checked = s.tokens_match.has_value();
+  f.tokens_match = s.tokens_match.value_or(false);
   f.max_abs_err = s.max_abs_err;
   f.tolerance = s.tolerance;
   f.memory = r.memory;
@@ -58,6 +60,7 @@ RankSample from_fixed(const RankFixed& f) {
   r.node = f.node;
   s.is_verifier = f.is_verifier != 0;
   s.passed = f.passed != 0;
+  if (f.tokens_checked) s.tokens_match = f.tokens_match != 0;
   s.max_abs_err = f.max_abs_err;
   s.tolerance = f.tolerance;
   r.memory = f.memory;

@@ -3,6 +3,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <optional>
+
 #include "collectives/collective.h"
 #include "layers/device.h"
 #include "layers/tp_model.h"
@@ -14,6 +16,7 @@ struct Verification {
   double max_abs_ref = 0;
   double tolerance = 0;
   bool passed = false;
+  std::optional<bool> tokens_match;  // with the LM head: every sequence's sampled id equal
 };
 
 // Collective over the TP group: every rank steps its shard once from the seeded state;

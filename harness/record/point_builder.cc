@@ -96,14 +96,18 @@ std::vector<OpRecord> op_records(const PointAnalysis& a, const StepCost& cost, c
     j.op = op_name(op);
     j.time_s_per_step = per_step;
     j.share_of_step = a.step_time.mean > 0 ? per_step / a.step_time.mean : 0;
+    // A layer op runs once per layer, a tail op (the step's end) once per step.
+    const auto priced = [&](const OpCost& c, double times) {
+      const double bytes = (c.bytes_read + c.bytes_written) * times;
+      j.bytes_per_step = bytes;
+      j.flops_per_step = c.flops * times;
+      j.achieved_bw = bytes / per_step;
+      j.mbu = peaks.bw > 0 ? bytes / per_step / peaks.bw : 0;
+    };
     for (const auto& c : cost.layer_ops)
-      if (c.op == op) {
-        const double bytes = (c.bytes_read + c.bytes_written) * layers;
-        j.bytes_per_step = bytes;
-        j.flops_per_step = c.flops * layers;
-        j.achieved_bw = bytes / per_step;
-        j.mbu = peaks.bw > 0 ? bytes / per_step / peaks.bw : 0;
-      }
+      if (c.op == op) priced(c, layers);
+    for (const auto& c : cost.tail_ops)
+      if (c.op == op) priced(c, 1);
     ops.push_back(j);
   }
   return ops;
@@ -165,6 +169,12 @@ std::optional<VerificationRecord> verification_record(const std::vector<RankSamp
     if (!v)
       v = VerificationRecord{0, 0, true, "unsharded tp=1 step, same weights, KV cache and input"};
     v->passed = v->passed && s.passed;
+    if (s.tokens_match) {
+      v->tokens_match = v->tokens_match.value_or(true) && *s.tokens_match;
+      v->reference =
+          "unsharded tp=1 step, same weights, KV cache and input; and its greedy "
+          "tokens (the LM head's argmax) for every sequence";
+    }
     v->max_abs_err = std::max(v->max_abs_err, s.max_abs_err);
     v->tolerance = std::max(v->tolerance, s.tolerance);
   }
@@ -257,6 +267,7 @@ PointParams params_record(const RunSpec& spec, int64_t layers) {
   p.steps = spec.steps;
   p.warmup = spec.warmup;
   p.tp_groups = spec.tp_groups;
+  if (spec.lm_head) p.lm_head = true;
   return p;
 }
 
@@ -326,6 +337,7 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
   p.clock_sync = clock_sync_record(samples, a.clock_condition_violations);
   p.verification = verification_record(samples);
   p.warnings = warnings(cost, peaks, a, samples, caps);
+  if (!spec.hardware_note.empty()) p.warnings->push_back(spec.hardware_note);
   if (spec.layers_auto && layers < spec.shape.n_layers)
     p.warnings->push_back(fmt::format(
         "layers_reduced: --layers auto ran {} of the model's {} layers to fit the memory budget; "

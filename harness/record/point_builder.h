@@ -22,6 +22,7 @@ struct RankSample {
   bool is_verifier = false;
   double max_abs_err = 0, tolerance = 0;
   bool passed = false;
+  std::optional<bool> tokens_match;  // with --lm-head: the sampled ids equal the reference's
 };
 
 PointParams params_record(const RunSpec& spec, int64_t layers);

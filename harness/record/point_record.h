@@ -42,6 +42,9 @@ struct PointParams {
   std::string model;
   int64_t layers = 0, steps = 0, warmup = 0;
   std::string tp_groups;
+  // run/sweep --lm-head true: each step ended with the LM head and sampling (1.5.0); absent
+  // when off, so earlier points keep their identity (sweep --resume). Serve: serve.lm_head.
+  std::optional<bool> lm_head;
   std::optional<ServeParamsRecord> serve;  // serve points only
 };
 
@@ -188,6 +191,7 @@ struct VerificationRecord {
   double max_abs_err = 0, tolerance = 0;
   bool passed = false;
   std::string reference;
+  std::optional<bool> tokens_match;  // run --lm-head: every sampled id equal (1.5.0)
 };
 
 struct SamplesRecord {

@@ -32,6 +32,7 @@ int verb_run(const CliResult& cli, const World& w) {
     if (w.rank == 0) ensure_writable_dir(spec.out);
     dev = make_device(device_options(spec, w));
     const DeviceCaps& caps = dev->caps();
+    spec.hardware_note = adopt_device_hardware(spec, caps);
     if (spec.dtype != DType::fp32 && caps.dtypes == std::vector<DType>{DType::fp32})
       throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
                      dtype_name(spec.dtype) + ")");

@@ -82,6 +82,7 @@ ServeSetup resolve_serve(const CliResult& cli, const World& w) {
     }
     s.dev = make_device(device_options(r, w));
     const DeviceCaps& caps = s.dev->caps();
+    s.spec.run.hardware_note = adopt_device_hardware(s.spec.run, caps);
     if (r.dtype != DType::fp32 && caps.dtypes == std::vector<DType>{DType::fp32})
       throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
                      dtype_name(r.dtype) + ")");

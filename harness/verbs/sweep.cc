@@ -74,6 +74,7 @@ SweepSetup resolve_sweep(const CliResult& cli, const World& w) {
     }
     // backend, memory budget and BLAS threads are not axes, so every point shares the device.
     s.dev = make_device(device_options(s.specs[0], w));
+    for (RunSpec& p : s.specs) p.hardware_note = adopt_device_hardware(p, s.dev->caps());
   });
   return s;
 }

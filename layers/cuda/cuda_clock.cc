@@ -26,7 +26,9 @@ int64_t host_now_ns() {
 GpuClock::GpuClock(cudaStream_t stream) : stream_(stream) {
   TPB_CUDA_CHECK(cudaMalloc(&scratch_, kBurstReads * sizeof(uint64_t)));
   TPB_CUDA_CHECK(cudaMalloc(&replay_, 2 * sizeof(uint64_t)));
-  TPB_CUDA_CHECK(cudaMemset(replay_, 0, 2 * sizeof(uint64_t)));
+  // On the compute stream: a legacy-stream memset is not ordered with this stream's stamps.
+  TPB_CUDA_CHECK(cudaMemsetAsync(replay_, 0, 2 * sizeof(uint64_t), stream_));
+  TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   first_ = last_ = calibrate();
   resolution_s_ = measure_resolution();
 }
@@ -98,7 +100,8 @@ void GpuClock::reserve(std::size_t slots) {
   slots_ = nullptr;
   capacity_ = 0;
   TPB_CUDA_CHECK(cudaMalloc(&slots_, slots * sizeof(uint64_t)));
-  TPB_CUDA_CHECK(cudaMemset(slots_, 0, slots * sizeof(uint64_t)));
+  TPB_CUDA_CHECK(cudaMemsetAsync(slots_, 0, slots * sizeof(uint64_t), stream_));
+  TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   capacity_ = slots;
   host_.resize(slots);
 }

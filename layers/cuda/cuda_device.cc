@@ -13,16 +13,22 @@
 #include <vector>
 
 #include "layers/cuda/cuda_check.h"
-#include "layers/cuda/cuda_clock.h"
-#include "layers/cuda/cuda_gemm.h"
+#include "layers/cuda/cuda_device_impl.h"
 #include "layers/cuda/kernels/kernels.h"
-#include "layers/cuda/launch_plan.h"
+#include "layers/cuda/plan/launch_plan.h"
 
 namespace tpb {
 namespace {
 
 // cuBLASLt's recommended workspace on Hopper; it lets the heuristic pick split-K kernels.
 constexpr std::size_t kLtWorkspaceBytes = 32u << 20;
+// Memory the model may not plan on, beyond the cuBLASLt workspace: NCCL's communicator
+// buffers (cudaMalloc'ed by NCCL itself, outside this device's budget: per channel and peer a
+// 4 MiB NCCL_BUFFSIZE for each of its protocols, up to about 1 GiB on an NVLink node), and the
+// workspaces the first steps grow (decode's split-K partials, a mixed step's packed batch, the
+// mark slots). Without it an auto-fitted layer count fills the budget and the first step fails.
+constexpr double kCollectiveReserveBytes = 1024.0 * (1u << 20);
+constexpr double kStepWorkspaceReserveBytes = 256.0 * (1u << 20);
 
 std::string gib(double bytes) {
   char buf[64];
@@ -84,23 +90,6 @@ void convert_download(float* dst, const void* src, std::size_t n, cudaStream_t s
 
 }  // namespace
 
-struct CudaDevice::Impl {
-  int index = 0;
-  cudaStream_t stream = nullptr;
-  int sms = 0;
-  std::string pci;
-  double budget = 0;
-  double used = 0;
-  std::unordered_map<void*, std::size_t> sizes;
-  DeviceBuffer lt_workspace;
-  std::unique_ptr<LtGemm> gemm;
-  std::unique_ptr<GpuClock> clock;
-  DeviceBuffer decode_ws;  // split-K partials, grown on first use (a warm-up step)
-  std::function<void(double)> sync_poll;
-  bool capturing = false;
-  cudaGraphExec_t graph = nullptr;
-};
-
 CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Impl) {
   Impl& d = *impl_;
   d.index = device_index;
@@ -127,7 +116,8 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
   caps_.device_timer = true;
   caps_.device_memory = true;
   caps_.host_ranks = o.local_size;
-  caps_.memory_bytes = d.budget;
+  caps_.memory_bytes = std::max(0.0, d.budget - static_cast<double>(kLtWorkspaceBytes) -
+                                         kCollectiveReserveBytes - kStepWorkspaceReserveBytes);
   caps_.llc_bytes = static_cast<double>(prop.l2CacheSize);
   caps_.llc_source = "cudaDeviceProp::l2CacheSize";
 
@@ -151,6 +141,7 @@ CudaDevice::~CudaDevice() {
   d.gemm.reset();
   d.clock.reset();
   d.decode_ws = DeviceBuffer();
+  d.varlen.reset();
   d.lt_workspace = DeviceBuffer();
   if (d.stream) TPB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(d.stream));
 }
@@ -293,7 +284,22 @@ void CudaDevice::end_capture(std::size_t slots_per_replay) {
   const cudaError_t e = cudaGraphInstantiate(&d.graph, g, 0);
   if (g) TPB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(g));
   TPB_CUDA_CHECK(e);
+  // Upload, and replay once unmeasured: the first launch of a graph pays its upload and the
+  // first use of its kernels; arm_replays then points replay 0's marks back at their slots.
+  TPB_CUDA_CHECK(cudaGraphUpload(d.graph, d.stream));
   d.clock->arm_replays(slots_per_replay);
+  TPB_CUDA_CHECK(cudaGraphLaunch(d.graph, d.stream));
+  synchronize();
+  d.clock->arm_replays(slots_per_replay);
+}
+
+void CudaDevice::release_graph() noexcept {
+  Impl& d = *impl_;
+  if (!d.graph) return;
+  // No sync: after a collective timeout a replay may never finish; CUDA frees an executable
+  // graph that is still running once it completes.
+  TPB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(d.graph));
+  d.graph = nullptr;
 }
 
 void CudaDevice::replay() {

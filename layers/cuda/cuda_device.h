@@ -11,6 +11,8 @@
 
 namespace tpb {
 
+struct VarlenMeta;  // varlen_plan.h
+
 class CudaDevice final : public Device {
  public:
   // Uses GPU `device_index` (the factory picks local_rank % device count).
@@ -38,6 +40,17 @@ class CudaDevice final : public Device {
                          int64_t seq, const AttnShape& s, DType t) override;
   void swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) override;
   void add(void* x, const void* y, std::size_t count, DType t) override;
+  // Mixed steps (cuda_varlen.cc): the batch is packed and uploaded once per step, on the first
+  // op that sees it, and reused while the batch is the same. Not under graph capture.
+  void rope_varlen(void* qkv, const StepBatch& b, const AttnShape& s, float theta,
+                   DType t) override;
+  void kv_write_varlen(const void* qkv, void* k_cache, void* v_cache, const StepBatch& b,
+                       const KvLayout& kv, const AttnShape& s, DType t) override;
+  void attention_varlen(const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                        const StepBatch& b, const KvLayout& kv, const AttnShape& s,
+                        DType t) override;
+  void row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,
+                  int32_t* col_host, DType t) override;
 
   void busy_work(double seconds) override;
   // A copy kernel looping on a side stream (bandwidth_hog.cc).
@@ -50,6 +63,7 @@ class CudaDevice final : public Device {
   void begin_capture() override;
   void end_capture(std::size_t slots_per_replay) override;
   void replay() override;
+  void release_graph() noexcept override;
 
   void reserve_marks(std::size_t slots) override;
   void mark(std::size_t slot) override;
@@ -69,6 +83,7 @@ class CudaDevice final : public Device {
 
  private:
   struct Impl;
+  const int32_t* varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m);
   std::unique_ptr<Impl> impl_;
   DeviceCaps caps_;
 };

@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "layers/cuda/cuda_device.h"
-#include "layers/cuda/launch_plan.h"
+#include "layers/cuda/plan/launch_plan.h"
 #include "tests/gpu/layer_check.h"
+#include "tests/gpu/varlen_check.h"
 
 namespace tpb {
 namespace {
@@ -254,6 +256,13 @@ int run(bool quick) {
                 static_cast<long long>(k.batch), k.prefill ? "S" : "context",
                 static_cast<long long>(k.n), dtype_name(k.t));
     failures += check_layer(dev, k.s, k.prefill, k.batch, k.n, k.t);
+  }
+  // The mixed step of tpbench serve: ragged decodes beside a chunk with a cached part.
+  for (const auto& [shape, t] : {std::pair{kSmall, DType::fp32}, std::pair{kSmall, DType::bf16},
+                                 std::pair{kLlama8b, DType::bf16}}) {
+    if (quick && shape.hidden == kLlama8b.hidden) continue;
+    std::printf("  %s mixed step (varlen, paged KV) %s\n", shape.name, dtype_name(t));
+    failures += check_varlen(dev, shape, t);
   }
 
   const int layers = quick ? 2 : 4;

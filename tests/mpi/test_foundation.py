@@ -26,6 +26,24 @@ c.mpi(2, ["run", "--model", "tiny", "--phase", "prefill", "--batch", "1", "--pro
 v = c.results(out)["points"][0]["verification"]
 c.check(v["passed"], f"tp=2 prefill matches the reference: err {v['max_abs_err']}")
 
+# run --lm-head: the step ends with the final norm, the vocab-parallel LM head and greedy
+# sampling, as a serving step does; --check also compares the sampled tokens, and the ops table
+# prices the step's end from the cost model (tiny: h 1024, vocab 32000, so V/tp = 16000).
+out = c.out("check_lm_head")
+c.mpi(2, ["run", "--model", "tiny", "--phase", "decode", "--batch", "3", "--context", "64",
+          "--layers", "2", "--steps", "3", "--warmup", "1", "--check", "--lm-head", "true",
+          "--out", out])
+p = c.results(out)["points"][0]
+v = p["verification"]
+c.check(v["passed"] and v.get("tokens_match") is True,
+        f"--lm-head: TP output and sampled tokens match the reference ({v})")
+ops = {o["op"]: o for o in p["ops"]}
+c.check(all(k in ops for k in ("final_norm", "lm_head", "sample", "sample_gather")),
+        f"--lm-head: the step's end is timed ({sorted(ops)})")
+c.check(ops.get("lm_head", {}).get("flops_per_step") == 2.0 * 3 * 1024 * 16000,
+        f"--lm-head: lm_head FLOPs per step 2*S*h*V/tp ({ops.get('lm_head', {}).get('flops_per_step')})")
+c.check(p["params"].get("lm_head") is True, "--lm-head is recorded in the point's params")
+
 # A corrupted shard must be caught: a different seed on the reference is not possible from
 # the CLI, so check the tolerance is tight relative to a real error scale instead.
 c.check(v["tolerance"] < 1e-2, f"verification tolerance is tight ({v['tolerance']})")

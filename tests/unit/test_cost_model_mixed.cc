@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "layers/base/errors.h"
 #include "layers/cost_model.h"
@@ -56,6 +57,47 @@ TEST(MixedCost, ReducesToStepCost) {
         q.prompt = 517;
         expect_same(mixed_step_cost(q.shape, tp, t, 0, uniform(3, 0, 517), false), step_cost(q));
       }
+}
+
+// run --lm-head ends a fixed step as serve ends a mixed one: the same tail ops and the same
+// candidate all-reduce, for one sampled row per sequence.
+TEST(MixedCost, FixedStepWithLmHeadIsTheMixedOne) {
+  for (int tp : {1, 2}) {
+    CostQuery q;
+    q.shape = load_model("tiny", kConfigs);
+    q.tp = tp;
+    q.dtype = DType::bf16;
+    q.lm_head = true;
+    q.batch = 8;
+    q.context = 100;
+    const StepCost d = step_cost(q),
+                   dm = mixed_step_cost(q.shape, tp, q.dtype, 0, uniform(8, 100, 1), true);
+    q.phase = Phase::prefill;
+    q.batch = 3;
+    q.prompt = 64;
+    const StepCost p = step_cost(q),
+                   pm = mixed_step_cost(q.shape, tp, q.dtype, 0, uniform(3, 0, 64), true);
+    for (const auto& [a, b] : {std::pair{&d, &dm}, std::pair{&p, &pm}}) {
+      EXPECT_EQ(a->flops, b->flops);
+      EXPECT_EQ(a->bytes_read, b->bytes_read);
+      EXPECT_EQ(a->weight_bytes, b->weight_bytes);
+      EXPECT_EQ(a->comm_bytes, b->comm_bytes);
+      ASSERT_EQ(a->tail_ops.size(), 3u);
+      ASSERT_EQ(a->tail_ops.size(), b->tail_ops.size());
+      for (std::size_t i = 0; i < a->tail_ops.size(); ++i)
+        EXPECT_EQ(a->tail_ops[i].flops, b->tail_ops[i].flops);
+    }
+    // The LM head GEMM on the rows that sample: 2 * S * h * V/tp.
+    EXPECT_EQ(d.tail_ops[1].flops, 2.0 * 8 * 1024 * (32000 / tp));
+    EXPECT_EQ(p.tail_ops[1].flops, 2.0 * 3 * 1024 * (32000 / tp));
+    q.lm_head = false;
+    EXPECT_TRUE(step_cost(q).tail_ops.empty());
+    // Memory: the LM head shard and the final gamma, bf16.
+    q.lm_head = true;
+    const MemoryNeed with = memory_need(q);
+    q.lm_head = false;
+    EXPECT_EQ(with.weights - memory_need(q).weights, (32000.0 / tp * 1024 + 1024) * 2);
+  }
 }
 
 // tiny (h 1024, 16 q / 8 KV heads of d 64, I 4096, vocab 32000) at tp 2 in bf16, one layer:

@@ -61,6 +61,8 @@ class FakeGraphDevice final : public Device {
     for (std::size_t s : captured_) slots_.at(graph_replay_slot(s, replay_, stride_)) = ++now_;
     ++replay_;
   }
+  void release_graph() noexcept override { ++released; }
+  int released = 0;
 
  private:
   DeviceCaps caps_{"fake", "fake", {DType::fp32}, true, 1e-9, 1e9, 1e6};
@@ -121,6 +123,29 @@ TEST(CudaGraph, EveryReplayStampsItsOwnSegments) {
     }
     if (s > 0) EXPECT_GT(step.t0, r[warm + 4 * (s - 1)].t1);
   }
+}
+
+// The graph is released when the steps that replay it end, normally or by a collective timeout
+// thrown out of a replay, so it is gone before the point's collective is finalised.
+TEST(CudaGraph, TheGraphGoesWithItsSteps) {
+  FakeGraphDevice dev;
+  Timeline tl(dev, 64);
+  {
+    GraphSteps g(dev, tl);
+    g.capture([&] { Scoped a(tl, Op::allreduce_attn, 0, 0); });
+    g.replay_step(0, [] {});
+    EXPECT_EQ(dev.released, 0);
+  }
+  EXPECT_EQ(dev.released, 1);
+  FakeGraphDevice dev2;
+  Timeline tl2(dev2, 64);
+  try {
+    GraphSteps g(dev2, tl2);
+    g.capture([&] { Scoped a(tl2, Op::allreduce_attn, 0, 0); });
+    g.replay_step(0, [] { throw CollectiveTimeout("the all-reduce did not complete"); });
+  } catch (const CollectiveTimeout&) {
+  }
+  EXPECT_EQ(dev2.released, 1);
 }
 
 TEST(CudaGraph, CpuBackendHasNoGraphs) {

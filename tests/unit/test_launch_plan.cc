@@ -7,8 +7,8 @@
 
 #include "layers/base/errors.h"
 #include "layers/cost_model.h"
-#include "layers/cuda/launch_plan.h"
-#include "layers/cuda/launch_plan_query.h"
+#include "layers/cuda/plan/launch_plan.h"
+#include "layers/cuda/plan/launch_plan_query.h"
 
 namespace tpb {
 namespace {

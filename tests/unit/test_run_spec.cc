@@ -7,6 +7,8 @@
 #include "harness/config/inject_spec.h"
 #include "harness/config/run_spec.h"
 #include "layers/base/errors.h"
+#include "layers/device.h"
+#include "layers/hardware.h"
 
 namespace tpb {
 namespace {
@@ -134,6 +136,61 @@ TEST(Inject, RejectsWithTheFieldNamed) {
     }
   }
   EXPECT_THROW(validate_inject_ranks(parse_inject("rank=2:slowdown=2"), 2), BadInput);
+}
+
+}  // namespace
+}  // namespace tpb
+
+namespace tpb {
+namespace {
+
+TEST(Hardware, ProfileFromTheDeviceName) {
+  EXPECT_EQ(hardware_for_device("NVIDIA H200"), "h200-sxm");
+  EXPECT_EQ(hardware_for_device("NVIDIA H100 80GB HBM3"), "h100-sxm");
+  EXPECT_EQ(hardware_for_device("NVIDIA A100-SXM4-80GB"), "a100-sxm-80g");
+  EXPECT_EQ(hardware_for_device("NVIDIA B200"), "b200");
+  // Other form factors of the same chips have other clocks and memory: no guess.
+  EXPECT_EQ(hardware_for_device("NVIDIA H100 PCIe"), "");
+  EXPECT_EQ(hardware_for_device("NVIDIA H100 NVL"), "");
+  EXPECT_EQ(hardware_for_device("NVIDIA A100-SXM4-40GB"), "");
+  EXPECT_EQ(hardware_for_device("NVIDIA GH200 480GB"), "");
+  EXPECT_EQ(hardware_for_device("Intel(R) Xeon(R)"), "");
+}
+
+DeviceCaps gpu(const char* name) {
+  DeviceCaps c;
+  c.backend = "cuda";
+  c.name = name;
+  c.device_memory = true;
+  return c;
+}
+
+// An H200 is judged against its own 4.8 TB/s unless --hardware says otherwise, and then the
+// mismatch is said; a device no profile describes keeps the default, and says so.
+TEST(Hardware, TheDevicePicksItsProfileUnlessTold) {
+  RunSpec s = resolve({{"backend", "cuda"}});
+  EXPECT_EQ(s.hardware, "h100-sxm");
+  EXPECT_EQ(adopt_device_hardware(s, gpu("NVIDIA H200")), "");
+  EXPECT_EQ(s.hardware, "h200-sxm");
+  EXPECT_DOUBLE_EQ(s.hw.peak_bw, 4.8e12);
+
+  RunSpec given = resolve({{"backend", "cuda"}, {"hardware", "h100-sxm"}});
+  const std::string w = adopt_device_hardware(given, gpu("NVIDIA H200"));
+  EXPECT_EQ(w.rfind("hardware_mismatch:", 0), 0u) << w;
+  EXPECT_EQ(given.hardware, "h100-sxm");
+
+  RunSpec unknown = resolve({{"backend", "cuda"}});
+  const std::string u = adopt_device_hardware(unknown, gpu("NVIDIA H100 PCIe"));
+  EXPECT_EQ(u.rfind("hardware_unknown:", 0), 0u) << u;
+  EXPECT_NE(u.find("--hardware"), std::string::npos) << u;
+  EXPECT_EQ(unknown.hardware, "h100-sxm");
+
+  RunSpec cpu = resolve(nlohmann::json::object());
+  DeviceCaps c;
+  c.backend = "cpu";
+  c.name = "NVIDIA H200";  // a CPU device is never a GPU, whatever its name
+  EXPECT_EQ(adopt_device_hardware(cpu, c), "");
+  EXPECT_EQ(cpu.hardware, resolve(nlohmann::json::object()).hardware);
 }
 
 }  // namespace

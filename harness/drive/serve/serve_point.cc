@@ -27,8 +27,14 @@ StepCost mean_cost(const std::vector<ServeStep>& steps) {
   StepCost m;
   if (steps.empty()) return m;
   m.layer_ops = steps.front().cost.layer_ops;
+  for (const ServeStep& s : steps)
+    if (!s.cost.tail_ops.empty()) {
+      m.tail_ops = s.cost.tail_ops;
+      break;
+    }
   m.comm = steps.front().cost.comm;
   for (auto& o : m.layer_ops) o = OpCost{o.op};
+  for (auto& o : m.tail_ops) o = OpCost{o.op};
   const double n = static_cast<double>(steps.size());
   for (const ServeStep& s : steps) {
     const StepCost& c = s.cost;
@@ -49,6 +55,13 @@ StepCost mean_cost(const std::vector<ServeStep>& steps) {
       m.layer_ops[i].weight_bytes += c.layer_ops[i].weight_bytes / n;
       m.layer_ops[i].kv_read_bytes += c.layer_ops[i].kv_read_bytes / n;
       m.layer_ops[i].kv_write_bytes += c.layer_ops[i].kv_write_bytes / n;
+    }
+    // Steps that sampled no row (all chunks mid-prompt) have no tail: they count as zero.
+    for (std::size_t i = 0; i < m.tail_ops.size() && i < c.tail_ops.size(); ++i) {
+      m.tail_ops[i].flops += c.tail_ops[i].flops / n;
+      m.tail_ops[i].bytes_read += c.tail_ops[i].bytes_read / n;
+      m.tail_ops[i].bytes_written += c.tail_ops[i].bytes_written / n;
+      m.tail_ops[i].weight_bytes += c.tail_ops[i].weight_bytes / n;
     }
   }
   return m;

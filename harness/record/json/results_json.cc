@@ -35,6 +35,7 @@ void fields(V& v, R& r) {
   v("steps", r.steps);
   v("warmup", r.warmup);
   v("tp_groups", r.tp_groups);
+  v("lm_head", r.lm_head);
   v("serve", r.serve);
 }
 
@@ -312,6 +313,7 @@ void fields(V& v, R& r) {
   v("tolerance", r.tolerance);
   v("passed", r.passed);
   v("reference", r.reference);
+  v("tokens_match", r.tokens_match);
 }
 
 template <class V, Is<SamplesRecord> R>

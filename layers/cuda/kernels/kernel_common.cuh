@@ -9,7 +9,7 @@
 
 #include "layers/base/dtype.h"
 #include "layers/base/errors.h"
-#include "layers/cuda/launch_plan.h"
+#include "layers/cuda/plan/launch_plan.h"
 
 namespace tpb::cuda_kernels {
 

@@ -7,7 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "layers/cuda/launch_plan.h"
+#include "layers/cuda/plan/launch_plan.h"
+#include "layers/cuda/plan/varlen_plan.h"
 #include "layers/device.h"
 #include "layers/fill_hash.h"
 
@@ -38,6 +39,21 @@ void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qk
 void launch_attention_prefill(const KernelLaunch& k, cudaStream_t s, const void* qkv,
                               const void* k_cache, const void* v_cache, void* out, int64_t seq,
                               const AttnShape& a, DType t);
+
+// Mixed steps (attention_varlen.cu, row_argmax.cu; plans in varlen_plan.h). `meta` is the
+// device copy of m.data; m's offsets say where each of its arrays starts.
+void launch_rope_varlen(const KernelLaunch& k, cudaStream_t s, void* qkv, const int32_t* meta,
+                        const VarlenMeta& m, const AttnShape& a, float theta, DType t);
+void launch_kv_write_varlen(const KernelLaunch& k, cudaStream_t s, const void* qkv, void* k_cache,
+                            void* v_cache, const int32_t* meta, const VarlenMeta& m,
+                            const AttnShape& a, DType t);
+void launch_attention_varlen(const KernelLaunch& k, cudaStream_t s, const void* qkv,
+                             const void* k_cache, const void* v_cache, void* out,
+                             const int32_t* meta, const VarlenMeta& m, const AttnShape& a, DType t);
+// Per row of logits [rows, cols]: the largest value and its lowest column, into max_out[rows]
+// and col_out[rows] on the device.
+void launch_row_argmax(const KernelLaunch& k, cudaStream_t s, const void* logits, int64_t cols,
+                       float* max_out, int32_t* col_out, DType t);
 
 // Timers (timer_kernels.cu): %globaltimer is the GPU's nanosecond wall clock.
 void launch_stamp(cudaStream_t s, uint64_t* slot);

@@ -1,6 +1,6 @@
 // Grids and per-kernel work of the CUDA backend. Each function mirrors the loop bounds of its
 // kernel in layers/cuda/*.cu; a change to a kernel's indexing changes the function beside it.
-#include "layers/cuda/launch_plan.h"
+#include "layers/cuda/plan/launch_plan.h"
 
 #include <algorithm>
 #include <string>

@@ -1,5 +1,5 @@
 // CostQuery -> LayerDims: the same TP split rules (shard_shape) the cost model uses.
-#include "layers/cuda/launch_plan_query.h"
+#include "layers/cuda/plan/launch_plan_query.h"
 
 namespace tpb {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "layers/cost_model.h"
-#include "layers/cuda/launch_plan.h"
+#include "layers/cuda/plan/launch_plan.h"
 
 namespace tpb {
 

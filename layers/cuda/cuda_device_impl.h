@@ -1,0 +1,55 @@
+// CudaDevice's state, shared by its two sources: cuda_device.cc (memory, fixed-step ops,
+// graphs, marks) and cuda_varlen.cc (the mixed steps of tpbench serve). Included by those only.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "layers/cuda/cuda_clock.h"
+#include "layers/cuda/cuda_device.h"
+#include "layers/cuda/cuda_gemm.h"
+
+namespace tpb {
+
+// Mixed steps: the step's packed batch (varlen_plan.h) on the device, and what it was packed
+// from, so the layers of one step upload it once; the argmax results of sampling.
+struct CudaVarlenState {
+  CudaVarlenState() = default;
+  CudaVarlenState(const CudaVarlenState&) = delete;
+  CudaVarlenState& operator=(const CudaVarlenState&) = delete;
+  ~CudaVarlenState();              // frees the pinned buffers and the event
+  DeviceBuffer meta;               // int32 [VarlenMeta::data]
+  std::vector<int32_t> uploaded;   // the data `meta` holds
+  int32_t* pinned = nullptr;       // staging for the upload
+  std::size_t pinned_n = 0;
+  cudaEvent_t copied = nullptr;    // the last upload has read `pinned`
+  DeviceBuffer argmax;             // [rows] float maxima, then [rows] int32 columns
+  void* argmax_host = nullptr;     // pinned, the same layout
+  std::size_t argmax_rows = 0;
+  int64_t block_tokens = 0;        // the KV ops' block size, last seen (rope packs with it)
+};
+
+struct CudaDevice::Impl {
+  int index = 0;
+  cudaStream_t stream = nullptr;
+  int sms = 0;
+  std::string pci;
+  double budget = 0;
+  double used = 0;
+  std::unordered_map<void*, std::size_t> sizes;
+  DeviceBuffer lt_workspace;
+  std::unique_ptr<LtGemm> gemm;
+  std::unique_ptr<GpuClock> clock;
+  DeviceBuffer decode_ws;  // split-K partials, grown on first use (a warm-up step)
+  std::unique_ptr<CudaVarlenState> varlen;  // mixed steps (cuda_varlen.cc), made on first use
+  std::function<void(double)> sync_poll;
+  bool capturing = false;
+  cudaGraphExec_t graph = nullptr;
+};
+
+}  // namespace tpb

@@ -1,0 +1,122 @@
+// CudaDevice's mixed-step ops (tpbench serve): the batch packed once per step (varlen_plan.h)
+// and the varlen kernels, and greedy sampling's local argmax.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "layers/cuda/cuda_check.h"
+#include "layers/cuda/cuda_device_impl.h"
+#include "layers/cuda/kernels/kernels.h"
+#include "layers/cuda/plan/varlen_plan.h"
+
+namespace tpb {
+
+CudaVarlenState::~CudaVarlenState() {
+  if (copied) TPB_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(copied));
+  if (pinned) TPB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(pinned));
+  if (argmax_host) TPB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(argmax_host));
+}
+
+// The device copy of b's packed form. The rows of one step go through every layer with the same
+// batch, so the upload happens when the packed data differs from what the device holds (the
+// first op of a step), stream-ordered after the previous step's kernels that read it.
+const int32_t* CudaDevice::varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m) {
+  Impl& d = *impl_;
+  TPB_ASSERT(!d.capturing, "mixed steps are not captured in CUDA graphs");
+  if (!d.varlen) {
+    d.varlen = std::make_unique<CudaVarlenState>();
+    TPB_CUDA_CHECK(cudaEventCreateWithFlags(&d.varlen->copied, cudaEventDisableTiming));
+  }
+  CudaVarlenState& v = *d.varlen;
+  m = pack_varlen(b, block_tokens);
+  if (m.data == v.uploaded) return v.meta.as<int32_t>();
+  const std::size_t n = m.data.size(), bytes = n * sizeof(int32_t);
+  // The previous upload may still be reading the staging buffer.
+  TPB_CUDA_CHECK(cudaEventSynchronize(v.copied));
+  if (n > v.pinned_n) {
+    if (v.pinned) TPB_CUDA_CHECK(cudaFreeHost(v.pinned));
+    v.pinned = nullptr;
+    const std::size_t cap = std::max<std::size_t>(n, 2 * v.pinned_n);
+    TPB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&v.pinned), cap * sizeof(int32_t)));
+    v.pinned_n = cap;
+  }
+  if (bytes > v.meta.bytes()) {
+    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
+    v.meta = DeviceBuffer();
+    v.meta = alloc(v.pinned_n * sizeof(int32_t));
+  }
+  std::memcpy(v.pinned, m.data.data(), bytes);
+  TPB_CUDA_CHECK(
+      cudaMemcpyAsync(v.meta.get(), v.pinned, bytes, cudaMemcpyHostToDevice, d.stream));
+  TPB_CUDA_CHECK(cudaEventRecord(v.copied, d.stream));
+  v.uploaded = m.data;
+  return v.meta.as<int32_t>();
+}
+
+void CudaDevice::rope_varlen(void* qkv, const StepBatch& b, const AttnShape& s, float theta,
+                             DType t) {
+  // Rope reads positions only, which do not depend on the block size; packing with the size
+  // the KV ops last used keeps one upload per step (a sequence's whole length in one block
+  // before any KV op has run).
+  Impl& d = *impl_;
+  int64_t bt = d.varlen && d.varlen->block_tokens > 0 ? d.varlen->block_tokens : 0;
+  if (bt == 0)
+    for (const SeqSlice& q : b.seqs) bt = std::max(bt, q.cached + q.new_tokens);
+  VarlenMeta m;
+  const int32_t* meta = varlen_meta(b, std::max<int64_t>(bt, 1), m);
+  cuda_kernels::launch_rope_varlen(plan_rope_varlen(m.tokens, s.q_heads, s.kv_heads, s.head_dim, t),
+                                   d.stream, qkv, meta, m, s, theta, t);
+}
+
+void CudaDevice::kv_write_varlen(const void* qkv, void* k_cache, void* v_cache, const StepBatch& b,
+                                 const KvLayout& kv, const AttnShape& s, DType t) {
+  VarlenMeta m;
+  const int32_t* meta = varlen_meta(b, kv.block_tokens, m);
+  impl_->varlen->block_tokens = kv.block_tokens;
+  cuda_kernels::launch_kv_write_varlen(plan_kv_write_varlen(m.tokens, s.kv_heads, s.head_dim, t),
+                                       impl_->stream, qkv, k_cache, v_cache, meta, m, s, t);
+}
+
+void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const void* v_cache,
+                                  void* out, const StepBatch& b, const KvLayout& kv,
+                                  const AttnShape& s, DType t) {
+  VarlenMeta m;
+  const int32_t* meta = varlen_meta(b, kv.block_tokens, m);
+  impl_->varlen->block_tokens = kv.block_tokens;
+  cuda_kernels::launch_attention_varlen(plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t),
+                                        impl_->stream, qkv, k_cache, v_cache, out, meta, m, s, t);
+}
+
+void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,
+                            int32_t* col_host, DType t) {
+  if (rows <= 0) return;
+  Impl& d = *impl_;
+  if (!d.varlen) {
+    d.varlen = std::make_unique<CudaVarlenState>();
+    TPB_CUDA_CHECK(cudaEventCreateWithFlags(&d.varlen->copied, cudaEventDisableTiming));
+  }
+  CudaVarlenState& v = *d.varlen;
+  const auto n = static_cast<std::size_t>(rows);
+  const std::size_t bytes = n * (sizeof(float) + sizeof(int32_t));
+  if (n > v.argmax_rows) {
+    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    v.argmax = DeviceBuffer();
+    v.argmax = alloc(bytes);
+    if (v.argmax_host) TPB_CUDA_CHECK(cudaFreeHost(v.argmax_host));
+    v.argmax_host = nullptr;
+    TPB_CUDA_CHECK(cudaMallocHost(&v.argmax_host, bytes));
+    v.argmax_rows = n;
+  }
+  auto* max_d = v.argmax.as<float>();
+  auto* col_d = reinterpret_cast<int32_t*>(max_d + n);
+  cuda_kernels::launch_row_argmax(plan_row_argmax(rows, cols, t), d.stream, logits, cols, max_d,
+                                  col_d, t);
+  TPB_CUDA_CHECK(cudaMemcpyAsync(v.argmax_host, max_d, bytes, cudaMemcpyDeviceToHost, d.stream));
+  TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // the caller reads the host copy next
+  const auto* host_max = static_cast<const float*>(v.argmax_host);
+  std::memcpy(max_host, host_max, n * sizeof(float));
+  std::memcpy(col_host, host_max + n, n * sizeof(int32_t));
+}
+
+}  // namespace tpb

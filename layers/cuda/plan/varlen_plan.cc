@@ -1,0 +1,116 @@
+// Packing and plans of the CUDA varlen kernels (layers/cuda/kernels/attention_varlen.cu,
+// row_argmax.cu); each plan mirrors its kernel's loop bounds.
+#include "layers/cuda/plan/varlen_plan.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "layers/base/errors.h"
+
+namespace tpb {
+namespace {
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+int32_t narrow(int64_t v, const char* what) {
+  if (v < 0 || v > kInt32Max)
+    throw BadInput(std::string("mixed step: ") + what + " " + std::to_string(v) +
+                   " does not fit the cuda kernels' int32 indices");
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens) {
+  if (block_tokens < 1) throw BadInput("mixed step: block_tokens must be >= 1");
+  VarlenMeta m;
+  m.tokens = b.tokens();
+  m.seqs = static_cast<int64_t>(b.seqs.size());
+  m.block_tokens = block_tokens;
+  int64_t table_len = 0;
+  for (const SeqSlice& s : b.seqs) table_len += blocks_needed(s, block_tokens);
+  m.token_seq = 0;
+  m.token_pos = m.tokens;
+  m.seq_row0 = 2 * m.tokens;
+  m.seq_len = m.seq_row0 + m.seqs;
+  m.seq_table0 = m.seq_len + m.seqs;
+  m.tables = m.seq_table0 + m.seqs;
+  m.data.assign(static_cast<std::size_t>(m.tables + table_len), 0);
+  int64_t row = 0, table = 0;
+  for (int64_t i = 0; i < m.seqs; ++i) {
+    const SeqSlice& s = b.seqs[static_cast<std::size_t>(i)];
+    const int64_t len = s.cached + s.new_tokens, need = blocks_needed(s, block_tokens);
+    if (static_cast<int64_t>(s.blocks.size()) < need)
+      throw BadInput("mixed step: sequence " + std::to_string(i) + " has " +
+                     std::to_string(s.blocks.size()) + " blocks for " + std::to_string(len) +
+                     " positions (needs " + std::to_string(need) + ")");
+    for (int64_t j = 0; j < s.new_tokens; ++j, ++row) {
+      m.data[static_cast<std::size_t>(m.token_seq + row)] = narrow(i, "sequence");
+      m.data[static_cast<std::size_t>(m.token_pos + row)] = narrow(s.cached + j, "position");
+    }
+    m.data[static_cast<std::size_t>(m.seq_row0 + i)] = narrow(row - s.new_tokens, "row");
+    m.data[static_cast<std::size_t>(m.seq_len + i)] = narrow(len, "length");
+    m.data[static_cast<std::size_t>(m.seq_table0 + i)] = narrow(table, "table offset");
+    for (int64_t k = 0; k < need; ++k)
+      m.data[static_cast<std::size_t>(m.tables + table++)] =
+          narrow(s.blocks[static_cast<std::size_t>(k)], "block");
+    m.max_len = std::max(m.max_len, len);
+  }
+  return m;
+}
+
+KernelLaunch plan_rope_varlen(int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+                              DType t) {
+  KernelLaunch k = plan_rope(tokens, q_heads, kv_heads, head_dim, t);
+  k.kernel = "rope_varlen_kernel";
+  return k;
+}
+
+KernelLaunch plan_kv_write_varlen(int64_t tokens, int64_t kv_heads, int64_t head_dim, DType t) {
+  KernelLaunch k = plan_kv_write(tokens, kv_heads, head_dim, t);
+  k.kernel = "kv_write_varlen_kernel";
+  return k;
+}
+
+KernelLaunch plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
+                                   int64_t head_dim, DType t) {
+  if (kv_heads <= 0 || q_heads % kv_heads != 0 || q_heads / kv_heads > kDecodeMaxGroup)
+    throw BadInput(
+        "attention: the cuda varlen kernel needs q_heads a multiple of kv_heads, at "
+        "most " +
+        std::to_string(kDecodeMaxGroup) + " per KV head (got " + std::to_string(q_heads) + " and " +
+        std::to_string(kv_heads) + ")");
+  if (head_dim % 32 != 0 || head_dim > 256)
+    throw BadInput("attention: the cuda varlen kernel supports head_dim 32, 64, ..., 256 (got " +
+                   std::to_string(head_dim) + ")");
+  const int64_t g = q_heads / kv_heads;
+  KernelLaunch k;
+  k.kernel = "attention_varlen_kernel";
+  k.grid = Dim3i{b.tokens(), kv_heads, 1};
+  k.block.x = kVarlenThreads;
+  // Queries, accumulators [g][head_dim], scores [g][tile], running max and sum [g][2].
+  k.smem_bytes = static_cast<int64_t>(sizeof(float)) * g * (2 * head_dim + kVarlenTile + 2);
+  const double e = dtype_bytes(t), row = static_cast<double>(head_dim) * e;
+  for (const SeqSlice& s : b.seqs) {
+    const double c = static_cast<double>(s.cached), n = static_cast<double>(s.new_tokens);
+    k.flops += 4.0 * q_heads * head_dim * (n * c + n * (n + 1) / 2);
+    k.bytes_read += (c + n) * 2 * kv_heads * row;
+  }
+  const double q = static_cast<double>(b.tokens()) * q_heads * row;
+  k.bytes_read += q;
+  k.bytes_written = q;
+  return k;
+}
+
+KernelLaunch plan_row_argmax(int64_t rows, int64_t cols, DType t) {
+  KernelLaunch k;
+  k.kernel = "row_argmax_kernel";
+  k.grid.x = rows;
+  k.block.x = kArgmaxThreads;
+  k.bytes_read = static_cast<double>(rows) * cols * dtype_bytes(t);
+  k.bytes_written = 8.0 * rows;  // (max, column): 2 x 4 bytes
+  return k;
+}
+
+}  // namespace tpb

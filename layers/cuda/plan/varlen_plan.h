@@ -1,0 +1,50 @@
+// The CUDA backend's mixed (serving) steps, host side: the step's batch packed into the int32
+// arrays its kernels index (per token its sequence and position, per sequence its first row,
+// length and block table), and the grids and work of the varlen kernels. Host-only, like
+// launch_plan.h, so the packing and the plans are unit-tested without a GPU.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "layers/cuda/plan/launch_plan.h"
+#include "layers/step_batch.h"
+
+namespace tpb {
+
+// One int32 array, uploaded whole: [token_seq | token_pos | seq_row0 | seq_len | seq_table0 |
+// tables], each part at its offset (in elements). token_pos is the position a new token
+// takes (cached + j); seq_len is cached + new_tokens, the positions its last token sees;
+// tables holds every sequence's block table, sequence after sequence, at seq_table0.
+struct VarlenMeta {
+  int64_t tokens = 0, seqs = 0;
+  int64_t block_tokens = 0;
+  int64_t max_len = 0;  // the longest seq_len
+  int64_t token_seq = 0, token_pos = 0, seq_row0 = 0, seq_len = 0, seq_table0 = 0, tables = 0;
+  std::vector<int32_t> data;
+};
+
+// Throws BadInput when a position or a block does not fit int32, or a block table is short.
+VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens);
+
+// Rope and KV writes over the step's tokens: the fixed kernels' grids, one thread per pair or
+// element, positions read from token_pos.
+KernelLaunch plan_rope_varlen(int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+                              DType t);
+KernelLaunch plan_kv_write_varlen(int64_t tokens, int64_t kv_heads, int64_t head_dim, DType t);
+
+// Paged causal attention: one block per (new token, KV head) scores the token's g = q_heads /
+// kv_heads query heads against positions [0, token_pos] in tiles of kVarlenTile, with an
+// online softmax. Work as the cost model's mixed_attention counts it: 4d FLOPs per (query head,
+// position) pair, K and V of each sequence read once (the blocks of one sequence's tokens share
+// them through L2), Q read and the output written once.
+inline constexpr int kVarlenThreads = 128;  // 4 warps
+inline constexpr int kVarlenTile = 64;      // positions per shared-memory tile
+KernelLaunch plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
+                                   int64_t head_dim, DType t);
+
+// Greedy sampling's local half: one block per row finds the largest logit and its lowest
+// column; the (max, column) pairs are copied to the host.
+inline constexpr int kArgmaxThreads = 256;
+KernelLaunch plan_row_argmax(int64_t rows, int64_t cols, DType t);
+
+}  // namespace tpb
