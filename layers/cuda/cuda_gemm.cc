@@ -3,6 +3,7 @@
 // cuBLAS runs fastest, with no copies.
 #include "layers/cuda/cuda_gemm.h"
 
+#include <algorithm>
 #include <array>
 #include <sstream>
 
@@ -12,6 +13,8 @@ namespace tpb {
 namespace {
 
 constexpr uint32_t kMinAlignment = 16;
+constexpr int kCandidates = 8;     // the heuristic's top picks timed per shape
+constexpr int kTimedLaunches = 5;  // per candidate, after one untimed launch
 
 cudaDataType_t cuda_type(DType t) {
   static constexpr std::array<cudaDataType_t, 3> kTypes{CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F};
@@ -47,7 +50,40 @@ LtGemm::~LtGemm() {
   if (lt_) TPB_CUBLAS_CHECK_NOEXCEPT(cublasLtDestroy(lt_));
 }
 
-LtGemm::Plan& LtGemm::plan_for(int64_t m, int64_t n, int64_t k, DType t) {
+std::vector<double> LtGemm::time_candidates(const Plan& p, const cublasLtMatmulHeuristicResult_t* c,
+                                            int n, const void* x, const void* w, void* y) {
+  std::vector<double> med(static_cast<std::size_t>(n), -1.0);
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  TPB_CUDA_CHECK(cudaEventCreate(&e0));
+  TPB_CUDA_CHECK(cudaEventCreate(&e1));
+  const float alpha = 1.0f, beta = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    if (c[i].workspaceSize > workspace_bytes_) continue;
+    auto launch = [&] {
+      return cublasLtMatmul(lt_, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &c[i].algo,
+                            workspace_, workspace_bytes_, stream_);
+    };
+    if (launch() != CUBLAS_STATUS_SUCCESS) continue;  // a candidate may refuse these operands
+    std::vector<double> ts;
+    for (int r = 0; r < kTimedLaunches; ++r) {
+      TPB_CUDA_CHECK(cudaEventRecord(e0, stream_));
+      TPB_CUBLAS_CHECK(launch());
+      TPB_CUDA_CHECK(cudaEventRecord(e1, stream_));
+      TPB_CUDA_CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      TPB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      ts.push_back(ms * 1e-3);
+    }
+    std::sort(ts.begin(), ts.end());
+    med[static_cast<std::size_t>(i)] = ts[ts.size() / 2];
+  }
+  TPB_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e0));
+  TPB_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e1));
+  return med;
+}
+
+LtGemm::Plan& LtGemm::plan_for(int64_t m, int64_t n, int64_t k, DType t, const void* x,
+                               const void* w, void* y) {
   const Key key{m, n, k, t};
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
@@ -78,15 +114,29 @@ LtGemm::Plan& LtGemm::plan_for(int64_t m, int64_t n, int64_t k, DType t) {
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     TPB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align)));
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t cand[kCandidates]{};
   int found = 0;
-  const cublasStatus_t st =
-      cublasLtMatmulAlgoGetHeuristic(lt_, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, p.op, p.a, p.b, p.c, p.c, pref,
+                                                           kCandidates, cand, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   TPB_CUBLAS_CHECK(st);
   if (found == 0)
     throw BackendError("cublasLt: no algorithm for " + std::string(dtype_name(t)) + " m=" +
                        std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
+  // Timing launches work on the stream: never inside a graph capture (the warm-up step that
+  // precedes a capture has made every plan by then).
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  TPB_CUDA_CHECK(cudaStreamIsCapturing(stream_, &cap));
+  const std::vector<double> med = found > 1 && cap == cudaStreamCaptureStatusNone
+                                      ? time_candidates(p, cand, found, x, w, y)
+                                      : std::vector<double>(static_cast<std::size_t>(found), -1.0);
+  int best = 0;
+  for (int i = 1; i < found; ++i)
+    if (med[static_cast<std::size_t>(i)] > 0 &&
+        (med[static_cast<std::size_t>(best)] <= 0 ||
+         med[static_cast<std::size_t>(i)] < med[static_cast<std::size_t>(best)]))
+      best = i;
+  const cublasLtMatmulHeuristicResult_t& result = cand[best];
   p.algo = result.algo;
 
   std::ostringstream os;
@@ -96,6 +146,12 @@ LtGemm::Plan& LtGemm::plan_for(int64_t m, int64_t n, int64_t k, DType t) {
      << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID) << " splitk "
      << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) << " waves " << result.wavesCount
      << " workspace " << result.workspaceSize;
+  if (found > 1 && med[static_cast<std::size_t>(best)] > 0) {
+    os << "; fastest of " << found << " timed candidates (#" << best << ", "
+       << med[static_cast<std::size_t>(best)] * 1e6 << " us";
+    if (med[0] > 0) os << " vs the heuristic's first " << med[0] * 1e6 << " us";
+    os << ")";
+  }
   p.desc = os.str();
   return plans_.emplace(key, p).first->second;
 }
@@ -105,7 +161,7 @@ void LtGemm::run(const void* x, const void* w, void* y, int64_t m, int64_t n, in
   for (const void* ptr : {x, w, static_cast<const void*>(y)})
     TPB_ASSERT(reinterpret_cast<uintptr_t>(ptr) % kMinAlignment == 0,
                "gemm operands must be 16-byte aligned");
-  Plan& p = plan_for(m, n, k, t);
+  Plan& p = plan_for(m, n, k, t, x, w, y);
   const float alpha = 1.0f, beta = 0.0f;
   TPB_CUBLAS_CHECK(cublasLtMatmul(lt_, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,
                                   workspace_, workspace_bytes_, stream_));

@@ -1,6 +1,7 @@
 // cuBLASLt GEMM for the row-major y[m,n] = x[m,k] w[n,k]^T of Device::gemm, fp32 accumulate.
-// The heuristic's choice is made once per (m, n, k, dtype) and kept, so the timed loop only
-// launches, and each choice is recorded in words for the results.
+// Once per (m, n, k, dtype), the first call times the heuristic's top candidates on its own
+// operands and keeps the fastest (the heuristic's first pick is often not it for the skinny
+// decode shapes), so the timed loop only launches; each choice is recorded in words.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -9,6 +10,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "layers/base/dtype.h"
 
@@ -34,7 +36,11 @@ class LtGemm {
     std::string desc;
   };
   using Key = std::tuple<int64_t, int64_t, int64_t, DType>;
-  Plan& plan_for(int64_t m, int64_t n, int64_t k, DType t);
+  // x, w, y: the first call's operands, which the candidates are timed on (y is overwritten).
+  Plan& plan_for(int64_t m, int64_t n, int64_t k, DType t, const void* x, const void* w, void* y);
+  // The candidates' median times over a few launches each, in seconds (-1: it failed to run).
+  std::vector<double> time_candidates(const Plan& p, const cublasLtMatmulHeuristicResult_t* c,
+                                      int n, const void* x, const void* w, void* y);
 
   cudaStream_t stream_;
   void* workspace_;
