@@ -22,16 +22,16 @@ struct CudaVarlenState {
   CudaVarlenState() = default;
   CudaVarlenState(const CudaVarlenState&) = delete;
   CudaVarlenState& operator=(const CudaVarlenState&) = delete;
-  ~CudaVarlenState();              // frees the pinned buffers and the event
-  DeviceBuffer meta;               // int32 [VarlenMeta::data]
-  std::vector<int32_t> uploaded;   // the data `meta` holds
-  int32_t* pinned = nullptr;       // staging for the upload
+  ~CudaVarlenState();             // frees the pinned buffers and the event
+  DeviceBuffer meta;              // int32 [VarlenMeta::data]
+  std::vector<int32_t> uploaded;  // the data `meta` holds
+  int32_t* pinned = nullptr;      // staging for the upload
   std::size_t pinned_n = 0;
-  cudaEvent_t copied = nullptr;    // the last upload has read `pinned`
-  DeviceBuffer argmax;             // [rows] float maxima, then [rows] int32 columns
-  void* argmax_host = nullptr;     // pinned, the same layout
+  cudaEvent_t copied = nullptr;  // the last upload has read `pinned`
+  DeviceBuffer argmax;           // [rows] float maxima, then [rows] int32 columns
+  void* argmax_host = nullptr;   // pinned, the same layout
   std::size_t argmax_rows = 0;
-  int64_t block_tokens = 0;        // the KV ops' block size, last seen (rope packs with it)
+  int64_t block_tokens = 0;  // the KV ops' block size, last seen (rope packs with it)
 };
 
 struct CudaDevice::Impl {
@@ -45,7 +45,7 @@ struct CudaDevice::Impl {
   DeviceBuffer lt_workspace;
   std::unique_ptr<LtGemm> gemm;
   std::unique_ptr<GpuClock> clock;
-  DeviceBuffer decode_ws;  // split-K partials, grown on first use (a warm-up step)
+  DeviceBuffer decode_ws;                   // split-K partials, grown on first use (a warm-up step)
   std::unique_ptr<CudaVarlenState> varlen;  // mixed steps (cuda_varlen.cc), made on first use
   std::function<void(double)> sync_poll;
   bool capturing = false;

@@ -47,8 +47,7 @@ const int32_t* CudaDevice::varlen_meta(const StepBatch& b, int64_t block_tokens,
     v.meta = alloc(v.pinned_n * sizeof(int32_t));
   }
   std::memcpy(v.pinned, m.data.data(), bytes);
-  TPB_CUDA_CHECK(
-      cudaMemcpyAsync(v.meta.get(), v.pinned, bytes, cudaMemcpyHostToDevice, d.stream));
+  TPB_CUDA_CHECK(cudaMemcpyAsync(v.meta.get(), v.pinned, bytes, cudaMemcpyHostToDevice, d.stream));
   TPB_CUDA_CHECK(cudaEventRecord(v.copied, d.stream));
   v.uploaded = m.data;
   return v.meta.as<int32_t>();
@@ -84,8 +83,9 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
   VarlenMeta m;
   const int32_t* meta = varlen_meta(b, kv.block_tokens, m);
   impl_->varlen->block_tokens = kv.block_tokens;
-  cuda_kernels::launch_attention_varlen(plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t),
-                                        impl_->stream, qkv, k_cache, v_cache, out, meta, m, s, t);
+  cuda_kernels::launch_attention_varlen(
+      plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t), impl_->stream, qkv, k_cache,
+      v_cache, out, meta, m, s, t);
 }
 
 void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,

@@ -55,7 +55,8 @@ TEST(VarlenPlan, AttentionWorkIsTheCostModels) {
     const ShardShape sh = shard_shape(m, tp);
     const StepBatch b = ragged();
     const StepCost c = mixed_step_cost(m, tp, DType::bf16, 1, b, false);
-    const KernelLaunch k = plan_attention_varlen(b, sh.q_heads, sh.kv_heads, m.head_dim, DType::bf16);
+    const KernelLaunch k =
+        plan_attention_varlen(b, sh.q_heads, sh.kv_heads, m.head_dim, DType::bf16);
     const OpCost* attn = nullptr;
     for (const OpCost& o : c.layer_ops)
       if (o.op == Op::attention) attn = &o;
@@ -63,7 +64,7 @@ TEST(VarlenPlan, AttentionWorkIsTheCostModels) {
     EXPECT_DOUBLE_EQ(k.flops, attn->flops) << "tp " << tp;
     EXPECT_DOUBLE_EQ(k.bytes_read, attn->bytes_read) << "tp " << tp;
     EXPECT_DOUBLE_EQ(k.bytes_written, attn->bytes_written) << "tp " << tp;
-    EXPECT_EQ(k.grid.x, 4);  // one block per new token ...
+    EXPECT_EQ(k.grid.x, 4);            // one block per new token ...
     EXPECT_EQ(k.grid.y, sh.kv_heads);  // ... and KV head
   }
 }

@@ -127,9 +127,9 @@ __device__ __forceinline__ void tile_softmax(float* sc, float* acc, float* st, i
 
 template <class T>
 __global__ void __launch_bounds__(kVarlenThreads)
-    attention_varlen_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
-                            VarlenPtrs mp, int block_tokens, int q_heads, int kv_heads,
-                            int head_dim, float scale) {
+    attention_varlen_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out, VarlenPtrs mp,
+                            int block_tokens, int q_heads, int kv_heads, int head_dim,
+                            float scale) {
   extern __shared__ float smem[];
   __shared__ int64_t slots[kVarlenTile];
   const int g = q_heads / kv_heads;
@@ -200,9 +200,9 @@ void launch_kv_write_varlen(const KernelLaunch& k, cudaStream_t s, const void* q
   dispatch_dtype(t, "kv_write", [&](auto tag) {
     using T = decltype(tag);
     kv_write_varlen_kernel<T><<<to_dim3(k.grid), to_dim3(k.block), 0, s>>>(
-        static_cast<const T*>(qkv), static_cast<T*>(k_cache), static_cast<T*>(v_cache),
-        p.token_seq, p.token_pos, p.seq_table0, p.tables, m.tokens,
-        static_cast<int>(m.block_tokens), a.q_heads, a.kv_heads, a.head_dim);
+        static_cast<const T*>(qkv), static_cast<T*>(k_cache), static_cast<T*>(v_cache), p.token_seq,
+        p.token_pos, p.seq_table0, p.tables, m.tokens, static_cast<int>(m.block_tokens), a.q_heads,
+        a.kv_heads, a.head_dim);
   });
   TPB_CUDA_CHECK(cudaGetLastError());
 }
