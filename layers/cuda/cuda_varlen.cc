@@ -12,6 +12,19 @@
 
 namespace tpb {
 
+namespace {
+
+// Made on the first mixed-step op or argmax.
+CudaVarlenState& varlen_state(std::unique_ptr<CudaVarlenState>& v) {
+  if (!v) {
+    v = std::make_unique<CudaVarlenState>();
+    TPB_CUDA_CHECK(cudaEventCreateWithFlags(&v->copied, cudaEventDisableTiming));
+  }
+  return *v;
+}
+
+}  // namespace
+
 CudaVarlenState::~CudaVarlenState() {
   if (copied) TPB_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(copied));
   if (pinned) TPB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(pinned));
@@ -24,11 +37,7 @@ CudaVarlenState::~CudaVarlenState() {
 const int32_t* CudaDevice::varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m) {
   Impl& d = *impl_;
   TPB_ASSERT(!d.capturing, "mixed steps are not captured in CUDA graphs");
-  if (!d.varlen) {
-    d.varlen = std::make_unique<CudaVarlenState>();
-    TPB_CUDA_CHECK(cudaEventCreateWithFlags(&d.varlen->copied, cudaEventDisableTiming));
-  }
-  CudaVarlenState& v = *d.varlen;
+  CudaVarlenState& v = varlen_state(d.varlen);
   m = pack_varlen(b, block_tokens);
   if (m.data == v.uploaded) return v.meta.as<int32_t>();
   const std::size_t n = m.data.size(), bytes = n * sizeof(int32_t);
@@ -92,11 +101,7 @@ void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, floa
                             int32_t* col_host, DType t) {
   if (rows <= 0) return;
   Impl& d = *impl_;
-  if (!d.varlen) {
-    d.varlen = std::make_unique<CudaVarlenState>();
-    TPB_CUDA_CHECK(cudaEventCreateWithFlags(&d.varlen->copied, cudaEventDisableTiming));
-  }
-  CudaVarlenState& v = *d.varlen;
+  CudaVarlenState& v = varlen_state(d.varlen);
   const auto n = static_cast<std::size_t>(rows);
   const std::size_t bytes = n * (sizeof(float) + sizeof(int32_t));
   if (n > v.argmax_rows) {

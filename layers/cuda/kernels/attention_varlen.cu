@@ -35,15 +35,8 @@ __global__ void rope_varlen_kernel(T* qkv, const int32_t* token_pos, int64_t tok
   const int64_t i = idx % half;
   const int64_t head = (idx / half) % rot_heads;  // q heads first, then k heads: contiguous
   const int64_t tok = idx / (half * rot_heads);
-  const float pos = static_cast<float>(token_pos[tok]);
-  const float inv_freq = powf(theta, -static_cast<float>(2 * i) / static_cast<float>(head_dim));
-  float sn, cs;
-  sincosf(pos * inv_freq, &sn, &cs);
-  T* h = qkv + tok * row_stride + head * head_dim;
-  const float x0 = to_f(h[i]);
-  const float x1 = to_f(h[i + half]);
-  h[i] = from_f<T>(x0 * cs - x1 * sn);
-  h[i + half] = from_f<T>(x1 * cs + x0 * sn);
+  rope_pair(qkv + tok * row_stride + head * head_dim, i, half, static_cast<float>(token_pos[tok]),
+            head_dim, theta);
 }
 
 template <class T>

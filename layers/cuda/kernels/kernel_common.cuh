@@ -70,6 +70,20 @@ void dispatch_dtype(DType t, const char* what, F&& f) {
                  dtype_name(t));
 }
 
+// Rotary embedding of pair (i, i + d/2) of head `h` at position `pos`: the pair rotates by
+// pos * theta^(-2i/d) (Llama rotate-half). Shared by the fixed and the varlen rope kernels.
+template <class T>
+__device__ __forceinline__ void rope_pair(T* h, int64_t i, int64_t half, float pos,
+                                          int64_t head_dim, float theta) {
+  const float inv_freq = powf(theta, -static_cast<float>(2 * i) / static_cast<float>(head_dim));
+  float sn, cs;
+  sincosf(pos * inv_freq, &sn, &cs);  // full-precision: angles reach thousands of radians
+  const float x0 = to_f(h[i]);
+  const float x1 = to_f(h[i + half]);
+  h[i] = from_f<T>(x0 * cs - x1 * sn);
+  h[i + half] = from_f<T>(x1 * cs + x0 * sn);
+}
+
 inline dim3 to_dim3(const Dim3i& d) {
   return dim3(static_cast<unsigned>(d.x), static_cast<unsigned>(d.y), static_cast<unsigned>(d.z));
 }

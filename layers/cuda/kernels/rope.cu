@@ -17,14 +17,7 @@ __global__ void rope_kernel(T* qkv, int64_t tokens, int64_t tokens_per_seq, int6
   const int64_t head = (idx / half) % rot_heads;  // q heads first, then k heads: contiguous
   const int64_t tok = idx / (half * rot_heads);
   const float pos = static_cast<float>(pos0 + tok % tokens_per_seq);
-  const float inv_freq = powf(theta, -static_cast<float>(2 * i) / static_cast<float>(head_dim));
-  float sn, cs;
-  sincosf(pos * inv_freq, &sn, &cs);  // full-precision: angles reach thousands of radians
-  T* h = qkv + tok * row_stride + head * head_dim;
-  const float x0 = to_f(h[i]);
-  const float x1 = to_f(h[i + half]);
-  h[i] = from_f<T>(x0 * cs - x1 * sn);
-  h[i + half] = from_f<T>(x1 * cs + x0 * sn);
+  rope_pair(qkv + tok * row_stride + head * head_dim, i, half, pos, head_dim, theta);
 }
 
 }  // namespace
