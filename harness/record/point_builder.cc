@@ -129,6 +129,8 @@ RankRecord rank_record(const RankMetrics& r, const RankSample& s) {
   j.group_rank = r.group_rank;
   j.wall_s = r.wall_s;
   j.compute_s = r.compute_s;
+  if (j.inject.contains("slowdown") || j.inject.contains("jitter"))
+    j.injected_s = r.op_s[static_cast<std::size_t>(Op::injected)];
   j.wait_s = r.wait_s;
   j.transfer_s = r.transfer_s;
   j.busy_fraction = r.busy_fraction;

@@ -159,6 +159,9 @@ struct RankRecord {
   int64_t group = 0, group_rank = 0;
   // From the analysis of the gathered timelines.
   double wall_s = 0, compute_s = 0, wait_s = 0, transfer_s = 0;
+  // The injected share of compute_s (1.6.0), on a rank whose --inject adds work (slowdown,
+  // jitter) only: what compute_s would be on its own is compute_s - injected_s.
+  std::optional<double> injected_s;
   double busy_fraction = 0, useful_fraction = 0, host_gap_fraction = 0, occupancy_sampled = 0;
   double step_time_p50_s = 0;
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;

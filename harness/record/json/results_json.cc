@@ -267,6 +267,7 @@ void fields(V& v, R& r) {
   v("group_rank", r.group_rank);
   v("wall_s", r.wall_s);
   v("compute_s", r.compute_s);
+  v("injected_s", r.injected_s);
   v("wait_s", r.wait_s);
   v("transfer_s", r.transfer_s);
   v("busy_fraction", r.busy_fraction);
