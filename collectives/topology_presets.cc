@@ -86,12 +86,13 @@ void load_preset(TopologyChoice& c, const std::string& config_dir) {
   if (!j.is_object()) bad("'" + path + "' must hold an object");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "name" && it.key() != "description" && it.key() != "mpi" &&
-        it.key() != "nccl" && it.key() != "hosts")
+        it.key() != "nccl" && it.key() != "hosts" && it.key() != "model")
       bad("'" + path + "': unknown field '" + it.key() + "'");
   c.description = j.value("description", "");
   if (j.contains("hosts")) load_hosts(c, j["hosts"], path);
   if (!j.contains(c.family))
-    bad("preset '" + c.preset + "' has no setting for --collective " + c.family);
+    bad("preset '" + c.preset + "' has no setting for --collective " + c.family +
+        (j.contains("model") ? " (it describes a modelled interconnect: --backend model)" : ""));
   const auto& sec = j[c.family];
   if (!sec.is_object()) bad("'" + path + "': " + c.family + " must be an object");
   for (auto it = sec.begin(); it != sec.end(); ++it) {

@@ -32,6 +32,8 @@ void prepare_topology(const tpb::CliResult& cli, const tpb::World& w) {
   if (c.contains("topology")) texts = tpb::axis_values(c["topology"], "--topology", false);
   const std::string backend = config_text(c, "backend", "cpu");
   const std::string family = config_text(c, "collective", tpb::default_collective(backend));
+  // A modelled fabric sets no knob of a real run; the model backend reads it itself.
+  if (family == "model") return;
   tpb::prepare_topologies(texts, family, config_text(c, "config_dir", tpb::default_config_dir()),
                           w.size, cli.argv, w.nodes);
 }

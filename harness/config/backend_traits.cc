@@ -11,6 +11,8 @@ const std::vector<BackendTraits>& table() {
       // name, collective, hardware, dtype, device memory, nccl, sm clock, graphs
       {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false},
       {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true},
+      // Virtual ranks in one process; NCCL's tuning model on a topology preset's fabric.
+      {"model", "model", "h100-sxm", DType::bf16, true, false, false, false},
   };
   return t;
 }
@@ -43,9 +45,14 @@ BackendChoice choose_backend(ConfigFields& f) {
   BackendChoice c;
   c.backend = f.choice("backend", "cpu", backend_names());
   const BackendTraits& bt = backend_traits(c.backend);
-  c.collective = f.choice("collective", bt.default_collective, {"mpi", "nccl"});
+  c.collective = f.choice("collective", bt.default_collective, {"mpi", "nccl", "model"});
   if (c.collective == "nccl" && !bt.device_collectives)
     throw BadInput("--collective: nccl needs --backend cuda (got --backend " + c.backend + ")");
+  if ((c.collective == "model") != (c.backend == "model"))
+    throw BadInput(
+        "--collective: the model collective and --backend model go together (got "
+        "--backend " +
+        c.backend + " --collective " + c.collective + ")");
   return c;
 }
 

@@ -21,8 +21,8 @@ struct OptionDef {
 
 // Point options shared by run (and the sweep verbs that extend it).
 const OptionDef kPointOptions[] = {
-    {"backend", "cpu | cuda"},
-    {"collective", "mpi | nccl"},
+    {"backend", "cpu | cuda | model (collectives only so far)"},
+    {"collective", "mpi | nccl | model"},
     {"mpi_mode", "blocking | nonblocking: how --collective mpi waits (default blocking)"},
     {"model", "model name (configs/models) or JSON file"},
     {"hardware", "hardware name (configs/hardware) or JSON file"},
@@ -70,10 +70,13 @@ const CollOptionDef kCollectiveOptions[] = {
     {"dtype", "-d,--dtype", "fp32 (mpi); fp32 | bf16 | fp16 (nccl)"},
     {"kind", "--kind", "all_reduce | reduce_scatter | all_gather | broadcast | reduce"},
     {"root", "-r,--root", "root rank of broadcast and reduce"},
-    {"collective", "--collective", "mpi | nccl"},
+    {"collective", "--collective", "mpi | nccl | model"},
     {"mpi_mode", "--mpi-mode",
      "blocking | nonblocking: how --collective mpi waits (default blocking)"},
-    {"backend", "--backend", "cpu | cuda (where the buffers live)"},
+    {"backend", "--backend", "cpu | cuda (where the buffers live) | model (virtual ranks)"},
+    {"world", "--world", "model: virtual ranks (default: one node of the preset)"},
+    {"algo", "--algo", "model: ring | tree | nvls | auto (NCCL's choice: the fastest)"},
+    {"gpus_per_node", "--gpus-per-node", "model: ranks per node (default: the preset's)"},
     {"topology", "--topology", "interconnect preset (configs/topologies)"},
     {"out", "--out", "output directory"},
     {"collective_timeout", "--collective-timeout", "seconds before a collective is hung"},

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "collectives/model/collective_model.h"
 #include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
@@ -20,6 +21,30 @@ int64_t size_field(ConfigFields& f, const nlohmann::json& cfg, const std::string
   return parse_size_suffix(v.is_string() ? v.get<std::string>() : v.dump(), field_name(key));
 }
 
+// --world, --algo and --gpus-per-node belong to the model backend, whose ranks are virtual;
+// with real ranks MPI decides the world. Returns the world the rest is validated against.
+int resolve_model_world(ConfigFields& f, CollectivesSpec& s, int mpi_world) {
+  if (s.backend != "model") {
+    for (const char* k : {"world", "algo", "gpus_per_node"})
+      if (f.has(k))
+        throw BadInput(field_name(k) + ": only with --backend model (MPI decides the world of " +
+                       "real ranks)");
+    return mpi_world;
+  }
+  if (mpi_world > 1)
+    throw BadInput(
+        "--backend: model runs its virtual ranks in one process; launch it without "
+        "mpirun (or with -np 1)");
+  const Fabric fabric = load_fabric(f.str("topology", "default"), s.config_dir);
+  s.gpus_per_node = static_cast<int>(f.integer("gpus_per_node", fabric.gpus_per_node, 1, 1024));
+  s.world = static_cast<int>(f.integer("world", s.gpus_per_node, 2, 1 << 20));
+  if (s.world > s.gpus_per_node && s.world % s.gpus_per_node != 0)
+    throw BadInput("--world: " + std::to_string(s.world) + " ranks do not fill nodes of " +
+                   std::to_string(s.gpus_per_node) + " GPUs (--gpus-per-node)");
+  s.algo = model_algo_name(parse_model_algo(f.str("algo", "auto"), "--algo"));
+  return s.world;
+}
+
 }  // namespace
 
 CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
@@ -30,6 +55,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   const BackendChoice bc = choose_backend(f);
   s.backend = bc.backend;
   s.collective = bc.collective;
+  world = resolve_model_world(f, s, world);
   s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
   s.kind = parse_coll_kind(f.str("kind", "all_reduce"), "--kind");
   s.op = f.choice("op", "sum", {"sum", "max", "min"});
@@ -46,6 +72,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   s.timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
   s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
   s.topology = f.str("topology", "default");
+  if (s.backend == "model" && s.topology == "default") s.topology = "nvlink4";
   s.out = f.str("out", "");
   f.reject_unknown();
 
@@ -56,7 +83,10 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   if (direct_mpi && s.dtype != DType::fp32)
     throw BadInput(std::string("--dtype: --collective mpi on host buffers is fp32 only (got ") +
                    dtype_name(s.dtype) + ")");
-  if (!direct_mpi) {
+  if (s.collective == "model" && s.baseline)
+    throw BadInput("--baseline: the plain loop is MPI on host buffers only");
+  // The model prices every kind and op by its bytes alone.
+  if (!direct_mpi && s.collective != "model") {
     if (s.kind != CollKind::all_reduce || s.op != "sum")
       throw BadInput("--kind/--op: --collective " + s.collective + " on --backend " + s.backend +
                      " measures the TP all_reduce with sum only");
@@ -77,28 +107,42 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
     if (lo == hi) break;
     b = step > 0 ? b + step : b * factor;
   }
+  if (s.backend == "model") {
+    // What the fabric cannot run (nvls without NVLink SHARP, a group across nodes on a
+    // one-node preset) is refused here, before any output, not at the first size.
+    const Fabric fabric = load_fabric(s.topology, s.config_dir);
+    const int nodes = s.world > s.gpus_per_node ? s.world / s.gpus_per_node : 1;
+    model_collective(fabric, s.kind, s.sizes.front(), {s.world, nodes},
+                     parse_model_algo(s.algo, "--algo"));
+  }
   return s;
 }
 
 nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
   // The resolved spec in the config fields' names (sizes: the list that -b/-e/-f made).
-  return nlohmann::ordered_json{{"kind", coll_kind_name(s.kind)},
-                                {"op", s.op},
-                                {"dtype", dtype_name(s.dtype)},
-                                {"collective", s.collective},
-                                {"mpi_mode", mpi_mode_name(s.mpi_mode)},
-                                {"backend", s.backend},
-                                {"topology", s.topology},
-                                {"inplace", s.inplace},
-                                {"baseline", s.baseline},
-                                {"root", s.root},
-                                {"sizes", s.sizes},
-                                {"warmup_iters", s.warmup},
-                                {"iters", s.iters},
-                                {"collective_timeout", s.timeout_s},
-                                {"sync_rounds", s.sync_rounds},
-                                {"out", s.out},
-                                {"config_dir", s.config_dir}};
+  nlohmann::ordered_json j{{"kind", coll_kind_name(s.kind)},
+                           {"op", s.op},
+                           {"dtype", dtype_name(s.dtype)},
+                           {"collective", s.collective},
+                           {"mpi_mode", mpi_mode_name(s.mpi_mode)},
+                           {"backend", s.backend},
+                           {"topology", s.topology},
+                           {"inplace", s.inplace},
+                           {"baseline", s.baseline},
+                           {"root", s.root},
+                           {"sizes", s.sizes},
+                           {"warmup_iters", s.warmup},
+                           {"iters", s.iters},
+                           {"collective_timeout", s.timeout_s},
+                           {"sync_rounds", s.sync_rounds},
+                           {"out", s.out},
+                           {"config_dir", s.config_dir}};
+  if (s.backend == "model") {
+    j["world"] = s.world;
+    j["algo"] = s.algo;
+    j["gpus_per_node"] = s.gpus_per_node;
+  }
+  return j;
 }
 
 }  // namespace tpb

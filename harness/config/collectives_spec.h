@@ -28,6 +28,11 @@ struct CollectivesSpec {
   double timeout_s = 600;
   int sync_rounds = 32;
   std::string out, config_dir;
+  // --backend model: virtual ranks in this one process, NCCL's tuning model on a modelled
+  // fabric (the topology preset's model section).
+  int world = 0;              // virtual ranks (0: the MPI world measures)
+  std::string algo = "auto";  // ring | tree | nvls | auto
+  int gpus_per_node = 0;      // ranks per node (default: the preset's)
 };
 
 // Validates the flat config; throws BadInput naming the flag.

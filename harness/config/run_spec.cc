@@ -81,6 +81,10 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   constexpr int64_t kMaxI = std::numeric_limits<int32_t>::max();
   s.config_dir = f.str("config_dir", default_config_dir);
   BackendChoice bc = choose_backend(f);
+  if (bc.backend == "model")
+    throw BadInput(
+        "--backend: model runs `tpbench collectives` only so far; run, sweep and "
+        "serve on virtual ranks are not built yet");
   s.backend = std::move(bc.backend);
   s.collective = std::move(bc.collective);
   s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");

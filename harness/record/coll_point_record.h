@@ -11,6 +11,15 @@
 
 namespace tpb {
 
+// --backend model (1.6.0): what NCCL's tuning model chose for the size and why it takes
+// that long; no rank measured anything.
+struct CollModelRecord {
+  std::string algo_asked, algo, protocol;
+  int64_t nodes = 1, gpus_per_node = 1;
+  double latency_s = 0, algbw_GBps = 0;
+  std::string source;
+};
+
 // What identifies the size: the collective, its message, the group and the timing loop.
 struct CollParamsRecord {
   std::string kind, op, dtype;
@@ -22,6 +31,7 @@ struct CollParamsRecord {
   int64_t iters = 0, warmup_iters = 0;
   // --mpi-mode with --collective mpi; absent for nccl and in results older than 1.2.0.
   std::optional<std::string> mpi_mode;
+  std::optional<CollModelRecord> model;  // --backend model only
 };
 
 // nccl-tests' time (mean) beside percentiles over the per-iteration spans.

@@ -9,7 +9,12 @@
 namespace tpb {
 
 std::string coll_table_header(const CollectivesSpec& s, int n) {
-  std::string h = fmt::format(
+  std::string h =
+      s.collective == "model"
+          ? fmt::format("# modelled, not measured: {} virtual ranks, {} per node, --algo {}\n", n,
+                        s.gpus_per_node, s.algo)
+          : std::string();
+  h += fmt::format(
       "# tpbench collectives: {} op {} dtype {} on {} ranks, collective {}{} ({}), topology {}, "
       "{}, warmup {} iters {}\n",
       coll_kind_name(s.kind), s.op, dtype_name(s.dtype), n, s.collective,
@@ -19,7 +24,8 @@ std::string coll_table_header(const CollectivesSpec& s, int n) {
                    "size", "count", "time", "algbw", "busbw", "#wrong", "p50", "p99", "skew_p50",
                    "skew_p95", "wait%",
                    s.baseline ? fmt::format(" {:>9} {:>6}", "plain", "ratio") : "",
-                   "arrival lag per rank, mean");
+                   s.collective == "model" ? "NCCL's model: algorithm/protocol, latency"
+                                           : "arrival lag per rank, mean");
   h += fmt::format("#{:>11} {:>10} {:>9} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6}{}  {}\n",
                    "(B)", "(elements)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
                    "(us)", "", s.baseline ? fmt::format(" {:>9} {:>6}", "(us)", "") : "", "(us)");
@@ -30,8 +36,12 @@ std::string coll_table_row(const CollPointRecord& p, bool baseline) {
   const CollMetricsRecord& m = p.metrics;
   const SkewRecord& skew = p.collectives.skew_s;
   std::string lags;
-  for (const auto& r : p.ranks)
-    lags += fmt::format(" r{}:{:.1f}", r.rank, r.arrival_lag_s.mean * 1e6);
+  if (p.params.model)
+    lags = fmt::format(" {}/{} {:.1f}", p.params.model->algo, p.params.model->protocol,
+                       p.params.model->latency_s * 1e6);
+  else
+    for (const auto& r : p.ranks)
+      lags += fmt::format(" r{}:{:.1f}", r.rank, r.arrival_lag_s.mean * 1e6);
   // The builder writes the baseline block whenever --baseline is given.
   std::string plain;
   if (baseline) {

@@ -50,6 +50,8 @@ CalibrateSpec resolve_calibrate_spec(const nlohmann::json& cfg, const World& w, 
   ConfigFields f(cfg);
   CalibrateSpec s;
   s.backend = f.choice("backend", "cpu", backend_names());
+  if (s.backend == "model")
+    throw BadInput("--backend: calibrate measures a real device; model is not one");
   s.collective = f.choice("collective", default_collective(s.backend), {"mpi", "nccl"});
   s.config_dir = f.str("config_dir", default_config_dir());
   s.model = f.str("model", "tiny");

@@ -84,6 +84,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
   agree(w.comm, [&] {
     s = resolve_coll_spec(cli.config, w.size, default_config_dir());
     if (w.rank == 0 && !s.out.empty()) ensure_writable_dir(s.out);
+    if (s.collective == "model") return;  // virtual ranks: no device
     DeviceOptions o;
     o.backend = s.backend;
     o.local_rank = w.local_rank;
@@ -95,6 +96,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
       throw BadInput(std::string("--dtype: the ") + s.backend + " backend has no " +
                      dtype_name(s.dtype));
   });
+  if (s.collective == "model") return verb_model_collectives(cli, w, s);
   std::optional<ResultsWriter> writer = open_results(cli, w, s, *dev);
   std::vector<std::string> hosts = gather_strings(w.comm, w.host, 0);
   auto coll = make_measured_collective(s, w, *dev);

@@ -2,6 +2,7 @@
 // throws tpb::Error for failures main() reports.
 #pragma once
 #include "harness/config/cli.h"
+#include "harness/config/collectives_spec.h"
 #include "harness/mpi/world.h"
 
 namespace tpb {
@@ -9,6 +10,8 @@ namespace tpb {
 int verb_run(const CliResult& cli, const World& w);
 int verb_sweep(const CliResult& cli, const World& w);
 int verb_collectives(const CliResult& cli, const World& w);
+// --backend model's part of verb_collectives (collectives_model.cc), after validation.
+int verb_model_collectives(const CliResult& cli, const World& w, const CollectivesSpec& s);
 int verb_compare(const CliResult& cli, const World& w);
 int verb_diagnose(const CliResult& cli, const World& w);
 int verb_info(const CliResult& cli, const World& w);

@@ -155,7 +155,12 @@ def straggler(c):
     c.check(led, f"imbalance has the largest share of the ITL tail: {how} (attempt {attempt + 1} "
                  f"of 3)")
     if how.startswith("jitter"):
-        c.check("jitter" in found, "diagnose says jitter when jitter leads the tail")
+        # diagnose names a cause only for a spiky tail (p99 over 1.5x p50); a uniform one is
+        # the decode step's bandwidth note whatever its shares (CI saw jitter 0.53 there).
+        itl = verdicts(c, out, "itl")
+        uniform = any("uniform" in t for t in itl)
+        c.check("jitter" in found or uniform,
+                f"diagnose says jitter when jitter leads a spiky tail (itl: {itl})")
 
 
 def host_bound(c):

@@ -19,7 +19,8 @@ TEST(BackendTraits, DefaultsByBackend) {
   EXPECT_EQ(default_collective("cpu"), "mpi");
   EXPECT_EQ(default_collective("cuda"), "nccl");
   EXPECT_EQ(default_collective("tpu"), "mpi");  // rejected later, naming --backend
-  EXPECT_EQ(backend_names(), (std::vector<std::string>{"cpu", "cuda"}));
+  EXPECT_EQ(default_collective("model"), "model");
+  EXPECT_EQ(backend_names(), (std::vector<std::string>{"cpu", "cuda", "model"}));
   EXPECT_EQ(backend_traits("cuda").default_hardware, "h100-sxm");
   EXPECT_EQ(backend_traits("cuda").default_dtype, DType::bf16);
   EXPECT_FALSE(backend_traits("cpu").graphs);

@@ -29,6 +29,19 @@ void fields(V& v, R& r) {
   v("iters", r.iters);
   v("warmup_iters", r.warmup_iters);
   v("mpi_mode", r.mpi_mode);
+  v("model", r.model);
+}
+
+template <class V, Is<CollModelRecord> R>
+void fields(V& v, R& r) {
+  v("algo_asked", r.algo_asked);
+  v("algo", r.algo);
+  v("protocol", r.protocol);
+  v("nodes", r.nodes);
+  v("gpus_per_node", r.gpus_per_node);
+  v("latency_s", r.latency_s);
+  v("algbw_GBps", r.algbw_GBps);
+  v("source", r.source);
 }
 
 template <class V, Is<CollTimeRecord> R>
@@ -218,6 +231,7 @@ void fields(V& v, R& r) {
   v("peaks", r.peaks);
   v("host_ranks", r.host_ranks);
   v("links", r.links);
+  v("fabric", r.fabric);
 }
 
 template <class V, Is<Verdict> R>

@@ -1,0 +1,194 @@
+// NCCL's tuning model, restated. The constants are NCCL's (src/graph/tuning.cc of the 2.19
+// line, NVIDIA/nccl commit b6475625): baseLat, hwLat, the LL bandwidth caps and the
+// protocol/algorithm bandwidth factors. The link figures come from the preset. Departures
+// from NCCL's model, each for a stated reason:
+//  - bus bandwidth is the preset's per-GPU intra figure, bounded across nodes by what the
+//    node's NICs carry (one ring per channel crosses every node boundary once, so a node's
+//    egress equals the ring's bus bandwidth); NCCL derives it from its channel search, which
+//    needs the machine;
+//  - the per-channel LL128 and tree caps are left out (they need NCCL's channel count);
+//  - NVLS (NVLink SHARP, one node): each GPU moves S (1 + 1/n) bytes per direction (S out as
+//    the switch pulls every rank's slice for the reduction, S/n back; S/n out and S back for
+//    the multicast all-gather), so algbw = line x efficiency x n / (n + 1). NCCL 2.19 writes a
+//    fixed 5/6; the measured algbw rising with n (NVIDIA/nccl issue 1455: 258 GB/s at 5 GPUs to
+//    273 at 8 on H100) is what n / (n + 1) describes.
+#include "collectives/model/collective_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+constexpr int kRing = 0, kTree = 1, kNvls = 2;
+constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+
+// Microseconds. baseLat[algorithm][protocol] and hwLat[hw][algorithm][protocol].
+constexpr double kBaseLat[3][3] = {{6.6, 14.0, 8.4}, {6.8, 14.0, 0.0}, {0, 0, 0}};
+constexpr double kHwLat[3][3][3] = {
+    {{0.6, 1.9, 3.4}, {0.6, 1.25, 28}, {0, 0, 23}},   // NVLink: ring, tree, NVLS
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 28}, {0, 0, 0}},     // PCI
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 28}, {0, 0, 18}}};  // network
+// LL's bandwidth ceiling, GB/s: Hopper on one node; x86 (Intel) at 2 and at 4+ nodes.
+constexpr double kLLMaxOneNode = 87.7, kLLMaxTwoNodes = 39.0, kLLMaxMoreNodes = 20.4;
+// Network post overhead per inter-node ring step, us (Intel x86), three times for Simple.
+constexpr double kNetOverheadUs = 1.0;
+// Trees run below their model at medium sizes; NCCL scales their bandwidth by this, indexed by
+// log2(bytes / 64), 64 B .. 128 MB.
+constexpr double kTreeCorrection[3][22] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9}};
+
+int hw_index(LinkHw hw) {
+  return hw == LinkHw::nvlink ? 0 : hw == LinkHw::pci ? 1 : 2;
+}
+
+int log2i(int64_t v) {
+  int l = 0;
+  while (v >>= 1) ++l;
+  return l;
+}
+
+struct Shape {
+  const Fabric& f;
+  CollKind kind;
+  int n, nodes, ppn;
+};
+
+double ll_max(const Shape& s) {
+  return s.nodes == 1 ? kLLMaxOneNode : s.nodes == 2 ? kLLMaxTwoNodes : kLLMaxMoreNodes;
+}
+
+// The ring's bus bandwidth: the intra links, and across nodes what the node's NICs carry.
+double ring_bus(const Shape& s) {
+  double b = s.f.intra.bus_GBps();
+  if (s.nodes > 1) b = std::min(b, s.f.inter->bus_GBps() * std::min(s.f.nics_per_node, s.ppn));
+  return b;
+}
+
+bool proto_enabled(const Shape& s, int p) {
+  // NCCL enables LL128 by default only where the intra-node path is NVLink.
+  return p != kLL128 || s.f.intra.hw == LinkHw::nvlink;
+}
+
+// Latency (us) and algbw (GB/s) of one algorithm and protocol; algbw 0 = not available.
+std::pair<double, double> ring_model(const Shape& s, int p) {
+  const bool ar = s.kind == CollKind::all_reduce;
+  const bool chain = s.kind == CollKind::broadcast || s.kind == CollKind::reduce;
+  const int steps = ar ? 2 * (s.n - 1) : chain ? s.n : s.n - 1;
+  const int inter = ar ? (s.nodes > 1 ? 2 * s.nodes : 0) : chain ? s.nodes : s.nodes - 1;
+  double bus = ring_bus(s);
+  if (p == kLL)
+    bus = std::min(ll_max(s), bus * ((s.nodes > 1 || ar || s.kind == CollKind::reduce) ? 0.25
+                                                                                       : 1.0 / 3));
+  if (p == kLL128) bus *= s.ppn < 2 ? 0.7 : 0.92;
+  const int intra_hw = hw_index(s.f.intra.hw);
+  double lat = kBaseLat[kRing][p];
+  if (chain) {
+    lat += kHwLat[s.nodes == 1 ? intra_hw : 2][kRing][p];  // pipelined: one step's latency
+  } else {
+    double intra_lat = kHwLat[intra_hw][kRing][p];
+    if (s.nodes > 1) intra_lat = std::max(intra_lat, kNetOverheadUs * (p == kSimple ? 3 : 1));
+    lat += (steps - inter) * intra_lat + inter * kHwLat[2][kRing][p];
+  }
+  return {lat, bus * s.n / steps};
+}
+
+std::pair<double, double> tree_model(const Shape& s, int p, int64_t bytes) {
+  double bus = ring_bus(s) * 0.92;
+  if (p == kLL) bus = std::min(bus / 3.8, ll_max(s));
+  if (p == kLL128) bus *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+  double algbw = bus * 0.5;
+  const int log_size = log2i(bytes >> 6);
+  if (log_size < 22) algbw *= kTreeCorrection[p][log_size];
+  const double intra_lat = kHwLat[hw_index(s.f.intra.hw)][kTree][p];
+  const double lat = kBaseLat[kTree][p] + 2 * ((s.ppn - 1) * intra_lat +
+                                               log2i(s.nodes) * kHwLat[2][kTree][p]);
+  return {lat, algbw};
+}
+
+std::pair<double, double> nvls_model(const Shape& s) {
+  const double algbw = s.f.intra.line_GBps * *s.f.nvls_efficiency * s.n / (s.n + 1.0);
+  return {kBaseLat[kNvls][kSimple] + kHwLat[0][kNvls][kSimple], algbw};
+}
+
+void check_algo(const Shape& s, ModelAlgo a) {
+  if (a == ModelAlgo::ring || a == ModelAlgo::automatic) return;
+  if (s.kind != CollKind::all_reduce)
+    throw BadInput(std::string("--algo: ") + model_algo_name(a) + " is an all_reduce algorithm");
+  if (a == ModelAlgo::nvls && !s.f.nvls_efficiency)
+    throw BadInput("--algo: nvls needs NVLink SHARP, which topology '" + s.f.name +
+                   "' does not have");
+  if (a == ModelAlgo::nvls && s.nodes > 1)
+    throw BadInput("--algo: nvls is one node's NVSwitch; this group spans " +
+                   std::to_string(s.nodes) + " nodes (NCCL's NVLSTree is not modelled)");
+}
+
+}  // namespace
+
+ModelAlgo parse_model_algo(const std::string& t, const std::string& option) {
+  if (t == "ring") return ModelAlgo::ring;
+  if (t == "tree") return ModelAlgo::tree;
+  if (t == "nvls") return ModelAlgo::nvls;
+  if (t == "auto") return ModelAlgo::automatic;
+  throw BadInput(option + ": '" + t + "' is not ring, tree, nvls or auto");
+}
+
+const char* model_algo_name(ModelAlgo a) {
+  switch (a) {
+    case ModelAlgo::ring:
+      return "ring";
+    case ModelAlgo::tree:
+      return "tree";
+    case ModelAlgo::nvls:
+      return "nvls";
+    case ModelAlgo::automatic:
+      return "auto";
+  }
+  return "?";
+}
+
+const char* model_proto_name(ModelProto p) {
+  return p == ModelProto::ll ? "LL" : p == ModelProto::ll128 ? "LL128" : "Simple";
+}
+
+ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
+                           ModelAlgo algo) {
+  if (g.ranks < 1 || g.nodes < 1 || g.ranks % g.nodes != 0)
+    throw BadInput("--world: " + std::to_string(g.ranks) + " ranks do not split evenly over " +
+                   std::to_string(g.nodes) + " nodes");
+  if (g.nodes > 1 && !f.inter)
+    throw BadInput("--topology: '" + f.name + "' is one node of " +
+                   std::to_string(f.gpus_per_node) +
+                   " GPUs and has no link between nodes; a group across nodes needs a preset "
+                   "with an inter section (ib-ndr, ib-xdr, roce-400g)");
+  const Shape s{f, kind, g.ranks, g.nodes, g.ranks / g.nodes};
+  check_algo(s, algo);
+  ModelTime best;
+  best.time_s = std::numeric_limits<double>::infinity();
+  if (g.ranks == 1) return {algo == ModelAlgo::automatic ? ModelAlgo::ring : algo,
+                            ModelProto::simple, 0, 0, 0};
+  for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls}) {
+    if (algo != ModelAlgo::automatic && a != algo) continue;
+    if (a != ModelAlgo::ring && kind != CollKind::all_reduce) continue;
+    if (a == ModelAlgo::nvls && (!f.nvls_efficiency || g.nodes > 1)) continue;
+    for (int p : {kLL, kLL128, kSimple}) {
+      if (a == ModelAlgo::nvls && p != kSimple) continue;  // NVLS runs Simple only
+      if (!proto_enabled(s, p)) continue;
+      const auto [lat_us, algbw] = a == ModelAlgo::ring   ? ring_model(s, p)
+                                   : a == ModelAlgo::tree ? tree_model(s, p, bytes)
+                                                          : nvls_model(s);
+      if (algbw <= 0) continue;
+      const double t = (lat_us + static_cast<double>(bytes) / (1000.0 * algbw)) * 1e-6;
+      if (t < best.time_s) best = {a, static_cast<ModelProto>(p), lat_us * 1e-6, algbw, t};
+    }
+  }
+  return best;
+}
+
+}  // namespace tpb

@@ -1,0 +1,42 @@
+// The collective model of --backend model: NCCL's own tuning structure (src/graph/tuning.cc,
+// ncclTopoTuneModel and ncclTopoGetAlgoTime): for each algorithm and protocol a latency (a
+// base plus a per-step hardware latency, intra- and inter-node steps counted apart) and a bus
+// bandwidth turned into an algorithm bandwidth; time = latency + bytes / algbw, and `auto`
+// takes the fastest, as NCCL does. Where this model departs from NCCL's, the .cc says so.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "collectives/kinds/coll_kind.h"
+#include "collectives/model/fabric.h"
+
+namespace tpb {
+
+enum class ModelAlgo { ring, tree, nvls, automatic };
+enum class ModelProto { ll, ll128, simple };
+
+// "ring" | "tree" | "nvls" | "auto". Throws BadInput naming `option`.
+ModelAlgo parse_model_algo(const std::string& text, const std::string& option);
+const char* model_algo_name(ModelAlgo a);
+const char* model_proto_name(ModelProto p);
+
+// A group of `ranks` spread evenly over `nodes` (ranks % nodes == 0).
+struct ModelGroup {
+  int ranks = 1, nodes = 1;
+};
+
+struct ModelTime {
+  ModelAlgo algo = ModelAlgo::ring;
+  ModelProto proto = ModelProto::simple;
+  double latency_s = 0;
+  double algbw_GBps = 0;  // what bytes / (time - latency) is
+  double time_s = 0;      // latency_s + bytes / algbw
+};
+
+// Throws BadInput naming --algo when the fabric or the kind has no such algorithm (nvls
+// without NVLink SHARP, or across nodes; tree or nvls for a kind other than all_reduce), and
+// naming --topology when the group spans nodes on a single-node fabric.
+ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
+                           ModelAlgo algo);
+
+}  // namespace tpb

@@ -1,0 +1,118 @@
+// Preset "model" sections: every number is range-checked, and every tier must say where its
+// figures come from ("source"), so a preset cannot carry an unexplained constant.
+#include "collectives/model/fabric.h"
+
+#include "layers/base/config_loader.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) {
+  throw BadInput("--topology: " + what);
+}
+
+const ConfigKind& preset_kind() {
+  static const ConfigKind kind{"--topology", "topologies", "preset", {"default"}, true, true};
+  return kind;
+}
+
+double number(const nlohmann::json& j, const std::string& key, double lo, double hi,
+              const std::string& where) {
+  if (!j.contains(key) || !j[key].is_number())
+    bad(where + ": " + key + " must be a number in [" + std::to_string(lo) + ", " +
+        std::to_string(hi) + "]");
+  const double v = j[key].get<double>();
+  if (!(v >= lo && v <= hi))
+    bad(where + ": " + key + " = " + std::to_string(v) + " is outside [" + std::to_string(lo) +
+        ", " + std::to_string(hi) + "]");
+  return v;
+}
+
+void require_source(const nlohmann::json& j, const std::string& where) {
+  if (!j.contains("source") || !j["source"].is_string() || j["source"].get<std::string>().empty())
+    bad(where + ": source must say where its figures come from");
+}
+
+void only_keys(const nlohmann::json& j, std::initializer_list<const char*> keys,
+               const std::string& where) {
+  if (!j.is_object()) bad(where + " must be an object");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool known = false;
+    for (const char* k : keys) known = known || it.key() == k;
+    if (!known) bad(where + ": unknown field '" + it.key() + "'");
+  }
+}
+
+LinkTier parse_tier(const nlohmann::json& j, const std::string& where, bool inter) {
+  if (inter)
+    only_keys(j, {"hw", "line_GBps", "efficiency", "nics_per_node", "source", "note"}, where);
+  else
+    only_keys(j, {"hw", "line_GBps", "efficiency", "source", "note"}, where);
+  require_source(j, where);
+  LinkTier t;
+  const std::string hw = j.value("hw", "");
+  if (hw == "nvlink" && !inter)
+    t.hw = LinkHw::nvlink;
+  else if (hw == "pci" && !inter)
+    t.hw = LinkHw::pci;
+  else if (hw == "net" && inter)
+    t.hw = LinkHw::net;
+  else
+    bad(where + ": hw must be " + (inter ? "net" : "nvlink or pci") + " (got '" + hw + "')");
+  t.line_GBps = number(j, "line_GBps", 0.1, 100000, where);
+  t.efficiency = number(j, "efficiency", 0.01, 1.0, where);
+  return t;
+}
+
+}  // namespace
+
+const char* link_hw_name(LinkHw hw) {
+  switch (hw) {
+    case LinkHw::nvlink:
+      return "nvlink";
+    case LinkHw::pci:
+      return "pci";
+    case LinkHw::net:
+      return "net";
+  }
+  return "?";
+}
+
+Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {
+  const std::string w = where + ": model";
+  only_keys(m, {"gpus_per_node", "intra", "inter", "nvls", "source", "note"}, w);
+  Fabric f;
+  f.gpus_per_node = static_cast<int>(number(m, "gpus_per_node", 1, 1024, w));
+  if (!m.contains("intra")) bad(w + ": intra (the links inside a node) is required");
+  f.intra = parse_tier(m["intra"], w + ".intra", false);
+  if (m.contains("inter")) {
+    f.inter = parse_tier(m["inter"], w + ".inter", true);
+    f.nics_per_node = static_cast<int>(number(m["inter"], "nics_per_node", 1, 1024, w + ".inter"));
+  }
+  if (m.contains("nvls")) {
+    only_keys(m["nvls"], {"efficiency", "source", "note"}, w + ".nvls");
+    require_source(m["nvls"], w + ".nvls");
+    if (f.intra.hw != LinkHw::nvlink) bad(w + ".nvls: NVLink SHARP needs hw nvlink inside the node");
+    f.nvls_efficiency = number(m["nvls"], "efficiency", 0.01, 1.0, w + ".nvls");
+  }
+  return f;
+}
+
+Fabric load_fabric(const std::string& text, const std::string& config_dir) {
+  const std::string name = text == "default" ? "nvlink4" : text;
+  if (name.find(':') != std::string::npos)
+    bad("'" + text + "': a modelled preset takes no modifiers (use --algo)");
+  const ConfigFile file = load_config(preset_kind(), name, config_dir);
+  if (!file.json.is_object() || !file.json.contains("model"))
+    bad("preset '" + name + "' describes no modelled interconnect (no model section); " +
+        "--backend model needs one of the presets with a model section");
+  Fabric f = parse_fabric(file.json["model"], "'" + file.path + "'");
+  f.name = file.json.value("name", file.stem);
+  f.description = file.json.value("description", "");
+  f.preset = file.json;
+  return f;
+}
+
+}  // namespace tpb

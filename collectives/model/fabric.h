@@ -1,0 +1,46 @@
+// A modelled interconnect (--backend model): what a topology preset's "model" section says of
+// the links inside a node and between nodes. Each figure's source is written beside it in the
+// preset file (configs/topologies/); nothing here is measured.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace tpb {
+
+// NCCL's latency classes (src/graph/tuning.cc hwLat: NVLink, PCI, network).
+enum class LinkHw { nvlink, pci, net };
+
+struct LinkTier {
+  LinkHw hw = LinkHw::nvlink;
+  // Inside a node: per GPU and direction. Between nodes: per NIC and direction.
+  double line_GBps = 0;
+  // The share of line_GBps a ring with NCCL's Simple protocol reaches (NCCL's own per-link
+  // figure over the line rate, or a measured one; the preset says which).
+  double efficiency = 0;
+  double bus_GBps() const { return line_GBps * efficiency; }
+};
+
+struct Fabric {
+  std::string name, description;
+  int gpus_per_node = 8;
+  LinkTier intra;
+  std::optional<LinkTier> inter;  // absent: a single node
+  int nics_per_node = 0;          // with inter: one NIC per GPU on rail-optimised nodes
+  // NVLink SHARP (NVSwitch 3 and later): the share of the intra line rate that the
+  // switch-reduced all-reduce's traffic reaches. Absent: no NVLS on this fabric.
+  std::optional<double> nvls_efficiency;
+  nlohmann::json preset;  // the whole preset file as read, sources included (for the results)
+};
+
+// The "model" section of the preset named (or the path given) by `text`. "default" is
+// nvlink4. Throws BadInput naming --topology: unknown preset, a preset without a model
+// section, a field out of range.
+Fabric load_fabric(const std::string& text, const std::string& config_dir);
+
+// Parses one "model" section; `where` names the file in messages.
+Fabric parse_fabric(const nlohmann::json& model, const std::string& where);
+
+const char* link_hw_name(LinkHw hw);
+
+}  // namespace tpb

@@ -1,0 +1,140 @@
+// The model collective against hand counts of NCCL's tuning formulas (collective_model.cc):
+// every expected figure below is worked out from the constants and the preset's numbers.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "collectives/model/collective_model.h"
+#include "collectives/model/fabric.h"
+#include "layers/base/config_loader.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+namespace {
+
+const std::string kConfigs = TPB_SOURCE_DIR "/configs";
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+double busbw(const ModelTime& t, int64_t bytes, int n) {
+  return static_cast<double>(bytes) / t.time_s / 1e9 * 2.0 * (n - 1) / n;
+}
+
+TEST(CollectiveModel, RingSimpleOnNvlink4ByHand) {
+  const Fabric f = load_fabric("nvlink4", kConfigs);
+  const ModelTime t = model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, ModelAlgo::ring);
+  // bus 450 x 0.824 = 370.8 GB/s, algbw 370.8 x 8 / 14; latency 8.4 + 14 x 3.4 us.
+  EXPECT_EQ(t.proto, ModelProto::simple);
+  EXPECT_NEAR(t.latency_s, 56.0e-6, 1e-12);
+  EXPECT_NEAR(t.algbw_GBps, 370.8 * 8 / 14, 1e-9);
+  EXPECT_NEAR(t.time_s, 56.0e-6 + kGiB / (370.8 * 8 / 14) * 1e-9, 1e-12);
+  // nccl-tests issue 212: ~370 GB/s busbw with NCCL_ALGO=RING on 8x H100 (a prediction here).
+  EXPECT_NEAR(busbw(t, kGiB, 8), 370, 37);
+}
+
+TEST(CollectiveModel, NvlsOnNvlink4ByHand) {
+  const Fabric f = load_fabric("nvlink4", kConfigs);
+  const ModelTime t = model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, ModelAlgo::nvls);
+  EXPECT_EQ(t.algo, ModelAlgo::nvls);
+  EXPECT_NEAR(t.latency_s, 23e-6, 1e-12);
+  EXPECT_NEAR(t.algbw_GBps, 450 * 0.687 * 8 / 9, 1e-9);
+  EXPECT_NEAR(busbw(t, kGiB, 8), 480, 48);  // fitted to this figure: the plumbing, not a check
+  // The n-dependence is not fitted: NVIDIA/nccl issue 1455 measured algbw 258 GB/s at 5 GPUs.
+  const ModelTime five = model_collective(f, CollKind::all_reduce, 2 * kGiB, {5, 1}, ModelAlgo::nvls);
+  EXPECT_NEAR(five.algbw_GBps, 258, 0.05 * 258);
+}
+
+TEST(CollectiveModel, AutoTakesTheFastestAndSmallMessagesRunLL) {
+  const Fabric f = load_fabric("nvlink4", kConfigs);
+  const ModelTime small = model_collective(f, CollKind::all_reduce, 8, {8, 1}, ModelAlgo::automatic);
+  // Ring LL: 6.6 + 14 x 0.6 = 15.0 us; tree LL 6.8 + 2 x 7 x 0.6 = 15.2 us; NVLS 23 us.
+  EXPECT_EQ(small.algo, ModelAlgo::ring);
+  EXPECT_EQ(small.proto, ModelProto::ll);
+  EXPECT_NEAR(small.latency_s, 15.0e-6, 1e-12);
+  const ModelTime big = model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, ModelAlgo::automatic);
+  EXPECT_EQ(big.algo, ModelAlgo::nvls);
+  for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls})
+    EXPECT_LE(big.time_s, model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, a).time_s);
+}
+
+TEST(CollectiveModel, TwoNodesCountInterStepsApart) {
+  const Fabric f = load_fabric("ib-ndr", kConfigs);
+  const ModelTime t = model_collective(f, CollKind::all_reduce, kGiB, {16, 2}, ModelAlgo::ring);
+  // 30 steps, 4 of them between nodes (NCCL: 2 x nodes); intra latency max(3.4, 3 x 1.0).
+  EXPECT_NEAR(t.latency_s, (8.4 + 26 * 3.4 + 4 * 14.0) * 1e-6, 1e-12);
+  // Bus: min(370.8 inside, 8 NICs x 50 x 0.96 = 384 out of the node).
+  EXPECT_NEAR(t.algbw_GBps, 370.8 * 16 / 30, 1e-9);
+  // One GPU per node: a single NIC carries the ring, 48 GB/s.
+  const ModelTime one = model_collective(f, CollKind::all_reduce, kGiB, {2, 2}, ModelAlgo::ring);
+  EXPECT_NEAR(one.algbw_GBps, 48.0 * 2 / 2, 1e-9);
+}
+
+TEST(CollectiveModel, OtherKindsRunRingsWithTheirStepCounts) {
+  const Fabric f = load_fabric("nvlink4", kConfigs);
+  const ModelTime ag = model_collective(f, CollKind::all_gather, kGiB, {8, 1}, ModelAlgo::ring);
+  EXPECT_NEAR(ag.algbw_GBps, 370.8 * 8 / 7, 1e-9);
+  EXPECT_NEAR(ag.latency_s, (8.4 + 7 * 3.4) * 1e-6, 1e-12);
+  const ModelTime bc = model_collective(f, CollKind::broadcast, kGiB, {8, 1}, ModelAlgo::automatic);
+  EXPECT_EQ(bc.algo, ModelAlgo::ring);
+  EXPECT_NEAR(bc.algbw_GBps, 370.8 * 8 / 8, 1e-9);
+}
+
+TEST(CollectiveModel, RefusesWhatTheFabricLacks) {
+  const Fabric pcie = load_fabric("pcie5", kConfigs);
+  const Fabric nvl = load_fabric("nvlink4", kConfigs);
+  const Fabric ndr = load_fabric("ib-ndr", kConfigs);
+  auto msg = [](auto f) {
+    try {
+      f();
+    } catch (const BadInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg([&] { model_collective(pcie, CollKind::all_reduce, 1024, {8, 1}, ModelAlgo::nvls); })
+                .rfind("--algo: nvls needs NVLink SHARP", 0),
+            0u);
+  EXPECT_EQ(msg([&] { model_collective(ndr, CollKind::all_reduce, 1024, {16, 2}, ModelAlgo::nvls); })
+                .rfind("--algo: nvls is one node", 0),
+            0u);
+  EXPECT_EQ(msg([&] { model_collective(nvl, CollKind::all_reduce, 1024, {16, 2}, ModelAlgo::ring); })
+                .rfind("--topology: 'nvlink4' is one node", 0),
+            0u);
+  EXPECT_EQ(msg([&] { model_collective(nvl, CollKind::all_gather, 1024, {8, 1}, ModelAlgo::tree); })
+                .rfind("--algo: tree is an all_reduce algorithm", 0),
+            0u);
+  EXPECT_EQ(msg([] { parse_model_algo("fast", "--algo"); }).rfind("--algo: 'fast'", 0), 0u);
+  EXPECT_EQ(msg([] { load_fabric("nvlink", kConfigs); }).rfind("--topology: preset 'nvlink' describes no", 0),
+            0u);
+  EXPECT_EQ(msg([] { load_fabric("nope", kConfigs); }).rfind("--topology: unknown preset", 0), 0u);
+}
+
+TEST(CollectiveModel, EveryNumberInAPresetNeedsItsSource) {
+  nlohmann::json m = nlohmann::json::parse(
+      R"({"gpus_per_node": 8, "intra": {"hw": "nvlink", "line_GBps": 450, "efficiency": 0.8}})");
+  EXPECT_THROW(parse_fabric(m, "x"), BadInput);
+  m["intra"]["source"] = "a datasheet";
+  EXPECT_NO_THROW(parse_fabric(m, "x"));
+  m["intra"]["efficiency"] = 1.5;
+  EXPECT_THROW(parse_fabric(m, "x"), BadInput);
+  m["intra"]["efficiency"] = 0.8;
+  m["nvls"] = {{"efficiency", 0.7}};
+  EXPECT_THROW(parse_fabric(m, "x"), BadInput);  // no source
+  m["intra"]["hw"] = "pci";
+  m["nvls"]["source"] = "s";
+  EXPECT_THROW(parse_fabric(m, "x"), BadInput);  // NVLS on PCIe
+}
+
+TEST(CollectiveModel, EveryShippedModelPresetLoads) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kConfigs + "/topologies")) {
+    const nlohmann::json j = read_json_file(e.path().string(), "--topology");
+    if (!j.contains("model")) continue;
+    const Fabric f = load_fabric(e.path().stem().string(), kConfigs);
+    EXPECT_GT(f.intra.bus_GBps(), 0) << f.name;
+    ++n;
+  }
+  EXPECT_EQ(n, 8);  // nvlink4 nvlink5 pcie4 pcie5 pcie5-switch ib-ndr ib-xdr roce-400g
+}
+
+}  // namespace
+}  // namespace tpb
