@@ -39,18 +39,21 @@ TEST(CollectiveModel, NvlsOnNvlink4ByHand) {
   EXPECT_NEAR(t.algbw_GBps, 450 * 0.687 * 8 / 9, 1e-9);
   EXPECT_NEAR(busbw(t, kGiB, 8), 480, 48);  // fitted to this figure: the plumbing, not a check
   // The n-dependence is not fitted: NVIDIA/nccl issue 1455 measured algbw 258 GB/s at 5 GPUs.
-  const ModelTime five = model_collective(f, CollKind::all_reduce, 2 * kGiB, {5, 1}, ModelAlgo::nvls);
+  const ModelTime five =
+      model_collective(f, CollKind::all_reduce, 2 * kGiB, {5, 1}, ModelAlgo::nvls);
   EXPECT_NEAR(five.algbw_GBps, 258, 0.05 * 258);
 }
 
 TEST(CollectiveModel, AutoTakesTheFastestAndSmallMessagesRunLL) {
   const Fabric f = load_fabric("nvlink4", kConfigs);
-  const ModelTime small = model_collective(f, CollKind::all_reduce, 8, {8, 1}, ModelAlgo::automatic);
+  const ModelTime small =
+      model_collective(f, CollKind::all_reduce, 8, {8, 1}, ModelAlgo::automatic);
   // Ring LL: 6.6 + 14 x 0.6 = 15.0 us; tree LL 6.8 + 2 x 7 x 0.6 = 15.2 us; NVLS 23 us.
   EXPECT_EQ(small.algo, ModelAlgo::ring);
   EXPECT_EQ(small.proto, ModelProto::ll);
   EXPECT_NEAR(small.latency_s, 15.0e-6, 1e-12);
-  const ModelTime big = model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, ModelAlgo::automatic);
+  const ModelTime big =
+      model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, ModelAlgo::automatic);
   EXPECT_EQ(big.algo, ModelAlgo::nvls);
   for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls})
     EXPECT_LE(big.time_s, model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, a).time_s);
@@ -90,20 +93,26 @@ TEST(CollectiveModel, RefusesWhatTheFabricLacks) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(msg([&] { model_collective(pcie, CollKind::all_reduce, 1024, {8, 1}, ModelAlgo::nvls); })
-                .rfind("--algo: nvls needs NVLink SHARP", 0),
+  EXPECT_EQ(msg([&] {
+              model_collective(pcie, CollKind::all_reduce, 1024, {8, 1}, ModelAlgo::nvls);
+            }).rfind("--algo: nvls needs NVLink SHARP", 0),
             0u);
-  EXPECT_EQ(msg([&] { model_collective(ndr, CollKind::all_reduce, 1024, {16, 2}, ModelAlgo::nvls); })
-                .rfind("--algo: nvls is one node", 0),
+  EXPECT_EQ(msg([&] {
+              model_collective(ndr, CollKind::all_reduce, 1024, {16, 2}, ModelAlgo::nvls);
+            }).rfind("--algo: nvls is one node", 0),
             0u);
-  EXPECT_EQ(msg([&] { model_collective(nvl, CollKind::all_reduce, 1024, {16, 2}, ModelAlgo::ring); })
-                .rfind("--topology: 'nvlink4' is one node", 0),
+  EXPECT_EQ(msg([&] {
+              model_collective(nvl, CollKind::all_reduce, 1024, {16, 2}, ModelAlgo::ring);
+            }).rfind("--topology: 'nvlink4' is one node", 0),
             0u);
-  EXPECT_EQ(msg([&] { model_collective(nvl, CollKind::all_gather, 1024, {8, 1}, ModelAlgo::tree); })
-                .rfind("--algo: tree is an all_reduce algorithm", 0),
+  EXPECT_EQ(msg([&] {
+              model_collective(nvl, CollKind::all_gather, 1024, {8, 1}, ModelAlgo::tree);
+            }).rfind("--algo: tree is an all_reduce algorithm", 0),
             0u);
   EXPECT_EQ(msg([] { parse_model_algo("fast", "--algo"); }).rfind("--algo: 'fast'", 0), 0u);
-  EXPECT_EQ(msg([] { load_fabric("nvlink", kConfigs); }).rfind("--topology: preset 'nvlink' describes no", 0),
+  EXPECT_EQ(msg([] {
+              load_fabric("nvlink", kConfigs);
+            }).rfind("--topology: preset 'nvlink' describes no", 0),
             0u);
   EXPECT_EQ(msg([] { load_fabric("nope", kConfigs); }).rfind("--topology: unknown preset", 0), 0u);
 }
