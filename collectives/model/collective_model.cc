@@ -84,8 +84,8 @@ std::pair<double, double> ring_model(const Shape& s, int p) {
   const int inter = ar ? (s.nodes > 1 ? 2 * s.nodes : 0) : chain ? s.nodes : s.nodes - 1;
   double bus = ring_bus(s);
   if (p == kLL)
-    bus = std::min(ll_max(s), bus * ((s.nodes > 1 || ar || s.kind == CollKind::reduce) ? 0.25
-                                                                                       : 1.0 / 3));
+    bus = std::min(ll_max(s),
+                   bus * ((s.nodes > 1 || ar || s.kind == CollKind::reduce) ? 0.25 : 1.0 / 3));
   if (p == kLL128) bus *= s.ppn < 2 ? 0.7 : 0.92;
   const int intra_hw = hw_index(s.f.intra.hw);
   double lat = kBaseLat[kRing][p];
@@ -107,8 +107,8 @@ std::pair<double, double> tree_model(const Shape& s, int p, int64_t bytes) {
   const int log_size = log2i(bytes >> 6);
   if (log_size < 22) algbw *= kTreeCorrection[p][log_size];
   const double intra_lat = kHwLat[hw_index(s.f.intra.hw)][kTree][p];
-  const double lat = kBaseLat[kTree][p] + 2 * ((s.ppn - 1) * intra_lat +
-                                               log2i(s.nodes) * kHwLat[2][kTree][p]);
+  const double lat =
+      kBaseLat[kTree][p] + 2 * ((s.ppn - 1) * intra_lat + log2i(s.nodes) * kHwLat[2][kTree][p]);
   return {lat, algbw};
 }
 
@@ -171,8 +171,8 @@ ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelG
   check_algo(s, algo);
   ModelTime best;
   best.time_s = std::numeric_limits<double>::infinity();
-  if (g.ranks == 1) return {algo == ModelAlgo::automatic ? ModelAlgo::ring : algo,
-                            ModelProto::simple, 0, 0, 0};
+  if (g.ranks == 1)
+    return {algo == ModelAlgo::automatic ? ModelAlgo::ring : algo, ModelProto::simple, 0, 0, 0};
   for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls}) {
     if (algo != ModelAlgo::automatic && a != algo) continue;
     if (a != ModelAlgo::ring && kind != CollKind::all_reduce) continue;

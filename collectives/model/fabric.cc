@@ -94,7 +94,8 @@ Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {
   if (m.contains("nvls")) {
     only_keys(m["nvls"], {"efficiency", "source", "note"}, w + ".nvls");
     require_source(m["nvls"], w + ".nvls");
-    if (f.intra.hw != LinkHw::nvlink) bad(w + ".nvls: NVLink SHARP needs hw nvlink inside the node");
+    if (f.intra.hw != LinkHw::nvlink)
+      bad(w + ".nvls: NVLink SHARP needs hw nvlink inside the node");
     f.nvls_efficiency = number(m["nvls"], "efficiency", 0.01, 1.0, w + ".nvls");
   }
   return f;
