@@ -1,6 +1,7 @@
 // The table of backend traits: one entry per --backend name.
 #include "harness/config/backend_traits.h"
 
+#include "collectives/model/collective_model.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -54,6 +55,32 @@ BackendChoice choose_backend(ConfigFields& f) {
         "--backend " +
         c.backend + " --collective " + c.collective + ")");
   return c;
+}
+
+ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int mpi_world,
+                               const std::string& topology, const std::string& config_dir,
+                               int default_world) {
+  ModelWorld m;
+  if (backend != "model") {
+    for (const char* k : {"world", "algo", "gpus_per_node"})
+      if (f.has(k))
+        throw BadInput(field_name(k) + ": only with --backend model (MPI decides the world of " +
+                       "real ranks)");
+    return m;
+  }
+  if (mpi_world > 1)
+    throw BadInput(
+        "--backend: model runs its virtual ranks in one process; launch it without "
+        "mpirun (or with -np 1)");
+  const Fabric fabric = load_fabric(topology, config_dir);
+  m.gpus_per_node = static_cast<int>(f.integer("gpus_per_node", fabric.gpus_per_node, 1, 1024));
+  m.world = static_cast<int>(
+      f.integer("world", default_world >= 1 ? default_world : m.gpus_per_node, 1, 1 << 20));
+  if (m.world > m.gpus_per_node && m.world % m.gpus_per_node != 0)
+    throw BadInput("--world: " + std::to_string(m.world) + " ranks do not fill nodes of " +
+                   std::to_string(m.gpus_per_node) + " GPUs (--gpus-per-node)");
+  m.algo = model_algo_name(parse_model_algo(f.str("algo", "auto"), "--algo"));
+  return m;
 }
 
 }  // namespace tpb

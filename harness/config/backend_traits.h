@@ -38,4 +38,15 @@ struct BackendChoice {
 };
 BackendChoice choose_backend(ConfigFields& f);
 
+// --world, --algo and --gpus-per-node: the model backend's virtual ranks, refused with real
+// ranks (MPI decides their world). `default_world` < 1 means one node of the preset.
+struct ModelWorld {
+  int world = 0;              // virtual ranks (0: real ranks)
+  std::string algo = "auto";  // ring | tree | nvls | auto
+  int gpus_per_node = 0;      // ranks per node (the preset's by default)
+};
+ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int mpi_world,
+                               const std::string& topology, const std::string& config_dir,
+                               int default_world);
+
 }  // namespace tpb

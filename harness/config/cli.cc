@@ -21,8 +21,11 @@ struct OptionDef {
 
 // Point options shared by run (and the sweep verbs that extend it).
 const OptionDef kPointOptions[] = {
-    {"backend", "cpu | cuda | model (collectives only so far)"},
+    {"backend", "cpu | cuda | model (virtual ranks: run and collectives so far)"},
     {"collective", "mpi | nccl | model"},
+    {"world", "model: virtual ranks (default: --tp, else one node of the preset)"},
+    {"algo", "model: ring | tree | nvls | auto (NCCL's choice: the fastest)"},
+    {"gpus_per_node", "model: ranks per node (default: the preset's)"},
     {"mpi_mode", "blocking | nonblocking: how --collective mpi waits (default blocking)"},
     {"model", "model name (configs/models) or JSON file"},
     {"hardware", "hardware name (configs/hardware) or JSON file"},

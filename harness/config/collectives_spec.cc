@@ -21,30 +21,6 @@ int64_t size_field(ConfigFields& f, const nlohmann::json& cfg, const std::string
   return parse_size_suffix(v.is_string() ? v.get<std::string>() : v.dump(), field_name(key));
 }
 
-// --world, --algo and --gpus-per-node belong to the model backend, whose ranks are virtual;
-// with real ranks MPI decides the world. Returns the world the rest is validated against.
-int resolve_model_world(ConfigFields& f, CollectivesSpec& s, int mpi_world) {
-  if (s.backend != "model") {
-    for (const char* k : {"world", "algo", "gpus_per_node"})
-      if (f.has(k))
-        throw BadInput(field_name(k) + ": only with --backend model (MPI decides the world of " +
-                       "real ranks)");
-    return mpi_world;
-  }
-  if (mpi_world > 1)
-    throw BadInput(
-        "--backend: model runs its virtual ranks in one process; launch it without "
-        "mpirun (or with -np 1)");
-  const Fabric fabric = load_fabric(f.str("topology", "default"), s.config_dir);
-  s.gpus_per_node = static_cast<int>(f.integer("gpus_per_node", fabric.gpus_per_node, 1, 1024));
-  s.world = static_cast<int>(f.integer("world", s.gpus_per_node, 2, 1 << 20));
-  if (s.world > s.gpus_per_node && s.world % s.gpus_per_node != 0)
-    throw BadInput("--world: " + std::to_string(s.world) + " ranks do not fill nodes of " +
-                   std::to_string(s.gpus_per_node) + " GPUs (--gpus-per-node)");
-  s.algo = model_algo_name(parse_model_algo(f.str("algo", "auto"), "--algo"));
-  return s.world;
-}
-
 }  // namespace
 
 CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
@@ -55,7 +31,14 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   const BackendChoice bc = choose_backend(f);
   s.backend = bc.backend;
   s.collective = bc.collective;
-  world = resolve_model_world(f, s, world);
+  const ModelWorld mw =
+      resolve_model_world(f, s.backend, world, f.str("topology", "default"), s.config_dir, 0);
+  if (s.backend == "model") {
+    if (mw.world < 2) throw BadInput("--world: a collective needs at least 2 ranks (got 1)");
+    world = s.world = mw.world;
+    s.algo = mw.algo;
+    s.gpus_per_node = mw.gpus_per_node;
+  }
   s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
   s.kind = parse_coll_kind(f.str("kind", "all_reduce"), "--kind");
   s.op = f.choice("op", "sum", {"sum", "max", "min"});

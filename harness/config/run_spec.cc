@@ -54,8 +54,24 @@ void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
   }
 }
 
+// What virtual ranks cannot do yet, refused by name rather than run wrongly.
+void check_model_options(RunSpec& s) {
+  if (s.topology == "default") s.topology = "nvlink4";
+  if (s.check) throw BadInput("--check: the model backend computes no tensors to verify");
+  if (s.lm_head) throw BadInput("--lm-head: not modelled yet on --backend model");
+  for (const InjectSpec& i : s.inject)
+    if (i.mem_contend || i.clock_offset_ms != 0 || i.clock_drift_ppm != 0 || i.hang_at_step >= 0 ||
+        i.sm_clock_mhz > 0)
+      throw BadInput(
+          "--inject: on --backend model only slowdown, jitter, host_delay and "
+          "mem_reserve are modelled so far");
+}
+
 // The model and hardware profile, and the checks that need the model's shape.
 void load_shapes(RunSpec& s, int world) {
+  if (s.backend == "model" && world % s.tp != 0)
+    throw BadInput("--world: " + std::to_string(world) + " virtual ranks are not divisible by " +
+                   "--tp " + std::to_string(s.tp));
   if (world % s.tp != 0)
     throw BadInput("--tp: world size " + std::to_string(world) + " is not divisible by tp " +
                    std::to_string(s.tp));
@@ -81,10 +97,6 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   constexpr int64_t kMaxI = std::numeric_limits<int32_t>::max();
   s.config_dir = f.str("config_dir", default_config_dir);
   BackendChoice bc = choose_backend(f);
-  if (bc.backend == "model")
-    throw BadInput(
-        "--backend: model runs `tpbench collectives` only so far; run, sweep and "
-        "serve on virtual ranks are not built yet");
   s.backend = std::move(bc.backend);
   s.collective = std::move(bc.collective);
   s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
@@ -105,6 +117,14 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   else
     s.layers = f.integer("layers", 0, 0, 100000);
   s.dtype = parse_dtype(f.str("dtype", dtype_name(bt.default_dtype)), "--dtype");
+  const ModelWorld mw =
+      resolve_model_world(f, s.backend, world, f.str("topology", "default"), s.config_dir,
+                          f.has("tp") ? static_cast<int>(f.integer("tp", 1, 1, 1 << 16)) : 0);
+  if (mw.world > 0) {
+    world = s.world = mw.world;
+    s.algo = mw.algo;
+    s.gpus_per_node = mw.gpus_per_node;
+  }
   s.tp = static_cast<int>(f.integer("tp", world, 1, 1 << 16));
   s.steps = static_cast<int>(f.integer("steps", 20, 1, 1000000));
   s.warmup = static_cast<int>(f.integer("warmup", 3, 0, 1000000));
@@ -130,13 +150,19 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   f.reject_unknown();
 
   check_backend_options(s, bt);
+  if (s.backend == "model") check_model_options(s);
   load_shapes(s, world);
+  if (s.backend == "model" && s.hw.measure_at_startup)
+    throw BadInput("--hardware: '" + s.hw.name +
+                   "' measures its peaks at start-up; the model backend needs a profile with "
+                   "stated peaks (h100-sxm, h200-sxm, b200, a100-sxm-80g, or calibrate's)");
+  if (s.backend == "model") s.hw.flops_for(s.dtype);  // a dtype the profile has no peak for
   return s;
 }
 
 nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
   // The keys resolve_run_spec reads, so a recorded config resolves back to the same spec.
-  return nlohmann::ordered_json{
+  nlohmann::ordered_json j{
       {"backend", s.backend},
       {"collective", s.collective},
       {"mpi_mode", mpi_mode_name(s.mpi_mode)},
@@ -168,6 +194,12 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
       {"config_dir", s.config_dir},
       {"model_shape", model_to_json(s.shape)},
       {"hardware_profile", hardware_to_json(s.hw)}};
+  if (s.backend == "model") {
+    j["world"] = s.world;
+    j["algo"] = s.algo;
+    j["gpus_per_node"] = s.gpus_per_node;
+  }
+  return j;
 }
 
 std::vector<std::string> rerun_keys() {
@@ -175,6 +207,7 @@ std::vector<std::string> rerun_keys() {
   const nlohmann::ordered_json echo = run_spec_to_json(RunSpec{});  // items() does not own it
   for (const auto& [k, v] : echo.items())
     if (k != "out" && k != "model_shape" && k != "hardware_profile") keys.push_back(k);
+  for (const char* k : {"world", "algo", "gpus_per_node"}) keys.push_back(k);  // model only
   return keys;
 }
 

@@ -49,6 +49,10 @@ struct RunSpec {
   int trace_steps = 20;    // measured steps written to the point's Chrome trace; 0 = no trace
   std::string trace_file;  // set by the verb, not by config: the trace's name inside `out`
   std::string config_dir;
+  // --backend model: virtual ranks in this one process on the preset's modelled fabric.
+  int world = 0;  // virtual ranks; 0: real ranks (MPI's world)
+  std::string algo = "auto";
+  int gpus_per_node = 0;
 
   ModelShape shape;  // resolved from `model`
   Hardware hw;       // resolved from `hardware`

@@ -19,6 +19,7 @@
 #include "harness/drive/graph_steps.h"
 #include "harness/drive/injector.h"
 #include "harness/drive/mem_contender.h"
+#include "harness/drive/point_analysis.h"
 #include "harness/drive/rank_gather.h"
 #include "harness/drive/verify.h"
 #include "harness/mpi/clock_sync.h"
@@ -289,36 +290,6 @@ RankSample rank_sample(const RunSpec& spec, const World& w, const Device& dev, c
   s.passed = run.ver.passed;
   s.tokens_match = run.ver.tokens_match;
   return s;
-}
-
-// Rank 0: the analysis of the gathered timelines, the trace document and the point's record.
-PointOutcome analyze_point(const RunSpec& spec, int64_t layers, const Peaks& peaks,
-                           const DeviceCaps& caps, std::vector<RankTrace> traces,
-                           const std::vector<RankSample>& samples) {
-  CostQuery q = spec.cost_query();
-  q.layers = layers;
-  const StepCost cost = step_cost(q);
-  AnalysisInput in;
-  in.ranks = std::move(traces);
-  in.step_flops = cost.flops;
-  in.step_bytes = cost.bytes();
-  in.tokens_per_step = cost.tokens;
-  in.peak_flops = peaks.flops;
-  in.peak_bw = peaks.bw;
-  in.occupancy_window_s = spec.occupancy_window_s;
-  for (const auto& s : samples)
-    in.clock_uncertainty_s = std::max(in.clock_uncertainty_s, s.rank.clock.uncertainty_s);
-  PointOutcome out;
-  const bool want_trace = !spec.trace_file.empty() && spec.trace_steps > 0;
-  if (want_trace) {
-    TraceOptions to;
-    to.max_steps = spec.trace_steps;
-    to.meta = trace_meta_json(params_record(spec, layers));
-    out.trace = chrome_trace(in.ranks, to);
-  }
-  out.record = ok_point(spec, layers, cost, peaks, analyze(in), samples, caps);
-  if (want_trace) out.record.trace = spec.trace_file;
-  return out;
 }
 
 }  // namespace

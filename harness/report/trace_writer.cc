@@ -46,7 +46,13 @@ oj chrome_trace(const std::vector<RankTrace>& ranks, const TraceOptions& o) {
   std::map<InstanceKey, Arrival> latest;
   double origin = std::numeric_limits<double>::infinity();
   int steps_written = 0;
+  const auto group_kept = [&](const RankTrace& r) {
+    return o.max_groups <= 0 || r.group < o.max_groups;
+  };
+  int groups_written = 0;
   for (const auto& r : ranks) {
+    if (!group_kept(r)) continue;
+    groups_written = std::max(groups_written, r.group + 1);
     std::map<std::tuple<int, int, int>, int> seen;
     for (const auto& s : r.segs) {
       if (!kept(s, o.max_steps)) continue;
@@ -62,6 +68,7 @@ oj chrome_trace(const std::vector<RankTrace>& ranks, const TraceOptions& o) {
 
   oj events = oj::array();
   for (const auto& r : ranks) {
+    if (!group_kept(r)) continue;
     const int pid = r.rank;
     events.push_back(name_event(pid, 0, "process_name",
                                 "rank " + std::to_string(r.rank) + " (TP group " +
@@ -102,6 +109,7 @@ oj chrome_trace(const std::vector<RankTrace>& ranks, const TraceOptions& o) {
   oj meta = o.meta;
   meta["time_origin_s"] = origin;
   meta["steps_written"] = steps_written;  // the first measured steps, up to max_steps
+  if (o.max_groups > 0) meta["tp_groups_written"] = groups_written;  // the first TP groups
   meta["clock"] = "common (after clock sync); microseconds from time_origin_s";
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"metadata", meta}};
 }

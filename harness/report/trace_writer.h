@@ -14,6 +14,9 @@ namespace tpb {
 
 struct TraceOptions {
   int max_steps = 20;  // measured steps kept (the first ones); warm-up is never written
+  // TP groups kept (the first ones; 0 = all): whole groups, so each kept collective's wait
+  // still sees every arrival. A thousand virtual ranks would make a trace no viewer opens.
+  int max_groups = 0;
   nlohmann::ordered_json meta = nlohmann::ordered_json::object();  // params, units, source
 };
 

@@ -30,6 +30,7 @@ int verb_run(const CliResult& cli, const World& w) {
     spec = resolve_run_spec(config, w.size, default_config_dir());
     spec.trace_file = ResultsWriter::run_trace_name();
     if (w.rank == 0) ensure_writable_dir(spec.out);
+    if (spec.backend == "model") return;  // virtual ranks: no device
     dev = make_device(device_options(spec, w));
     const DeviceCaps& caps = dev->caps();
     spec.hardware_note = adopt_device_hardware(spec, caps);
@@ -37,6 +38,7 @@ int verb_run(const CliResult& cli, const World& w) {
       throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
                      dtype_name(spec.dtype) + ")");
   });
+  if (spec.backend == "model") return verb_model_run(cli, w, spec);
   Peaks peaks;
   agree(w.comm, [&] { peaks = resolve_peaks(spec, w, *dev); });
   auto context = collect_context(w, cli.argv, dev->caps(), built_backends());

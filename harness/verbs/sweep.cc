@@ -66,6 +66,10 @@ SweepSetup resolve_sweep(const CliResult& cli, const World& w) {
     s.plan = plan_sweep(cfg);
     for (const auto& p : s.plan.points) {
       s.specs.push_back(resolve_run_spec(p, w.size, default_config_dir()));
+      if (s.specs.back().backend == "model")
+        throw BadInput(
+            "--backend: model runs `run` and `collectives` so far; sweep on virtual "
+            "ranks is not built yet");
       s.specs.back().trace_file = ResultsWriter::sweep_trace_name(s.specs.size() - 1);
     }
     if (w.rank == 0) {

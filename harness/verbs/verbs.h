@@ -3,6 +3,7 @@
 #pragma once
 #include "harness/config/cli.h"
 #include "harness/config/collectives_spec.h"
+#include "harness/config/run_spec.h"
 #include "harness/mpi/world.h"
 
 namespace tpb {
@@ -12,6 +13,8 @@ int verb_sweep(const CliResult& cli, const World& w);
 int verb_collectives(const CliResult& cli, const World& w);
 // --backend model's part of verb_collectives (collectives_model.cc), after validation.
 int verb_model_collectives(const CliResult& cli, const World& w, const CollectivesSpec& s);
+// --backend model's part of verb_run (run_model.cc), after validation.
+int verb_model_run(const CliResult& cli, const World& w, RunSpec spec);
 int verb_compare(const CliResult& cli, const World& w);
 int verb_diagnose(const CliResult& cli, const World& w);
 int verb_info(const CliResult& cli, const World& w);

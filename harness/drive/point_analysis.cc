@@ -1,0 +1,44 @@
+// One analysis for every point: costs from the cost model, then harness/analysis over the
+// timelines, then the record.
+#include "harness/drive/point_analysis.h"
+
+#include <algorithm>
+
+#include "harness/record/json/results_json.h"
+#include "harness/report/trace_writer.h"
+
+namespace tpb {
+
+PointOutcome analyze_point(const RunSpec& spec, int64_t layers, const Peaks& peaks,
+                           const DeviceCaps& caps, std::vector<RankTrace> traces,
+                           const std::vector<RankSample>& samples) {
+  CostQuery q = spec.cost_query();
+  q.layers = layers;
+  const StepCost cost = step_cost(q);
+  AnalysisInput in;
+  in.ranks = std::move(traces);
+  in.step_flops = cost.flops;
+  in.step_bytes = cost.bytes();
+  in.tokens_per_step = cost.tokens;
+  in.peak_flops = peaks.flops;
+  in.peak_bw = peaks.bw;
+  in.occupancy_window_s = spec.occupancy_window_s;
+  for (const auto& s : samples)
+    in.clock_uncertainty_s = std::max(in.clock_uncertainty_s, s.rank.clock.uncertainty_s);
+  PointOutcome out;
+  const bool want_trace = !spec.trace_file.empty() && spec.trace_steps > 0;
+  if (want_trace) {
+    TraceOptions to;
+    to.max_steps = spec.trace_steps;
+    // Virtual ranks can be thousands: the trace keeps the first TP group (the results keep
+    // every rank).
+    if (spec.backend == "model") to.max_groups = 1;
+    to.meta = trace_meta_json(params_record(spec, layers));
+    out.trace = chrome_trace(in.ranks, to);
+  }
+  out.record = ok_point(spec, layers, cost, peaks, analyze(in), samples, caps);
+  if (want_trace) out.record.trace = spec.trace_file;
+  return out;
+}
+
+}  // namespace tpb
