@@ -65,8 +65,8 @@ struct RunContextRecord {
   // The links as the launcher set and measured them (launch/netns_hosts.sh writes the file
   // named by TPB_LINKS_FILE); absent when no launcher said.
   std::optional<nlohmann::ordered_json> links;
-  // --backend model (1.6.0): the modelled interconnect's preset file as read, with the source
-  // of every figure; the ranks are virtual and this process is the only real one.
+  // --backend model (1.6.0): each modelled interconnect's preset file as read, by name, with
+  // the source of every figure; the ranks are virtual and this process is the only real one.
   std::optional<nlohmann::ordered_json> fabric;
 };
 

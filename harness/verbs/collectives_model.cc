@@ -57,7 +57,7 @@ int verb_model_collectives(const CliResult& cli, const World& w, const Collectiv
   std::vector<std::string> built = built_backends();
   built.push_back("model");
   RunContextRecord context = collect_context(w, cli.argv, model_caps(fabric), built);
-  context.fabric = fabric.preset;
+  context.fabric = nlohmann::ordered_json{{fabric.name, fabric.preset}};
   std::optional<ResultsWriter> writer;
   if (!s.out.empty()) {
     writer.emplace(s.out, to_json(context), coll_spec_to_json(s));

@@ -21,7 +21,7 @@ int verb_model_run(const CliResult& cli, const World& w, RunSpec spec) {
   built.push_back("model");
   auto context = collect_context(w, cli.argv, model_device_caps(spec, fabric), built);
   context.peaks = {{dtype_name(spec.dtype), spec.hardware, peaks.flops, peaks.bw, peaks.source}};
-  context.fabric = fabric.preset;
+  context.fabric = nlohmann::ordered_json{{fabric.name, fabric.preset}};
   ResultsWriter writer(spec.out, to_json(context), run_spec_to_json(spec));
   report_archive(writer);
   const PointOutcome outcome = run_model_point(spec, peaks, fabric);

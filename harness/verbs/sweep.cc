@@ -10,12 +10,14 @@
 #include <memory>
 #include <optional>
 
+#include "collectives/model/fabric.h"
 #include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/run_spec.h"
 #include "harness/config/sweep_plan.h"
+#include "harness/drive/model/model_point.h"
 #include "harness/drive/peaks.h"
 #include "harness/drive/sweep_point.h"
 #include "harness/drive/sweep_resume.h"
@@ -66,10 +68,6 @@ SweepSetup resolve_sweep(const CliResult& cli, const World& w) {
     s.plan = plan_sweep(cfg);
     for (const auto& p : s.plan.points) {
       s.specs.push_back(resolve_run_spec(p, w.size, default_config_dir()));
-      if (s.specs.back().backend == "model")
-        throw BadInput(
-            "--backend: model runs `run` and `collectives` so far; sweep on virtual "
-            "ranks is not built yet");
       s.specs.back().trace_file = ResultsWriter::sweep_trace_name(s.specs.size() - 1);
     }
     if (w.rank == 0) {
@@ -77,6 +75,7 @@ SweepSetup resolve_sweep(const CliResult& cli, const World& w) {
       if (!s.resume_dir.empty()) s.ledger = read_ledger(s.resume_dir);
     }
     // backend, memory budget and BLAS threads are not axes, so every point shares the device.
+    if (s.specs[0].backend == "model") return;  // virtual ranks: no device
     s.dev = make_device(device_options(s.specs[0], w));
     for (RunSpec& p : s.specs) p.hardware_note = adopt_device_hardware(p, s.dev->caps());
   });
@@ -105,7 +104,13 @@ struct SweepResults {
 
 void open_results(SweepResults& r, const SweepSetup& s, RunContextRecord context) {
   const RunSpec& first = s.specs[0];
-  context.topology = topology_context(first.topology, first.collective, first.config_dir);
+  if (first.backend == "model") {
+    context.fabric = nlohmann::ordered_json::object();
+    for (const RunSpec& p : s.specs)
+      (*context.fabric)[p.topology] = load_fabric(p.topology, p.config_dir).preset;
+  } else {
+    context.topology = topology_context(first.topology, first.collective, first.config_dir);
+  }
   if (context.oversubscribed)
     std::cerr << "warning: " << context.ranks_per_core
               << " ranks per core: timings are time-sliced; use this sweep for function, not "
@@ -148,11 +153,13 @@ void add_result(SweepResults& r, PointOutcome o) {
 class PeakCache {
  public:
   // Null, with the reason in `why`, when the peaks could not be had.
-  const Peaks* get(const RunSpec& spec, const World& w, Device& dev, std::string& why) {
+  // `dev` is null for virtual ranks, whose peaks are the profile's.
+  const Peaks* get(const RunSpec& spec, const World& w, Device* dev, std::string& why) {
     const std::string key = std::string(dtype_name(spec.dtype)) + "/" + spec.hardware;
     if (!peaks_.count(key)) {
       try {
-        agree(w.comm, [&] { peaks_[key] = resolve_peaks(spec, w, dev); });
+        agree(w.comm,
+              [&] { peaks_[key] = dev ? resolve_peaks(spec, w, *dev) : model_peaks(spec); });
       } catch (const AgreedError& e) {
         peaks_[key] = std::nullopt;
         errors_[key] = e.what();
@@ -182,19 +189,35 @@ class PeakCache {
   std::map<std::string, std::string> errors_;
 };
 
+// One point on virtual ranks; a failure is the point's, as run_sweep_point makes it.
+PointOutcome model_sweep_point(const RunSpec& spec, const Peaks& peaks) {
+  try {
+    return run_model_point(spec, peaks, load_fabric(spec.topology, spec.config_dir));
+  } catch (const std::exception& e) {
+    return {error_point(spec, e.what()), {}};
+  }
+}
+
 }  // namespace
 
 int verb_sweep(const CliResult& cli, const World& w) {
   SweepSetup setup = resolve_sweep(cli, w);
   const std::vector<char> done = finished_points(setup, w);
   const auto& specs = setup.specs;
-  Device& dev = *setup.dev;
-  auto context = collect_context(w, cli.argv, dev.caps(), built_backends());
+  Device* dev = setup.dev.get();  // null on the model backend
+  const bool model = !dev;
+  std::vector<std::string> built = built_backends();
+  if (model) built.push_back("model");
+  auto context = collect_context(
+      w, cli.argv,
+      model ? model_device_caps(specs[0], load_fabric(specs[0].topology, specs[0].config_dir))
+            : dev->caps(),
+      built);
   // Every point's peaks before the first point runs, so the probe runs once per dtype and
   // profile on a quiet machine and the context can list them all.
   PeakCache peaks;
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    std::string why = unsupported_reason(specs[i], dev);
+    std::string why = model ? "" : unsupported_reason(specs[i], *dev);
     if (!done[i] && why.empty()) peaks.get(specs[i], w, dev, why);
   }
   context.peaks = peaks.used();
@@ -223,13 +246,14 @@ int verb_sweep(const CliResult& cli, const World& w) {
       std::cout << format_progress(prog) << std::endl;
     }
     std::optional<PointOutcome> outcome;
-    std::string why = unsupported_reason(spec, dev);
+    std::string why = model ? "" : unsupported_reason(spec, *dev);
     const Peaks* pk = why.empty() ? peaks.get(spec, w, dev, why) : nullptr;
     if (!why.empty()) {
       if (w.rank == 0) outcome = PointOutcome{skipped_point(spec, why), {}};
     } else {
       const double t0 = now_s();
-      outcome = run_sweep_point(spec, w, dev, *pk, outcome_comm.get());
+      outcome = model ? model_sweep_point(spec, *pk)
+                      : run_sweep_point(spec, w, *dev, *pk, outcome_comm.get());
       run_s += now_s() - t0;
       ++ran;
     }

@@ -154,7 +154,7 @@ CASES = [
      ["--inject"]),
     ("model run on a probed profile", 1, ["run", "--backend", "model", "--hardware", "cpu"],
      ["--hardware", "cpu"]),
-    ("model sweep", 1, ["sweep", "--backend", "model", "--batch", "1,2"], ["--backend", "model"]),
+    ("model serve", 1, ["serve", "--backend", "model", "--concurrency", "1"], ["--backend", "model"]),
     ("modelled preset for a real run", 2, ["run", "--topology", "nvlink4"], ["--topology", "nvlink4"]),
     ("memory budget unit", 2, ["run", "--memory-budget", "8X"], ["--memory-budget"]),
     ("memory budget negative", 2, ["run", "--memory-budget=-1G"], ["--memory-budget"]),

@@ -83,6 +83,24 @@ def main():
     print(f"collective share of wall, TP 8 batch 1: {shares}")
     c.check(shares["pcie5-switch"] > shares["nvlink4"], "TP 8 over PCIe spends more of the step in all-reduces")
 
+    # What-if: a sweep over TP degree and topology in one process, and `compare` across two.
+    outs = {}
+    for topo in ("nvlink4", "pcie5-switch"):
+        outs[topo] = c.out("sweep-" + topo)
+        p = subprocess.run([c.tpbench, "sweep", "--backend", "model", "--world", "8", "--model",
+                            "llama-3.1-70b", "--dtype", "bf16", "--context", "2048", "--tp", "1,8",
+                            "--batch", "1,64", "--topology", topo, "--out", outs[topo]],
+                           capture_output=True, text=True, env=c.env, timeout=300)
+        c.check(p.returncode == 0, f"sweep on {topo}: rc {p.returncode} {p.stderr[-500:]}")
+        pts = c.results(outs[topo])["points"]
+        status = [(x["params"]["tp"], x["params"]["batch"], x["status"]) for x in pts]
+        c.check([s for *_, s in status] == ["oom", "oom", "ok", "ok"],
+                f"{topo}: TP 1 does not hold 70B in 80 GB, TP 8 runs: {status}")
+    p = subprocess.run([c.tpbench, "compare", outs["nvlink4"], outs["pcie5-switch"]],
+                       capture_output=True, text=True, env=c.env, timeout=60)
+    print(p.stdout, flush=True)
+    c.check(p.returncode == 0 and "pcie5-switch" in p.stdout, f"compare runs: rc {p.returncode} {p.stderr[-300:]}")
+
     _, big, secs = model(c, "world1024", ["--world", "1024", "--tp", "8", "--topology", "ib-ndr"])
     pb = big["points"][0]
     print(f"1024 virtual ranks: {secs:.1f} s")
