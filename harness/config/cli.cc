@@ -21,7 +21,7 @@ struct OptionDef {
 
 // Point options shared by run (and the sweep verbs that extend it).
 const OptionDef kPointOptions[] = {
-    {"backend", "cpu | cuda | model (virtual ranks: run and collectives so far)"},
+    {"backend", "cpu | cuda | model (virtual ranks: run, sweep and collectives so far)"},
     {"collective", "mpi | nccl | model"},
     {"world", "model: virtual ranks (default: --tp, else one node of the preset)"},
     {"algo", "model: ring | tree | nvls | auto (NCCL's choice: the fastest)"},

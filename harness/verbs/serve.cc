@@ -73,12 +73,12 @@ struct ServeSetup {
 ServeSetup resolve_serve(const CliResult& cli, const World& w) {
   ServeSetup s;
   agree(w.comm, [&] {
+    if (cli.config.contains("backend") && cli.config["backend"] == "model")
+      throw BadInput(
+          "--backend: model runs `run`, `sweep` and `collectives` so far; serve on "
+          "virtual ranks is not built yet");
     s.spec = resolve_serve_spec(cli.config, w.size, default_config_dir());
     const RunSpec& r = s.spec.run;
-    if (r.backend == "model")
-      throw BadInput(
-          "--backend: model runs `run` and `collectives` so far; serve on virtual "
-          "ranks is not built yet");
     if (w.rank == 0) ensure_writable_dir(r.out);
     if (w.rank == 0 && !s.spec.resume.empty()) {
       check_same_serve_config(s.spec.resume, serve_config_json(s.spec));

@@ -34,7 +34,7 @@ def main():
         c.check(p["params"]["model"]["algo"] == algo, f"--algo {algo} is what ran")
         c.check(p["ranks"][0]["wait_s"] == 0 and len(p["ranks"]) == 8, "8 virtual ranks, no wait")
         c.check_contract(out, ranks=8)
-        c.check(r["context"]["fabric"]["name"] == "nvlink4", "the fabric's preset is in the context")
+        c.check(r["context"]["fabric"]["nvlink4"]["name"] == "nvlink4", "the fabric's preset is in the context")
     _, a = model(c, "same-a", ["--world", "16", "--topology", "ib-ndr", "-b", "8", "-e", "1G", "-f", "8"])
     _, b = model(c, "same-b", ["--world", "16", "--topology", "ib-ndr", "-b", "8", "-e", "1G", "-f", "8"])
     c.check(json.dumps(a["points"]) == json.dumps(b["points"]), "two identical runs give identical points")
