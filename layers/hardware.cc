@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "layers/base/config_loader.h"
@@ -25,9 +26,9 @@ const std::vector<std::string>& peak_keys() {
 }
 
 const std::vector<std::string>& known_keys() {
-  static const std::vector<std::string> k = {"name",         "peak_flops",        "peak_bw",
-                                             "memory_bytes", "llc_bytes",         "link_bw",
-                                             "source",       "measure_at_startup"};
+  static const std::vector<std::string> k = {"name",         "peak_flops",         "peak_bw",
+                                             "memory_bytes", "llc_bytes",          "link_bw",
+                                             "source",       "measure_at_startup", "efficiency"};
   return k;
 }
 
@@ -52,7 +53,75 @@ double number(const nlohmann::json& v, const std::string& key, bool positive,
   return v.get<double>();
 }
 
+const char* const kEff = "efficiency";
+
+OpFraction parse_fraction(const nlohmann::json& p, const std::string& field,
+                          const std::string& where) {
+  if (!p.is_object()) throw BadInput(prefix(where) + "field '" + field + "' must be an object");
+  for (const char* key : {"op", "phase", "tp", "tokens", "fraction"})
+    if (!p.contains(key))
+      throw BadInput(prefix(where) + "field '" + field + "." + key + "' is missing");
+  OpFraction f;
+  if (!p["op"].is_string() || !p["phase"].is_string() ||
+      (p["phase"] != "decode" && p["phase"] != "prefill"))
+    throw BadInput(prefix(where) + "field '" + field +
+                   "': op must be an op name and phase decode or prefill");
+  f.op = p["op"].get<std::string>();
+  f.phase = p["phase"].get<std::string>();
+  f.tp = static_cast<int>(number(p["tp"], field + ".tp", true, where));
+  f.tokens = static_cast<int64_t>(number(p["tokens"], field + ".tokens", true, where));
+  f.fraction = number(p["fraction"], field + ".fraction", true, where);
+  if (f.fraction > 100)
+    throw BadInput(prefix(where) + "field '" + field + ".fraction' must be in (0, 100]");
+  return f;
+}
+
+OpEfficiency parse_efficiency(const nlohmann::json& e, const std::string& where) {
+  if (!e.is_object() || !e.contains("points") || !e["points"].is_array() || !e.contains("source") ||
+      !e["source"].is_string() || e["source"].get<std::string>().empty())
+    throw BadInput(prefix(where) + "field '" + kEff +
+                   "' must be an object with a source and a points list");
+  OpEfficiency out;
+  out.source = e["source"].get<std::string>();
+  if (e.contains("context"))
+    out.context = static_cast<int64_t>(number(e["context"], "efficiency.context", false, where));
+  for (std::size_t i = 0; i < e["points"].size(); ++i)
+    out.points.push_back(
+        parse_fraction(e["points"][i], "efficiency.points[" + std::to_string(i) + "]", where));
+  return out;
+}
+
+// log2 distance between TP degrees: 2 is as near to 1 as to 4.
+double tp_distance(int a, int b) {
+  return std::abs(std::log2(static_cast<double>(a)) - std::log2(static_cast<double>(b)));
+}
+
 }  // namespace
+
+double OpEfficiency::fraction(const std::string& op, const std::string& phase, int tp,
+                              int64_t tokens) const {
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const OpFraction& p : points)
+    if (p.op == op && p.phase == phase) best_d = std::min(best_d, tp_distance(p.tp, tp));
+  std::vector<std::pair<double, double>> curve;  // (log2 tokens, fraction)
+  int best_tp = 0;
+  for (const OpFraction& p : points) {
+    if (p.op != op || p.phase != phase || tp_distance(p.tp, tp) != best_d) continue;
+    if (best_tp == 0) best_tp = p.tp;  // one degree even when two are equally near
+    if (p.tp == best_tp) curve.emplace_back(std::log2(static_cast<double>(p.tokens)), p.fraction);
+  }
+  if (curve.empty()) return 1.0;
+  std::sort(curve.begin(), curve.end());
+  const double x = std::log2(static_cast<double>(std::max<int64_t>(tokens, 1)));
+  if (x <= curve.front().first) return curve.front().second;
+  if (x >= curve.back().first) return curve.back().second;
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    const auto [x0, f0] = curve[i - 1];
+    const auto [x1, f1] = curve[i];
+    if (x <= x1) return x1 > x0 ? f0 + (f1 - f0) * (x - x0) / (x1 - x0) : f1;
+  }
+  return curve.back().second;
+}
 
 double Hardware::flops_for(DType t) const {
   auto it = peak_flops.find(dtype_name(t));
@@ -107,6 +176,7 @@ Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
     h.memory_bytes = number(j["memory_bytes"], "memory_bytes", false, where);
   if (j.contains("llc_bytes")) h.llc_bytes = number(j["llc_bytes"], "llc_bytes", false, where);
   if (j.contains("link_bw")) h.link_bw = number(j["link_bw"], "link_bw", false, where);
+  if (j.contains(kEff)) h.efficiency = parse_efficiency(j[kEff], where);
   return h;
 }
 
@@ -134,6 +204,16 @@ nlohmann::ordered_json hardware_to_json(const Hardware& h) {
   j["link_bw"] = h.link_bw;
   j["source"] = h.source;
   j["measure_at_startup"] = h.measure_at_startup;
+  if (!h.efficiency.empty()) {
+    nlohmann::ordered_json pts = nlohmann::ordered_json::array();
+    for (const OpFraction& p : h.efficiency.points)
+      pts.push_back({{"op", p.op},
+                     {"phase", p.phase},
+                     {"tp", p.tp},
+                     {"tokens", p.tokens},
+                     {"fraction", p.fraction}});
+    j[kEff] = {{"source", h.efficiency.source}, {"context", h.efficiency.context}, {"points", pts}};
+  }
   return j;
 }
 

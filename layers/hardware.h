@@ -3,10 +3,34 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "layers/base/dtype.h"
 
 namespace tpb {
+
+// What a compute op reaches of its roofline time (roofline time / measured time) at a TP
+// degree and a number of new tokens per step, in one phase. Measured by calibrate in real
+// layer steps, or stated in a profile with its source; the model backend divides an op's
+// roofline time by it. Above 1 is possible: an op whose data sits in cache beats the
+// memory roof.
+struct OpFraction {
+  std::string op, phase;  // op_name(), phase_name()
+  int tp = 1;
+  int64_t tokens = 1;
+  double fraction = 1;
+};
+
+struct OpEfficiency {
+  std::vector<OpFraction> points;
+  std::string source;
+  int64_t context = 0;  // decode points: the cached context they were measured at
+  bool empty() const { return points.empty(); }
+  // The op's fraction at (phase, tp, tokens): its points in that phase at the nearest TP
+  // degree (in log2), linear in log2(tokens) between the two around `tokens`, the end value
+  // outside them. 1 (the roofline) when the op has no point in that phase.
+  double fraction(const std::string& op, const std::string& phase, int tp, int64_t tokens) const;
+};
 
 struct Hardware {
   std::string name;
@@ -17,6 +41,7 @@ struct Hardware {
   double link_bw = 0;                        // bytes/s per direction to a peer, 0 if unknown
   std::string source;                        // "datasheet (dense)" | "measured (...)"
   bool measure_at_startup = false;           // peaks come from the start-up probe
+  OpEfficiency efficiency;                   // empty: every op at its roofline
 
   // Throws BadInput when the dtype has no peak in this profile.
   double flops_for(DType t) const;

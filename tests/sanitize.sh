@@ -75,7 +75,7 @@ asan_stage() {
     "diagnose-serve:build-asan/tpbench diagnose --json $out/serve"
     "compare:build-asan/tpbench compare $out/decode-check $out/inject"
     "report:build-asan/tpbench report $out/sweep $out/decode-check --out $out/report"
-    "calibrate:mpirun -np 2 --bind-to none build-asan/tpbench calibrate --reps 1 --max-bytes 64K --out $out/calibrate"
+    "calibrate:mpirun -np 2 --bind-to none build-asan/tpbench calibrate --reps 1 --max-bytes 64K --op-profile off --out $out/calibrate"
   )
   for v in "${verbs[@]}"; do
     local name=${v%%:*} cmd=${v#*:}

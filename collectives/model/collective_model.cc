@@ -149,6 +149,8 @@ const char* model_algo_name(ModelAlgo a) {
       return "nvls";
     case ModelAlgo::automatic:
       return "auto";
+    case ModelAlgo::measured:
+      return "measured";
   }
   return "?";
 }
@@ -157,8 +159,31 @@ const char* model_proto_name(ModelProto p) {
   return p == ModelProto::ll ? "LL" : p == ModelProto::ll128 ? "LL128" : "Simple";
 }
 
+namespace {
+
+ModelTime measured_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
+                              ModelAlgo algo) {
+  const MeasuredCurve& c = *f.measured;
+  if (g.ranks == 1) return {ModelAlgo::measured, ModelProto::simple, 0, 0, 0};
+  if (algo != ModelAlgo::automatic)
+    throw BadInput("--algo: '" + f.name + "' is a measured curve; it has no algorithm to choose " +
+                   "(leave --algo auto)");
+  if (kind != CollKind::all_reduce)
+    throw BadInput("--topology: '" + f.name + "' holds an all-reduce curve only");
+  if (g.ranks != c.ranks)
+    throw BadInput("--topology: '" + f.name + "' was measured over " + std::to_string(c.ranks) +
+                   " ranks; a group here has " + std::to_string(g.ranks) +
+                   " (calibrate with as many ranks as the TP degree)");
+  const double t = c.time_s(bytes);
+  // No latency/bandwidth split: the curve is the whole time.
+  return {ModelAlgo::measured, ModelProto::simple, 0, static_cast<double>(bytes) / t / 1e9, t};
+}
+
+}  // namespace
+
 ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
                            ModelAlgo algo) {
+  if (f.measured) return measured_collective(f, kind, bytes, g, algo);
   if (g.ranks < 1 || g.nodes < 1 || g.ranks % g.nodes != 0)
     throw BadInput("--world: " + std::to_string(g.ranks) + " ranks do not split evenly over " +
                    std::to_string(g.nodes) + " nodes");

@@ -12,7 +12,8 @@
 
 namespace tpb {
 
-enum class ModelAlgo { ring, tree, nvls, automatic };
+// `measured`: a fabric's measured curve answered (Fabric::measured), no algorithm was chosen.
+enum class ModelAlgo { ring, tree, nvls, automatic, measured };
 enum class ModelProto { ll, ll128, simple };
 
 // "ring" | "tree" | "nvls" | "auto". Throws BadInput naming `option`.
@@ -33,6 +34,8 @@ struct ModelTime {
   double time_s = 0;      // latency_s + bytes / algbw
 };
 
+// A fabric with a measured curve answers from it: all-reduce only, over the group size it was
+// measured at, --algo auto (BadInput naming the field otherwise).
 // Throws BadInput naming --algo when the fabric or the kind has no such algorithm (nvls
 // without NVLink SHARP, or across nodes; tree or nvls for a kind other than all_reduce), and
 // naming --topology when the group spans nodes on a single-node fabric.

@@ -2,6 +2,8 @@
 // figures come from ("source"), so a preset cannot carry an unexplained constant.
 #include "collectives/model/fabric.h"
 
+#include <cmath>
+
 #include "layers/base/config_loader.h"
 #include "layers/base/errors.h"
 
@@ -66,7 +68,45 @@ LinkTier parse_tier(const nlohmann::json& j, const std::string& where, bool inte
   return t;
 }
 
+MeasuredCurve parse_measured(const nlohmann::json& j, const std::string& where) {
+  only_keys(j, {"collective", "ranks", "all_reduce", "source", "note"}, where);
+  require_source(j, where);
+  MeasuredCurve c;
+  c.collective = j.value("collective", "");
+  if (c.collective != "mpi" && c.collective != "nccl")
+    bad(where + ": collective must be mpi or nccl (what was timed)");
+  c.ranks = static_cast<int>(number(j, "ranks", 2, 1 << 20, where));
+  if (!j.contains("all_reduce") || !j["all_reduce"].is_array() || j["all_reduce"].size() < 2)
+    bad(where + ": all_reduce must list at least two [bytes, seconds] pairs");
+  for (const auto& p : j["all_reduce"]) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() ||
+        p[0].get<double>() < 1 || !(p[1].get<double>() > 0))
+      bad(where + ": all_reduce holds [bytes >= 1, seconds > 0] pairs");
+    const auto b = static_cast<int64_t>(p[0].get<double>());
+    if (!c.points.empty() && b <= c.points.back().first)
+      bad(where + ": all_reduce sizes must ascend");
+    c.points.emplace_back(b, p[1].get<double>());
+  }
+  return c;
+}
+
 }  // namespace
+
+double MeasuredCurve::time_s(int64_t bytes) const {
+  if (bytes <= 0) return 0;
+  if (bytes <= points.front().first) return points.front().second;
+  const auto& [bl, tl] = points.back();
+  if (bytes >= bl) return tl * static_cast<double>(bytes) / static_cast<double>(bl);
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const auto& [b1, t1] = points[i];
+    if (bytes > b1) continue;
+    const auto& [b0, t0] = points[i - 1];
+    const double x = (std::log(static_cast<double>(bytes)) - std::log(static_cast<double>(b0))) /
+                     (std::log(static_cast<double>(b1)) - std::log(static_cast<double>(b0)));
+    return std::exp(std::log(t0) + x * (std::log(t1) - std::log(t0)));
+  }
+  return tl;
+}
 
 const char* link_hw_name(LinkHw hw) {
   switch (hw) {
@@ -82,9 +122,16 @@ const char* link_hw_name(LinkHw hw) {
 
 Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {
   const std::string w = where + ": model";
-  only_keys(m, {"gpus_per_node", "intra", "inter", "nvls", "source", "note"}, w);
+  only_keys(m, {"gpus_per_node", "intra", "inter", "nvls", "measured", "source", "note"}, w);
   Fabric f;
   f.gpus_per_node = static_cast<int>(number(m, "gpus_per_node", 1, 1024, w));
+  if (m.contains("measured")) {
+    if (m.contains("intra") || m.contains("inter") || m.contains("nvls"))
+      bad(w + ": a measured curve stands alone (no intra, inter or nvls beside it)");
+    f.measured = parse_measured(m["measured"], w + ".measured");
+    f.intra.hw = LinkHw::pci;  // unused: the curve answers every collective
+    return f;
+  }
   if (!m.contains("intra")) bad(w + ": intra (the links inside a node) is required");
   f.intra = parse_tier(m["intra"], w + ".intra", false);
   if (m.contains("inter")) {

@@ -2,9 +2,12 @@
 // the links inside a node and between nodes. Each figure's source is written beside it in the
 // preset file (configs/topologies/); nothing here is measured.
 #pragma once
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tpb {
 
@@ -21,6 +24,17 @@ struct LinkTier {
   double bus_GBps() const { return line_GBps * efficiency; }
 };
 
+// An all-reduce curve measured through a real collective (tpbench calibrate writes one for
+// the host it ran on), used in place of NCCL's model: one group size, all-reduce only.
+struct MeasuredCurve {
+  std::string collective;                          // "mpi" | "nccl": what was timed
+  int ranks = 0;                                   // the group size it was timed over
+  std::vector<std::pair<int64_t, double>> points;  // (bytes, seconds), bytes ascending
+  // Linear in log-log between the points; below the first, its time; above the last, the last
+  // time scaled by bytes (the bandwidth the largest size reached).
+  double time_s(int64_t bytes) const;
+};
+
 struct Fabric {
   std::string name, description;
   int gpus_per_node = 8;
@@ -30,6 +44,7 @@ struct Fabric {
   // NVLink SHARP (NVSwitch 3 and later): the share of the intra line rate that the
   // switch-reduced all-reduce's traffic reaches. Absent: no NVLS on this fabric.
   std::optional<double> nvls_efficiency;
+  std::optional<MeasuredCurve> measured;  // present: collectives come from it, not the model
   nlohmann::json preset;  // the whole preset file as read, sources included (for the results)
 };
 

@@ -1,6 +1,8 @@
 // The table of backend traits: one entry per --backend name.
 #include "harness/config/backend_traits.h"
 
+#include <stdexcept>
+
 #include "collectives/model/collective_model.h"
 #include "layers/base/errors.h"
 
@@ -22,6 +24,25 @@ const BackendTraits* find(const std::string& name) {
   for (const BackendTraits& b : table())
     if (b.name == name) return &b;
   return nullptr;
+}
+
+void parse_model_noise(const std::string& text, ModelWorld& m) {
+  m.noise = text;
+  if (text == "off") return;
+  const auto colon = text.find(':');
+  const std::string bad =
+      "--model-noise: expected SEED:CV (CV in [0, 1]) or off, got '" + text + "'";
+  if (colon == std::string::npos) throw BadInput(bad);
+  try {
+    std::size_t a = 0, b = 0;
+    const std::string seed = text.substr(0, colon), cv = text.substr(colon + 1);
+    m.noise_seed = std::stoull(seed, &a);
+    m.noise_cv = std::stod(cv, &b);
+    if (a != seed.size() || b != cv.size() || seed.empty() || seed[0] == '-') throw BadInput(bad);
+  } catch (const std::logic_error&) {  // stoull/stod: not a number, out of range
+    throw BadInput(bad);
+  }
+  if (!(m.noise_cv >= 0 && m.noise_cv <= 1)) throw BadInput(bad);
 }
 
 }  // namespace
@@ -62,7 +83,7 @@ ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int 
                                int default_world) {
   ModelWorld m;
   if (backend != "model") {
-    for (const char* k : {"world", "algo", "gpus_per_node"})
+    for (const char* k : {"world", "algo", "gpus_per_node", "model_noise"})
       if (f.has(k))
         throw BadInput(field_name(k) + ": only with --backend model (MPI decides the world of " +
                        "real ranks)");
@@ -80,7 +101,15 @@ ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int 
     throw BadInput("--world: " + std::to_string(m.world) + " ranks do not fill nodes of " +
                    std::to_string(m.gpus_per_node) + " GPUs (--gpus-per-node)");
   m.algo = model_algo_name(parse_model_algo(f.str("algo", "auto"), "--algo"));
+  parse_model_noise(f.str("model_noise", "off"), m);
   return m;
+}
+
+void echo_model_world(nlohmann::ordered_json& j, const ModelWorld& m) {
+  j["world"] = m.world;
+  j["algo"] = m.algo;
+  j["gpus_per_node"] = m.gpus_per_node;
+  j["model_noise"] = m.noise;
 }
 
 }  // namespace tpb

@@ -2,6 +2,8 @@
 // profile, dtype) and which options it can honour. The devices themselves are made by the
 // registry in harness/backends; this table is what config validation may know of them.
 #pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -40,13 +42,21 @@ BackendChoice choose_backend(ConfigFields& f);
 
 // --world, --algo and --gpus-per-node: the model backend's virtual ranks, refused with real
 // ranks (MPI decides their world). `default_world` < 1 means one node of the preset.
+// --model-noise SEED:CV: each modelled compute segment takes (1 + CV x z) of its time, z a
+// seeded standard normal per segment and rank (clamped at 5% of the time); "off" by default.
 struct ModelWorld {
   int world = 0;              // virtual ranks (0: real ranks)
   std::string algo = "auto";  // ring | tree | nvls | auto
   int gpus_per_node = 0;      // ranks per node (the preset's by default)
+  std::string noise = "off";  // as given: "off" or "SEED:CV"
+  uint64_t noise_seed = 0;
+  double noise_cv = 0;  // 0: no noise
 };
 ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int mpi_world,
                                const std::string& topology, const std::string& config_dir,
                                int default_world);
+
+// The model-only keys of a config echo (run's and collectives'), in the keys read above.
+void echo_model_world(nlohmann::ordered_json& j, const ModelWorld& m);
 
 }  // namespace tpb

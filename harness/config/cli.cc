@@ -26,6 +26,7 @@ const OptionDef kPointOptions[] = {
     {"world", "model: virtual ranks (default: --tp, else one node of the preset)"},
     {"algo", "model: ring | tree | nvls | auto (NCCL's choice: the fastest)"},
     {"gpus_per_node", "model: ranks per node (default: the preset's)"},
+    {"model_noise", "model: SEED:CV, seeded noise on every compute segment (default off)"},
     {"mpi_mode", "blocking | nonblocking: how --collective mpi waits (default blocking)"},
     {"model", "model name (configs/models) or JSON file"},
     {"hardware", "hardware name (configs/hardware) or JSON file"},
@@ -114,6 +115,10 @@ const OptionDef kCalibrateOptions[] = {
     {"name", "profile name (default: calibrated-HOST)"},
     {"max_bytes", "largest all-reduce of the curve, e.g. 64M"},
     {"reps", "repetitions per measurement (best is kept)"},
+    {"op_profile",
+     "on (default) or off: time every op of the real layer step at a grid of "
+     "shapes, for the model backend's efficiency table"},
+    {"op_repeats", "repeats of the op profile's grid (the fastest is kept; default 3)"},
 };
 
 // Where CLI11 stores what it parses, one field per kind of option, before it becomes config.
@@ -218,7 +223,7 @@ void add_calibrate(CLI::App& app, CliValues& v) {
       app.add_subcommand("calibrate",
                          "measure peaks, GEMM FLOP/s by shape and the all-reduce curve; write a "
                          "hardware profile");
-  for (const char* key : {"backend", "collective", "model", "tp", "out", "blas_threads",
+  for (const char* key : {"backend", "collective", "model", "tp", "context", "out", "blas_threads",
                           "collective_timeout", "config_dir"})
     for (const auto& o : kPointOptions)
       if (std::string(o.key) == key)

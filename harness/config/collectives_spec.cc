@@ -35,6 +35,8 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
       resolve_model_world(f, s.backend, world, f.str("topology", "default"), s.config_dir, 0);
   if (s.backend == "model") {
     if (mw.world < 2) throw BadInput("--world: a collective needs at least 2 ranks (got 1)");
+    if (mw.noise_cv > 0)
+      throw BadInput("--model-noise: modelled for run and sweep only, not for collectives");
     world = s.world = mw.world;
     s.algo = mw.algo;
     s.gpus_per_node = mw.gpus_per_node;
@@ -120,11 +122,7 @@ nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
                            {"sync_rounds", s.sync_rounds},
                            {"out", s.out},
                            {"config_dir", s.config_dir}};
-  if (s.backend == "model") {
-    j["world"] = s.world;
-    j["algo"] = s.algo;
-    j["gpus_per_node"] = s.gpus_per_node;
-  }
+  if (s.backend == "model") echo_model_world(j, {s.world, s.algo, s.gpus_per_node});
   return j;
 }
 

@@ -3,7 +3,9 @@
 #include "harness/config/run_spec.h"
 
 #include <limits>
+#include <set>
 
+#include "collectives/model/collective_model.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
 #include "layers/base/errors.h"
@@ -67,6 +69,23 @@ void check_model_options(RunSpec& s) {
           "mem_reserve are modelled so far");
 }
 
+// The first TP group's all-reduce, modelled once before any point runs, so a fabric that cannot
+// carry the group (a measured curve of another size, a group across the nodes of a one-node
+// preset, nvls across nodes) is refused by name at setup. The nodes are counted as
+// drive/model/virtual_ranks.cc places ranks.
+void check_model_group(const RunSpec& s, int world) {
+  const int groups = world / s.tp;
+  std::set<int> nodes;
+  for (int k = 0; k < s.tp; ++k)
+    nodes.insert((s.tp_groups == "strided" ? k * groups : k) / s.gpus_per_node);
+  const int n = static_cast<int>(nodes.size());
+  if (s.tp % n != 0)
+    throw BadInput("--tp-groups: a TP group of " + std::to_string(s.tp) + " ranks spans " +
+                   std::to_string(n) + " nodes unevenly");
+  (void)model_collective(load_fabric(s.topology, s.config_dir), CollKind::all_reduce, 1024,
+                         {s.tp, n}, parse_model_algo(s.algo, "--algo"));
+}
+
 // The model and hardware profile, and the checks that need the model's shape.
 void load_shapes(RunSpec& s, int world) {
   if (s.backend == "model" && world % s.tp != 0)
@@ -124,6 +143,9 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
     world = s.world = mw.world;
     s.algo = mw.algo;
     s.gpus_per_node = mw.gpus_per_node;
+    s.model_noise = mw.noise;
+    s.noise_seed = mw.noise_seed;
+    s.noise_cv = mw.noise_cv;
   }
   s.tp = static_cast<int>(f.integer("tp", world, 1, 1 << 16));
   s.steps = static_cast<int>(f.integer("steps", 20, 1, 1000000));
@@ -156,7 +178,10 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
     throw BadInput("--hardware: '" + s.hw.name +
                    "' measures its peaks at start-up; the model backend needs a profile with "
                    "stated peaks (h100-sxm, h200-sxm, b200, a100-sxm-80g, or calibrate's)");
-  if (s.backend == "model") s.hw.flops_for(s.dtype);  // a dtype the profile has no peak for
+  if (s.backend == "model") {
+    s.hw.flops_for(s.dtype);  // a dtype the profile has no peak for
+    check_model_group(s, world);
+  }
   return s;
 }
 
@@ -194,11 +219,9 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
       {"config_dir", s.config_dir},
       {"model_shape", model_to_json(s.shape)},
       {"hardware_profile", hardware_to_json(s.hw)}};
-  if (s.backend == "model") {
-    j["world"] = s.world;
-    j["algo"] = s.algo;
-    j["gpus_per_node"] = s.gpus_per_node;
-  }
+  if (s.backend == "model")
+    echo_model_world(j,
+                     {s.world, s.algo, s.gpus_per_node, s.model_noise, s.noise_seed, s.noise_cv});
   return j;
 }
 
@@ -207,7 +230,9 @@ std::vector<std::string> rerun_keys() {
   const nlohmann::ordered_json echo = run_spec_to_json(RunSpec{});  // items() does not own it
   for (const auto& [k, v] : echo.items())
     if (k != "out" && k != "model_shape" && k != "hardware_profile") keys.push_back(k);
-  for (const char* k : {"world", "algo", "gpus_per_node"}) keys.push_back(k);  // model only
+  nlohmann::ordered_json model_only;
+  echo_model_world(model_only, {});
+  for (const auto& [k, v] : model_only.items()) keys.push_back(k);
   return keys;
 }
 

@@ -53,6 +53,9 @@ struct RunSpec {
   int world = 0;  // virtual ranks; 0: real ranks (MPI's world)
   std::string algo = "auto";
   int gpus_per_node = 0;
+  std::string model_noise = "off";  // --model-noise as given (backend_traits.h ModelWorld)
+  uint64_t noise_seed = 0;
+  double noise_cv = 0;
 
   ModelShape shape;  // resolved from `model`
   Hardware hw;       // resolved from `hardware`

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "collectives/bus_bandwidth.h"
+#include "collectives/model/fabric.h"
 #include "collectives/mpi/mpi_check.h"
 #include "harness/backends/registry.h"
 #include "harness/config/backend_traits.h"
@@ -21,6 +22,7 @@
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
+#include "harness/verbs/calibrate_ops.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
@@ -35,7 +37,9 @@ using oj = nlohmann::ordered_json;
 struct CalibrateSpec {
   std::string backend, collective, model, out, name, config_dir;
   int tp = 1, blas_threads = 1, reps = 5;
-  int64_t max_bytes = 0;
+  int64_t max_bytes = 0, context = 1024;
+  bool op_profile = true;
+  int op_repeats = 3;
   double collective_timeout_s = 600;
 };
 
@@ -69,6 +73,9 @@ CalibrateSpec resolve_calibrate_spec(const nlohmann::json& cfg, const World& w, 
   s.reps = static_cast<int>(f.integer("reps", 5, 1, 1000));
   s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
   s.collective_timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
+  s.context = f.integer("context", 1024, 1, int64_t{1} << 24);
+  s.op_profile = f.choice("op_profile", "on", {"on", "off"}) == "on";
+  s.op_repeats = static_cast<int>(f.integer("op_repeats", 3, 1, 100));
   f.reject_unknown();
   return s;
 }
@@ -201,8 +208,42 @@ oj measure_all_reduce(const World& w, Device& dev, const CalibrateSpec& s, doubl
 }
 
 // The --hardware profile, checked by the parser that will read it back.
+std::string op_profile_source(const World& w, const CalibrateSpec& s, const ModelShape& shape,
+                              const std::string& date) {
+  return fmt::format(
+      "measured by tpbench calibrate on {} at {}: roofline time / measured time of each op in "
+      "real layer steps of {} (TP 1 and {}, {} ranks at once; decode batch 1, 4, 16, 64 at "
+      "context {}; prefill 128, 512; the fastest of {} repeats), against this profile's peaks",
+      w.host, date, shape.name, w.size, w.size, s.context, s.op_repeats);
+}
+
+// A topology preset whose fabric is the all-reduce curve just measured (--topology DIR/
+// topology.json with --backend model): one node of the world's ranks.
+oj measured_topology(const World& w, const CalibrateSpec& s, const oj& ar,
+                     const std::string& date) {
+  oj curve = oj::array();
+  for (const auto& p : ar["points"]) curve.push_back({p["bytes"], p["time_s"]});
+  const std::string source = fmt::format(
+      "measured by tpbench calibrate on {} at {}: all-reduce through {} over {} ranks, slowest "
+      "rank's time per call",
+      w.host, date, s.collective, w.size);
+  oj t;
+  t["name"] = "measured-" + w.host;
+  t["description"] = "The all-reduce curve tpbench calibrate measured on " + w.host +
+                     ". Modelled only (--backend model): it sets no knob of a real run.";
+  t["model"] = {{"gpus_per_node", w.size},
+                {"measured",
+                 {{"collective", s.collective},
+                  {"ranks", w.size},
+                  {"all_reduce", curve},
+                  {"source", source}}}};
+  (void)parse_fabric(t["model"], s.out + "/topology.json");  // what --topology will accept
+  return t;
+}
+
 oj hardware_profile(const World& w, const CalibrateSpec& s, const DeviceCaps& caps,
-                    const CalPeaks& p, double busbw_asym, const std::string& date) {
+                    const CalPeaks& p, double busbw_asym, const std::string& date,
+                    const OpEfficiency& eff) {
   oj hw;
   hw["name"] = s.name;
   hw["peak_flops"] = oj::object();
@@ -217,6 +258,11 @@ oj hardware_profile(const World& w, const CalibrateSpec& s, const DeviceCaps& ca
       w.host, date, w.size, p.bw_from, p.fl_from,
       w.size > 1 ? ", link_bw = all-reduce busbw asymptote" : "");
   hw["measure_at_startup"] = false;
+  if (!eff.empty()) {
+    Hardware h;
+    h.efficiency = eff;
+    hw["efficiency"] = hardware_to_json(h)["efficiency"];
+  }
   (void)hardware_from_json(hw, s.out + "/hardware.json");  // what --hardware will accept
   return hw;
 }
@@ -267,9 +313,16 @@ int verb_calibrate(const CliResult& cli, const World& w) {
   const oj shapes = measure_shapes(w, *dev, shape, s, peaks);
   double busbw_asym = 0;
   const oj ar = measure_all_reduce(w, *dev, s, busbw_asym);
+  OpProfile ops;
+  if (s.op_profile)
+    ops = measure_op_profile(w, *dev,
+                             {s.backend, s.collective, s.model, s.config_dir, w.size, s.context,
+                              s.blas_threads, s.collective_timeout_s, s.op_repeats},
+                             peaks.flops, peaks.bw);
   if (w.rank != 0) return 0;
 
-  const oj hw = hardware_profile(w, s, caps, peaks, busbw_asym, context.date);
+  if (s.op_profile) ops.efficiency.source = op_profile_source(w, s, shape, context.date);
+  const oj hw = hardware_profile(w, s, caps, peaks, busbw_asym, context.date, ops.efficiency);
   oj cal;
   cal["schema"] = "tpbench.calibration";
   cal["schema_version"] = 1;
@@ -278,9 +331,13 @@ int verb_calibrate(const CliResult& cli, const World& w) {
   cal["peaks"] = peaks.json;
   cal["gemm_shapes"] = shapes;
   cal["all_reduce"] = ar;
+  cal["op_profile"] = ops.points;
   cal["hardware"] = hw;
   write_file_atomic(s.out + "/calibration.json", cal.dump(2) + "\n");
   write_file_atomic(s.out + "/hardware.json", hw.dump(2) + "\n");
+  if (ar.contains("points"))
+    write_file_atomic(s.out + "/topology.json",
+                      measured_topology(w, s, ar, context.date).dump(2) + "\n");
   print_summary(w, s, peaks, shapes, ar);
   return 0;
 }

@@ -62,6 +62,13 @@ FIXTURES = {
     "hw_zero_flops.json": json.dumps({"peak_flops": {"fp32": 0}, "peak_bw": 1e11,
                                       "source": "test"}),
     "hw_zero_bw.json": json.dumps({"peak_flops": {"fp32": 1e12}, "peak_bw": 0, "source": "test"}),
+    "hw_eff_zero.json": json.dumps({"peak_flops": {"bf16": 1e15}, "peak_bw": 3e12, "source": "test",
+                                    "efficiency": {"source": "test", "points": [
+                                        {"op": "qkv_proj", "phase": "decode", "tp": 8,
+                                         "tokens": 1, "fraction": 0}]}}),
+    "topo_measured2.json": json.dumps({"name": "m2", "model": {"gpus_per_node": 2, "measured": {
+        "collective": "mpi", "ranks": 2, "all_reduce": [[8, 1e-6], [1024, 2e-6]],
+        "source": "test"}}}),
 }
 
 # (name, np, args after "tpbench", substrings the error line must contain). Cases without
@@ -155,6 +162,18 @@ CASES = [
     ("model run on a probed profile", 1, ["run", "--backend", "model", "--hardware", "cpu"],
      ["--hardware", "cpu"]),
     ("model serve", 1, ["serve", "--backend", "model", "--concurrency", "1"], ["--backend", "model"]),
+    ("model noise not SEED:CV", 1, ["run", "--backend", "model", "--model-noise", "x:1"],
+     ["--model-noise"]),
+    ("model noise CV above 1", 1, ["run", "--backend", "model", "--model-noise", "7:2"],
+     ["--model-noise"]),
+    ("model noise on the cpu backend", 2, ["run", "--model-noise", "7:0.1"], ["--model-noise"]),
+    ("model noise on collectives", 1,
+     ["collectives", "--backend", "model", "--set", "model_noise=7:0.1"], ["--model-noise"]),
+    ("efficiency fraction zero", 1,
+     ["run", "--backend", "model", "--hardware", "{work}/hw_eff_zero.json"], ["fraction"]),
+    ("measured fabric of 2 ranks for a group of 8", 1,
+     ["run", "--backend", "model", "--world", "8", "--tp", "8", "--topology",
+      "{work}/topo_measured2.json"], ["--topology", "8"]),
     ("modelled preset for a real run", 2, ["run", "--topology", "nvlink4"], ["--topology", "nvlink4"]),
     ("memory budget unit", 2, ["run", "--memory-budget", "8X"], ["--memory-budget"]),
     ("memory budget negative", 2, ["run", "--memory-budget=-1G"], ["--memory-budget"]),

@@ -3,14 +3,22 @@
 with it reports the calibrated peaks and says where they came from) and calibration.json whose
 figures agree with themselves: GEMM FLOP/s by shape times their time give the cost model's
 2mnk, the all-reduce curve is verified (#wrong 0), ascending, with a positive latency and
-bandwidth and busbw = algbw * 2(n-1)/n. On 1 rank there is no curve and link_bw is 0."""
+bandwidth and busbw = algbw * 2(n-1)/n. The op profile (real layer steps at a grid of shapes)
+fills the profile's efficiency table with every compute op at every grid shape, each fraction
+its roofline time over its time, and topology.json (the measured all-reduce curve) drives a
+model run that gives back, at a grid shape, exactly the op times calibrate measured. On 1 rank
+there is no curve and link_bw is 0; --op-profile off leaves the table out."""
 import json
 import os
 
 from tpbtest import Ctx
 
 PROFILE_KEYS = ["name", "peak_flops", "peak_bw", "memory_bytes", "llc_bytes", "link_bw", "source",
-                "measure_at_startup"]
+                "measure_at_startup", "efficiency"]
+LAYER_OPS = {"rmsnorm_attn", "qkv_proj", "rope", "kv_write", "attention", "o_proj", "residual_attn",
+             "rmsnorm_mlp", "gate_up_proj", "swiglu", "down_proj", "residual_mlp"}
+GRID = {("decode", 1), ("decode", 4), ("decode", 16), ("decode", 64), ("prefill", 128),
+        ("prefill", 512)}
 
 
 def load(path):
@@ -18,10 +26,40 @@ def load(path):
         return json.load(f)
 
 
+def op_profile(c, cal, hw, det):
+    eff = hw["efficiency"]
+    c.check(eff["source"].startswith("measured by tpbench calibrate") and eff["context"] == 1024,
+            f"efficiency source and context: {eff['source'][:80]}... {eff['context']}")
+    have = {(p["op"], p["phase"], p["tp"], p["tokens"]) for p in eff["points"]}
+    want = {(op, ph, tp, n) for op in LAYER_OPS for ph, n in GRID for tp in (1, 2)}
+    c.check(have == want and all(p["fraction"] > 0 for p in eff["points"]),
+            f"every compute op at every grid shape, TP 1 and 2: {len(have)} of {len(want)}, "
+            f"missing {sorted(want - have)[:3]}")
+    recs = det["op_profile"]
+    c.check(len(recs) == 12 and all(r["status"] == "ok" for r in recs), f"12 grid points ok: {len(recs)}")
+    worst = max(abs(o["fraction"] - o["roofline_s"] / o["time_s_per_step"]) for r in recs for o in r["ops"])
+    c.check(worst <= 1e-12, f"fraction = roofline / time for every op ({worst:.2e})")
+
+    # A model run at a grid shape through the calibrated profile and fabric gives back each op's
+    # measured time (roofline / (roofline / time)).
+    out = c.out("model-from-calibrate")
+    c.mpi(1, ["run", "--backend", "model", "--world", "2", "--tp", "2", "--model", "tiny", "--dtype", "fp32",
+           "--phase", "decode", "--batch", "4", "--context", "1024", "--hardware", os.path.join(cal, "hardware.json"),
+           "--topology", os.path.join(cal, "topology.json"), "--out", out])
+    got = {o["op"]: o["time_s_per_step"] for o in c.results(out)["points"][0]["ops"]}
+    ref = next(r for r in recs if r["phase"] == "decode" and r["tp"] == 2 and r["batch"] == 4)
+    worst = max(abs(got[o["op"]] / o["time_s_per_step"] - 1) for o in ref["ops"])
+    c.check(worst <= 1e-9, f"the model at a grid shape gives back calibrate's op times ({worst:.2e})")
+    ar = det["all_reduce"]["points"]
+    c.check(any(op.startswith("allreduce") and t > 0 for op, t in got.items()),
+            f"the measured curve prices the all-reduces ({len(ar)} sizes)")
+
+
 def main():
     c = Ctx()
     cal = c.out("cal2")
-    rc, stdout, _ = c.mpi(2, ["calibrate", "--out", cal, "--max-bytes", "1M", "--reps", "2", "--name", "test-box"])
+    rc, stdout, _ = c.mpi(2, ["calibrate", "--out", cal, "--max-bytes", "1M", "--reps", "2", "--name", "test-box",
+                              "--op-repeats", "1"])
     hw = load(os.path.join(cal, "hardware.json"))
     det = load(os.path.join(cal, "calibration.json"))
     c.check(list(hw.keys()) == PROFILE_KEYS, f"hardware.json holds exactly the profile keys: {list(hw)}")
@@ -61,11 +99,15 @@ def main():
     c.check(pk["bw"] == hw["peak_bw"] and pk["flops"] == hw["peak_flops"]["fp32"]
             and pk["source"] == hw["source"], f"the run is judged against the calibrated peaks: {pk}")
 
+    op_profile(c, cal, hw, det)
+
     cal1 = c.out("cal1")
-    c.mpi(1, ["calibrate", "--out", cal1, "--reps", "1"])
+    c.mpi(1, ["calibrate", "--out", cal1, "--reps", "1", "--op-profile", "off"])
     hw1 = load(os.path.join(cal1, "hardware.json"))
     c.check(hw1["link_bw"] == 0 and load(os.path.join(cal1, "calibration.json"))["all_reduce"] == {},
             "one rank: no all-reduce curve, link_bw 0")
+    c.check("efficiency" not in hw1 and not os.path.exists(os.path.join(cal1, "topology.json")),
+            "--op-profile off on one rank: no efficiency table, no topology.json")
     c.finish()
 
 

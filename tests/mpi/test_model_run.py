@@ -10,7 +10,14 @@ results and diagnosis as measured ranks (harness/drive/point_analysis.cc serves 
 - `--inject mem_reserve` against the profile's memory makes the point oom, naming need/have.
 - TP 8 over pcie5-switch spends a larger share of the step in collectives than over nvlink4.
 - 1024 virtual ranks (128 TP groups of 8 over ib-ndr nodes) run and every rank is in the
-  results; the time is printed (the speed target is tests/bench, not here)."""
+  results; the time is printed (the speed target is tests/bench, not here).
+- A profile's efficiency table prices an op at roofline / fraction: qkv_proj at fraction 0.5
+  (1 token) and 0.25 (64 tokens) costs exactly 3x its roofline at batch 16 (1/3 by log2
+  interpolation), every other op is unchanged, and the point names the table's source.
+- A fabric's measured all-reduce curve (what calibrate writes as topology.json) sets every
+  all-reduce's transfer: log-log between its points, to 1e-12 s.
+- --model-noise SEED:CV: the same seed gives identical points, another seed other ones, and
+  ranks that were in lockstep now wait for each other (wait fraction > 0, 0 without noise)."""
 import json
 import os
 import subprocess
@@ -22,11 +29,12 @@ BASE = ["run", "--backend", "model", "--model", "llama-3.1-70b", "--dtype", "bf1
         "--hardware", "h100-sxm", "--phase", "decode", "--context", "2048"]
 
 
-def model(c, name, args, batch="16"):
+def model(c, name, args, batch="16", hardware="h100-sxm"):
     out = c.out(name)
     args = ["--batch", batch] + args
+    base = [hardware if k > 0 and BASE[k - 1] == "--hardware" else a for k, a in enumerate(BASE)]
     t0 = time.monotonic()
-    p = subprocess.run([c.tpbench] + BASE + args + ["--out", out], capture_output=True, text=True,
+    p = subprocess.run([c.tpbench] + base + args + ["--out", out], capture_output=True, text=True,
                        env=c.env, timeout=300)
     c.check(p.returncode == 0, f"{name}: rc {p.returncode} {p.stderr[-800:]}")
     return out, c.results(out), time.monotonic() - t0
@@ -50,6 +58,65 @@ def waits_match_compute(c, out, straggler, factor):
     c.check(checked > 0 and worst <= 1e-9,
             f"every other rank's wait = {factor} x its compute before the all-reduce, to 1e-9 s "
             f"({checked} instances, worst {worst:.2e} s)")
+
+
+def op_times(r):
+    return {o["op"]: o["time_s_per_step"] for o in r["points"][0]["ops"]}
+
+
+def efficiency_table(c):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "configs", "hardware", "h100-sxm.json")) as f:
+        hw = json.load(f)
+    hw["name"] = "h100-sxm-eff"
+    hw["efficiency"] = {"source": "test: stated", "points": [
+        {"op": "qkv_proj", "phase": "decode", "tp": 8, "tokens": 1, "fraction": 0.5},
+        {"op": "qkv_proj", "phase": "decode", "tp": 8, "tokens": 64, "fraction": 0.25}]}
+    os.makedirs(c.out("eff-profile"), exist_ok=True)
+    path = os.path.join(c.out("eff-profile"), "hardware.json")
+    with open(path, "w") as f:
+        json.dump(hw, f)
+    _, base, _ = model(c, "eff-base", ["--world", "8", "--tp", "8"])
+    _, eff, _ = model(c, "eff", ["--world", "8", "--tp", "8"], hardware=path)
+    tb, te = op_times(base), op_times(eff)
+    c.check(abs(te["qkv_proj"] / tb["qkv_proj"] - 3.0) <= 1e-9,
+            f"qkv_proj at fraction 1/3 of its roofline costs 3x: {te['qkv_proj'] / tb['qkv_proj']}")
+    # Stamps are absolute times, so a tiny op's duration carries the clock's rounding (~1e-16 s of
+    # ~1 s, against ops of ~1e-7 s): unchanged to 1e-6 of the op.
+    same = [op for op in tb if op != "qkv_proj" and abs(te[op] - tb[op]) > 1e-6 * tb[op]]
+    c.check(not same, f"the other ops are unchanged: {same}")
+    c.check(any("test: stated" in w for w in eff["points"][0]["warnings"]),
+            "the point names the efficiency table's source")
+
+
+def measured_curve(c):
+    # B=16 of Llama-3.1-70B bf16: 16 x 8192 x 2 = 262144 bytes per all-reduce, midway (in log)
+    # between 65536 and 1048576: 100 x (400/100)^0.5 = 200 us.
+    topo = {"name": "curve8", "model": {"gpus_per_node": 8, "measured": {
+        "collective": "nccl", "ranks": 8, "source": "test: stated",
+        "all_reduce": [[65536, 100e-6], [1048576, 400e-6]]}}}
+    os.makedirs(c.out("curve-topology"), exist_ok=True)
+    path = os.path.join(c.out("curve-topology"), "topology.json")
+    with open(path, "w") as f:
+        json.dump(topo, f)
+    _, r, _ = model(c, "curve", ["--world", "8", "--tp", "8", "--topology", path])
+    p = r["points"][0]
+    # transfer_s_total sums every rank's share of every instance; each rank's is the whole call.
+    per_call = p["collectives"]["transfer_s_total"] / (8 * p["collectives"]["count"])
+    c.check(abs(per_call - 200e-6) <= 1e-12, f"every all-reduce takes the curve's 200 us: {per_call}")
+
+
+def model_noise(c):
+    runs = {}
+    for name, noise in (("n0", "off"), ("n7a", "7:0.1"), ("n7b", "7:0.1"), ("n8", "8:0.1")):
+        _, r, _ = model(c, "noise-" + name, ["--world", "8", "--tp", "8", "--model-noise", noise])
+        runs[name] = r["points"]
+    same = json.dumps(runs["n7a"]) == json.dumps(runs["n7b"])
+    c.check(same, "--model-noise 7:0.1 twice gives identical points")
+    c.check(json.dumps(runs["n7a"]) != json.dumps(runs["n8"]), "another seed gives other points")
+    w0 = runs["n0"][0]["collectives"]["wait_fraction"]
+    w7 = runs["n7a"][0]["collectives"]["wait_fraction"]
+    c.check(w0 == 0 and w7 > 0.01, f"noise makes ranks wait: wait fraction {w0} -> {w7:.3f}")
 
 
 def main():
@@ -100,6 +167,10 @@ def main():
                        capture_output=True, text=True, env=c.env, timeout=60)
     print(p.stdout, flush=True)
     c.check(p.returncode == 0 and "pcie5-switch" in p.stdout, f"compare runs: rc {p.returncode} {p.stderr[-300:]}")
+
+    efficiency_table(c)
+    measured_curve(c)
+    model_noise(c)
 
     _, big, secs = model(c, "world1024", ["--world", "1024", "--tp", "8", "--topology", "ib-ndr"])
     pb = big["points"][0]

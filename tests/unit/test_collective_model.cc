@@ -133,6 +133,15 @@ TEST(CollectiveModel, EveryNumberInAPresetNeedsItsSource) {
   EXPECT_THROW(parse_fabric(m, "x"), BadInput);  // NVLS on PCIe
 }
 
+TEST(CollectiveModel, RingOnNvlink3ByHand) {
+  const Fabric f = load_fabric("nvlink3", kConfigs);
+  const ModelTime t = model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, ModelAlgo::ring);
+  // bus 300 x 0.8 = 240 GB/s (NCCL's 20.0 GB/s per SM80 link, 12 links), algbw 240 x 8 / 14.
+  EXPECT_NEAR(t.algbw_GBps, 240.0 * 8 / 14, 1e-9);
+  EXPECT_NEAR(t.time_s, 56.0e-6 + kGiB / (240.0 * 8 / 14) * 1e-9, 1e-12);  // latency as nvlink4
+  EXPECT_THROW(model_collective(f, CollKind::all_reduce, kGiB, {8, 1}, ModelAlgo::nvls), BadInput);
+}
+
 TEST(CollectiveModel, EveryShippedModelPresetLoads) {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator(kConfigs + "/topologies")) {
@@ -142,7 +151,7 @@ TEST(CollectiveModel, EveryShippedModelPresetLoads) {
     EXPECT_GT(f.intra.bus_GBps(), 0) << f.name;
     ++n;
   }
-  EXPECT_EQ(n, 8);  // nvlink4 nvlink5 pcie4 pcie5 pcie5-switch ib-ndr ib-xdr roce-400g
+  EXPECT_EQ(n, 9);  // nvlink3 nvlink4 nvlink5 pcie4 pcie5 pcie5-switch ib-ndr ib-xdr roce-400g
 }
 
 }  // namespace

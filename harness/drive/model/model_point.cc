@@ -51,10 +51,31 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric) {
   c.llc_bytes = spec.hw.llc_bytes;
   c.llc_source = "hardware profile";
   c.device_memory = true;
-  c.warnings.push_back(
-      "modelled: virtual ranks, nothing was measured; compute ops at their roofline time "
-      "(the profile's peaks, efficiency 1, no launch overhead), all-reduces by NCCL's tuning "
-      "model on the topology preset's fabric");
+  const std::string compute =
+      spec.hw.efficiency.empty()
+          ? "compute ops at their roofline time (the profile's peaks, efficiency 1, no launch "
+            "overhead)"
+          : "compute ops at the fraction of their roofline time the profile's efficiency table "
+            "gives by op, phase, TP degree and tokens (" +
+                spec.hw.efficiency.source + ")";
+  const std::string comm = fabric.measured
+                               ? "all-reduces from the measured curve of '" + fabric.name + "'"
+                               : "all-reduces by NCCL's tuning model on the topology preset's "
+                                 "fabric";
+  c.warnings.push_back("modelled: virtual ranks, nothing was measured in this run; " + compute +
+                       ", " + comm);
+  if (spec.noise_cv > 0)
+    c.warnings.push_back("model_noise: every compute segment x (1 + " +
+                         std::to_string(spec.noise_cv) +
+                         " z), z a seeded standard normal per segment and rank (seed " +
+                         std::to_string(spec.noise_seed) + ")");
+  const OpEfficiency& e = spec.hw.efficiency;
+  if (!e.empty() && spec.phase == Phase::decode && e.context > 0 && e.context != spec.context)
+    c.warnings.push_back(
+        "efficiency_context: the profile's decode fractions were measured at "
+        "context " +
+        std::to_string(e.context) + ", this point runs " + std::to_string(spec.context) +
+        " (attention's is carried over)");
   return c;
 }
 

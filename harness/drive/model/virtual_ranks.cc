@@ -1,6 +1,7 @@
-// Compute ops run at max(flops / peak flops, bytes / peak bandwidth): efficiency 1 and no
-// launch overhead, so a modelled step is the fastest the hardware profile allows (results say
-// so); an all-reduce's wait is what the group's late arrival leaves, its transfer NCCL's time.
+// Compute ops run at max(flops / peak flops, bytes / peak bandwidth) divided by the fraction of
+// that roofline the profile's efficiency table gives the op at this phase, TP degree and token
+// count (1 without a table: the fastest the profile allows; results say which); an
+// all-reduce's wait is what the group's late arrival leaves, its transfer the fabric's time.
 #include "harness/drive/model/virtual_ranks.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <set>
 
 #include "collectives/model/collective_model.h"
+#include "harness/serve/serve_random.h"
 #include "layers/base/errors.h"
 #include "layers/cost_model.h"
 
@@ -22,6 +24,12 @@ struct LayerPlan {
 
 double roofline_s(const OpCost& c, const Peaks& p) {
   return std::max(c.flops / p.flops, (c.bytes_read + c.bytes_written) / p.bw);
+}
+
+double compute_s(const RunSpec& spec, const CostQuery& q, Op op, const Peaks& peaks) {
+  const double f = spec.hw.efficiency.fraction(op_name(op), phase_name(q.phase), q.tp,
+                                               q.batch * tokens_per_step(q));
+  return roofline_s(op_cost(q, op), peaks) / f;
 }
 
 double comm_bytes(const StepCost& cost, Op op) {
@@ -58,7 +66,7 @@ LayerPlan layer_plan(const RunSpec& spec, int64_t layers, const Peaks& peaks, co
                          ? model_collective(f, CollKind::all_reduce,
                                             static_cast<int64_t>(comm_bytes(cost, op)), g, algo)
                                .time_s
-                         : roofline_s(op_cost(q, op), peaks);
+                         : compute_s(spec, q, op, peaks);
     plan.ops.emplace_back(op, s);
   }
   return plan;
@@ -77,6 +85,8 @@ class GroupRun {
     for (int r : members) {
       inj_.push_back(inject_for_rank(spec.inject, r));
       rng_.emplace_back(spec.seed * 1000003ULL + static_cast<uint64_t>(r));
+      noise_.emplace_back(spec.noise_seed * 1000003ULL + static_cast<uint64_t>(r) +
+                          0x9e3779b97f4a7c15ULL);  // apart from the jitter draws
     }
     traces_.resize(members.size());
   }
@@ -119,12 +129,19 @@ class GroupRun {
     }
   }
 
+  // --model-noise: the segment's time x (1 + CV z), at least 5% of it.
+  double noisy(std::size_t m, double dur) {
+    if (spec_.noise_cv <= 0) return dur;
+    return dur * std::max(0.05, 1.0 + spec_.noise_cv * draw_normal(noise_[m]));
+  }
+
   void layer(int L, int s) {
     for (const auto& [op, dur] : plan_.ops) {
       if (!op_is_collective(op)) {
         for (std::size_t m = 0; m < members_.size(); ++m) {
-          seg(m, op, L, s, dur);
-          block_[m] += dur;
+          const double d = noisy(m, dur);
+          seg(m, op, L, s, d);
+          block_[m] += d;
         }
         continue;
       }
@@ -141,6 +158,7 @@ class GroupRun {
   std::vector<double> block_;  // compute since the rank's last collective (or step start)
   std::vector<InjectSpec> inj_;
   std::vector<std::mt19937_64> rng_;
+  std::vector<std::mt19937_64> noise_;
   std::vector<RankTrace> traces_;
 };
 

@@ -1,0 +1,37 @@
+// calibrate's op profile: the real TP layer step (run_sweep_point, the code `run` times) at a
+// grid of shapes, every compute op's time set against its roofline from the calibrated peaks.
+// The model backend then prices an op at a shape between the grid's by that fraction
+// (layers/hardware.h OpEfficiency), as Vidur prices operators from a profile of them.
+#pragma once
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/peaks.h"
+#include "harness/mpi/world.h"
+#include "layers/device.h"
+#include "layers/hardware.h"
+
+namespace tpb {
+
+struct OpProfileSpec {
+  std::string backend, collective, model, config_dir;
+  int tp = 1;              // the widest TP degree profiled (the world); 1 is profiled too
+  int64_t context = 1024;  // decode points' cached context
+  int blas_threads = 1;
+  double collective_timeout_s = 600;
+  int repeats = 3;  // each grid point this many times, spread over the profile; the fastest kept
+};
+
+struct OpProfile {
+  OpEfficiency efficiency;                                          // on rank 0; empty elsewhere
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();  // the grid, for the record
+};
+
+// Collective over the world: every rank runs every grid point. Each point is judged against
+// the calibrated peaks: `flops` by dtype name and `bw`, the figures hardware.json states.
+OpProfile measure_op_profile(const World& w, Device& dev, const OpProfileSpec& s,
+                             const std::map<std::string, double>& flops, double bw);
+
+}  // namespace tpb
