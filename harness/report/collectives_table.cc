@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "harness/config/axis.h"
+#include "harness/record/coll_point_builder.h"
 
 namespace tpb {
 
@@ -59,6 +62,18 @@ std::string coll_table_row(const CollPointRecord& p, bool baseline) {
 std::string coll_summary_text(const CollSummaryRecord& s) {
   return fmt::format("# Out of bounds values : {} {}\n# Avg bus bandwidth    : {:.3f} GB/s\n",
                      s.wrong_total, s.wrong_total == 0 ? "OK" : "FAILED", s.avg_busbw_GBps);
+}
+
+int64_t finish_coll_sweep(const std::string& out, const std::vector<CollPointRecord>& points,
+                          ResultsWriter* writer) {
+  const CollSummaryRecord summary = coll_summary(points);
+  std::cout << coll_summary_text(summary);
+  if (writer) {
+    writer->set_summary(summary);
+    std::cout << "results: " << out << "/results.json\n";
+  }
+  std::cout << std::flush;
+  return summary.wrong_total;
 }
 
 }  // namespace tpb

@@ -2,10 +2,13 @@
 // from the size's record (coll_point_builder.h builds it). The console prints only what the
 // record holds.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/config/collectives_spec.h"
 #include "harness/record/coll_point_record.h"
+#include "harness/record/results_writer.h"
 
 namespace tpb {
 
@@ -14,5 +17,10 @@ std::string coll_table_row(const CollPointRecord& p, bool baseline);
 
 // nccl-tests' closing lines: wrong values in all, and the mean busbw over sizes.
 std::string coll_summary_text(const CollSummaryRecord& s);
+
+// Rank 0, after the last size: prints the closing lines and, with a writer, stores them as the
+// results' summary section and names `out`/results.json. Returns the number of wrong values.
+int64_t finish_coll_sweep(const std::string& out, const std::vector<CollPointRecord>& points,
+                          ResultsWriter* writer);
 
 }  // namespace tpb

@@ -62,20 +62,6 @@ std::optional<ResultsWriter> open_results(const CliResult& cli, const World& w,
   return writer;
 }
 
-// Rank 0: nccl-tests' closing lines, also as the results' summary section; returns the
-// number of wrong values.
-int64_t write_summary(const CollectivesSpec& s, const std::vector<CollPointRecord>& points,
-                      std::optional<ResultsWriter>& writer) {
-  const CollSummaryRecord summary = coll_summary(points);
-  std::cout << coll_summary_text(summary);
-  if (writer) {
-    writer->set_summary(summary);
-    std::cout << "results: " << s.out << "/results.json\n";
-  }
-  std::cout << std::flush;
-  return summary.wrong_total;
-}
-
 }  // namespace
 
 int verb_collectives(const CliResult& cli, const World& w) {
@@ -114,7 +100,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
     std::cout << coll_table_row(points.back(), s.baseline) << std::flush;
     if (writer) writer->add_record(points.back());
   }
-  int64_t wrong = w.rank == 0 ? write_summary(s, points, writer) : 0;
+  int64_t wrong = w.rank == 0 ? finish_coll_sweep(s.out, points, writer ? &*writer : nullptr) : 0;
   // A wrong value is a failed run, as in nccl-tests: every rank exits with the same code.
   TPB_MPI_CHECK(MPI_Bcast(&wrong, 1, MPI_INT64_T, 0, w.comm));
   return wrong == 0 ? 0 : static_cast<int>(ExitCode::internal);

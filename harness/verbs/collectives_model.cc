@@ -81,13 +81,7 @@ int verb_model_collectives(const CliResult& cli, const World& w, const Collectiv
     std::cout << coll_table_row(points.back(), false) << std::flush;
     if (writer) writer->add_record(points.back());
   }
-  const CollSummaryRecord summary = coll_summary(points);
-  std::cout << coll_summary_text(summary);
-  if (writer) {
-    writer->set_summary(summary);
-    std::cout << "results: " << s.out << "/results.json\n";
-  }
-  std::cout << std::flush;
+  finish_coll_sweep(s.out, points, writer ? &*writer : nullptr);
   return 0;
 }
 

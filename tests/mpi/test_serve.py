@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`tpbench serve` on 2 ranks of the CPU backend, tiny model (2 of its layers, so the suite stays
-short; the note of the serve issue has the full-depth figures):
+short; TPB_SERVE_LAYERS=8 runs every check at tiny's full depth):
 - continuous batching beats static batching on the same requests (>= 15% output tokens/s);
 - chunked prefill lowers the p99 ITL of a mix with long prompts, the step log shows the spikes
   without it, and diagnose names prefill_interference for the unchunked run only;
@@ -19,7 +19,8 @@ import sys
 
 from tpbtest import Ctx
 
-BASE = ["serve", "--model", "tiny", "--layers", "2", "--seed", "1"]
+LAYERS = int(os.environ.get("TPB_SERVE_LAYERS", "2"))
+BASE = ["serve", "--model", "tiny", "--layers", str(LAYERS), "--seed", "1"]
 
 
 def serve(c, name, args, np=2, timeout=600, bind="none"):
@@ -188,10 +189,11 @@ def curve(c):
             f"a free region at small concurrency (attempt {attempt + 1} of 2)")
     c.check(cv["knee"]["x"] is not None, "the knee is reported")
     # A budget that holds the weights and activations but the KV of only ~8 requests at once:
-    # per rank, 2 layers x 4 local KV heads x 64 x (K and V) x 4 bytes = 4096 bytes a token.
+    # per rank, LAYERS x 4 local KV heads x 64 x (K and V) x 4 bytes a token (4096 at 2 layers).
+    per_token = LAYERS * 4 * 64 * 2 * 4
     first = res["points"][0]
-    base = first["ranks"][0]["memory"]["need_bytes"] - first["params"]["serve"]["kv_capacity_tokens"] * 4096
-    budget = int(base + 8 * 64 * 4096)
+    base = first["ranks"][0]["memory"]["need_bytes"] - first["params"]["serve"]["kv_capacity_tokens"] * per_token
+    budget = int(base + 8 * 64 * per_token)
     out, res = serve(c, "wall", load + ["--concurrency", "2,4,8,16,32", "--memory-budget",
                                         f"{budget / 2**20:.3f}MiB"])
     wall = res["curve"]["memory_wall"]
