@@ -62,11 +62,10 @@ void check_model_options(RunSpec& s) {
   if (s.check) throw BadInput("--check: the model backend computes no tensors to verify");
   if (s.lm_head) throw BadInput("--lm-head: not modelled yet on --backend model");
   for (const InjectSpec& i : s.inject)
-    if (i.mem_contend || i.clock_offset_ms != 0 || i.clock_drift_ppm != 0 || i.hang_at_step >= 0 ||
-        i.sm_clock_mhz > 0)
+    if (i.mem_contend || i.hang_at_step >= 0 || i.sm_clock_mhz > 0)
       throw BadInput(
-          "--inject: on --backend model only slowdown, jitter, host_delay and "
-          "mem_reserve are modelled so far");
+          "--inject: on --backend model only slowdown, jitter, host_delay, mem_reserve, "
+          "clock_offset and clock_drift are modelled so far");
 }
 
 // The first TP group's all-reduce, modelled once before any point runs, so a fabric that cannot

@@ -16,6 +16,9 @@ results and diagnosis as measured ranks (harness/drive/point_analysis.cc serves 
   interpolation), every other op is unchanged, and the point names the table's source.
 - A fabric's measured all-reduce curve (what calibrate writes as topology.json) sets every
   all-reduce's transfer: log-log between its points, to 1e-12 s.
+- --inject clock_offset=50 on rank 1 and clock_drift=200 on rank 2: the modelled sync reports
+  the offset and the drift (200/1.0002 ppm: d offset / d local time) and undoes them: every
+  rank's wait, transfer and compute equal the uninjected run's to 1e-9 s.
 - --model-noise SEED:CV: the same seed gives identical points, another seed other ones, and
   ranks that were in lockstep now wait for each other (wait fraction > 0, 0 without noise)."""
 import json
@@ -106,6 +109,19 @@ def measured_curve(c):
     c.check(abs(per_call - 200e-6) <= 1e-12, f"every all-reduce takes the curve's 200 us: {per_call}")
 
 
+def virtual_clocks(c):
+    _, a, _ = model(c, "clock-none", ["--world", "8", "--tp", "8"])
+    _, b, _ = model(c, "clock-skewed", ["--world", "8", "--tp", "8", "--inject", "rank=1:clock_offset=50",
+                                        "--inject", "rank=2:clock_drift=200"])
+    pa, pb = a["points"][0], b["points"][0]
+    cs = pb["clock_sync"]
+    c.check(abs(cs["max_offset_s"] - 0.05) <= 1e-9 and abs(cs["drift_ppm"] - 200 / 1.0002) <= 1e-6
+            and cs["clock_condition_violations"] == 0, f"the sync sees the offset and the drift: {cs}")
+    worst = max(abs(x[k] - y[k]) for x, y in zip(pa["ranks"], pb["ranks"])
+                for k in ("wait_s", "transfer_s", "compute_s"))
+    c.check(worst <= 1e-9, f"and undoes them: waits, transfers and compute as without ({worst:.1e} s)")
+
+
 def model_noise(c):
     runs = {}
     for name, noise in (("n0", "off"), ("n7a", "7:0.1"), ("n7b", "7:0.1"), ("n8", "8:0.1")):
@@ -171,6 +187,7 @@ def main():
     efficiency_table(c)
     measured_curve(c)
     model_noise(c)
+    virtual_clocks(c)
 
     _, big, secs = model(c, "world1024", ["--world", "1024", "--tp", "8", "--topology", "ib-ndr"])
     pb = big["points"][0]

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <limits>
 
+#include "collectives/model/collective_model.h"
 #include "harness/config/inject_spec.h"
 #include "harness/drive/model/virtual_ranks.h"
 #include "harness/drive/point_analysis.h"
+#include "harness/mpi/clock_sync.h"
 #include "layers/base/errors.h"
 #include "layers/cost_model.h"
 
@@ -38,6 +40,36 @@ RankSample virtual_sample(const RunSpec& spec, const DeviceCaps& caps, int rank,
   r.inject = inject_to_json(inject_for_rank(spec.inject, rank));
   r.telemetry = {{"available", false}, {"reason", "a virtual rank (--backend model)"}};
   return s;
+}
+
+// --inject clock_offset / clock_drift on virtual ranks: a rank's stamps move onto its own clock
+// (the real injector's ClockSkew), then a modelled ping-pong to rank 0 at the first and last
+// stamp measures its offset and the real sync's ClockModel maps the stamps back. The model's
+// path is symmetric, so Cristian's estimate is exact; its uncertainty, half the round trip, is
+// taken as the fabric's 8-byte all-reduce between two ranks (one exchange each way).
+void apply_virtual_clocks(const RunSpec& spec, const Fabric& fabric, std::vector<RankTrace>& traces,
+                          std::vector<RankSample>& samples) {
+  const double half_rtt =
+      spec.world < 2 ? 0
+      : fabric.measured
+          ? fabric.measured->time_s(8)  // the curve's smallest exchange
+          : model_collective(fabric, CollKind::all_reduce, 8, {2, 1}, ModelAlgo::ring).time_s;
+  for (RankTrace& t : traces) {
+    const InjectSpec inj = inject_for_rank(spec.inject, t.rank);
+    const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, 0};
+    if (t.segs.empty()) continue;
+    double first = t.segs.front().t0, last = first;
+    for (const SegmentRecord& r : t.segs) last = std::max(last, r.t1);
+    ClockModel clock;
+    clock.start = {skew.apply(first), skew.apply(first) - first, half_rtt};
+    clock.end = {skew.apply(last), skew.apply(last) - last, half_rtt};
+    for (SegmentRecord& r : t.segs) {
+      r.t0 = clock.to_common(skew.apply(r.t0));
+      r.t1 = clock.to_common(skew.apply(r.t1));
+    }
+    samples[static_cast<std::size_t>(t.rank)].rank.clock = {
+        clock.start.offset_s, clock.end.offset_s, half_rtt, clock.drift() * 1e6};
+  }
 }
 
 }  // namespace
@@ -103,8 +135,14 @@ PointOutcome run_model_point(const RunSpec& spec, const Peaks& peaks, const Fabr
   if (need > have_min) return {oom_point(spec, layers, need, have_min), {}};
   std::vector<RankSample> samples;
   for (int r = 0; r < spec.world; ++r) samples.push_back(virtual_sample(spec, caps, r, need));
-  return analyze_point(spec, layers, peaks, caps, virtual_rank_traces(spec, layers, peaks, fabric),
-                       samples);
+  std::vector<RankTrace> traces = virtual_rank_traces(spec, layers, peaks, fabric);
+  apply_virtual_clocks(spec, fabric, traces, samples);
+  PointOutcome out = analyze_point(spec, layers, peaks, caps, std::move(traces), samples);
+  if (out.record.clock_sync)
+    out.record.clock_sync->method =
+        "modelled ping-pong to rank 0 at the first and last stamp (a symmetric path: the "
+        "estimate is exact; uncertainty: the fabric's 8-byte all-reduce of two ranks)";
+  return out;
 }
 
 }  // namespace tpb
