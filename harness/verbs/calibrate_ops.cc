@@ -70,10 +70,9 @@ oj op_fractions(const PointRecord& r, const GridPoint& g, const Peaks& peaks,
   if (!r.ops) return ops;
   for (const OpRecord& o : *r.ops) {
     if (!o.flops_per_step || !o.bytes_per_step || o.time_s_per_step <= 0) continue;
-    if (o.op.rfind("allreduce", 0) == 0) continue;  // collectives: the fabric's curve
     const double roof = std::max(*o.flops_per_step / peaks.flops, *o.bytes_per_step / peaks.bw);
     const double t = o.time_s_per_step * to_median;
-    if (roof <= 0) continue;
+    if (roof <= 0) continue;  // the all-reduces: no FLOPs or bytes of their own (the fabric's)
     out.push_back({o.op, g.phase, g.tp, tokens, roof / t});
     ops.push_back(
         {{"op", o.op}, {"time_s_per_step", t}, {"roofline_s", roof}, {"fraction", roof / t}});

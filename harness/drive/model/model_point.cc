@@ -57,7 +57,10 @@ void apply_virtual_clocks(const RunSpec& spec, const Fabric& fabric, std::vector
   for (RankTrace& t : traces) {
     const InjectSpec inj = inject_for_rank(spec.inject, t.rank);
     const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, 0};
-    if (t.segs.empty()) continue;
+    RankClockRecord& rc = samples[static_cast<std::size_t>(t.rank)].rank.clock;
+    rc.uncertainty_s = half_rtt;
+    // An unskewed rank's stamps map onto themselves: no pass over its segments.
+    if (t.segs.empty() || (skew.offset_s == 0 && skew.rate == 0)) continue;
     double first = t.segs.front().t0, last = first;
     for (const SegmentRecord& r : t.segs) last = std::max(last, r.t1);
     ClockModel clock;
@@ -67,8 +70,7 @@ void apply_virtual_clocks(const RunSpec& spec, const Fabric& fabric, std::vector
       r.t0 = clock.to_common(skew.apply(r.t0));
       r.t1 = clock.to_common(skew.apply(r.t1));
     }
-    samples[static_cast<std::size_t>(t.rank)].rank.clock = {
-        clock.start.offset_s, clock.end.offset_s, half_rtt, clock.drift() * 1e6};
+    rc = {clock.start.offset_s, clock.end.offset_s, half_rtt, clock.drift() * 1e6};
   }
 }
 
