@@ -123,6 +123,11 @@ double OpEfficiency::fraction(const std::string& op, const std::string& phase, i
   return curve.back().second;
 }
 
+bool OpEfficiency::covers(const std::string& op, const std::string& phase) const {
+  return std::any_of(points.begin(), points.end(),
+                     [&](const OpFraction& p) { return p.op == op && p.phase == phase; });
+}
+
 double Hardware::flops_for(DType t) const {
   auto it = peak_flops.find(dtype_name(t));
   if (it == peak_flops.end())

@@ -30,6 +30,8 @@ struct OpEfficiency {
   // degree (in log2), linear in log2(tokens) between the two around `tokens`, the end value
   // outside them. 1 (the roofline) when the op has no point in that phase.
   double fraction(const std::string& op, const std::string& phase, int tp, int64_t tokens) const;
+  // Whether the table has a point for the op in that phase.
+  bool covers(const std::string& op, const std::string& phase) const;
 };
 
 struct Hardware {

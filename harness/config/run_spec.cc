@@ -60,7 +60,6 @@ void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
 void check_model_options(RunSpec& s) {
   if (s.topology == "default") s.topology = "nvlink4";
   if (s.check) throw BadInput("--check: the model backend computes no tensors to verify");
-  if (s.lm_head) throw BadInput("--lm-head: not modelled yet on --backend model");
   for (const InjectSpec& i : s.inject)
     if (i.mem_contend || i.hang_at_step >= 0 || i.sm_clock_mhz > 0)
       throw BadInput(

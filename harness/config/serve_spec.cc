@@ -132,9 +132,10 @@ ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
   if (!run.contains("warmup")) run["warmup"] = 2;
   ServeSpec s;
   s.run = resolve_run_spec(run, world, default_config_dir);
-  if (s.run.tp != world)
+  const int ranks = s.run.backend == "model" ? s.run.world : world;
+  if (s.run.tp != ranks)
     throw BadInput("--tp: serve runs one TP group, so tp must equal the ranks (" +
-                   std::to_string(world) + "; got " + std::to_string(s.run.tp) + ")");
+                   std::to_string(ranks) + "; got " + std::to_string(s.run.tp) + ")");
   ConfigFields f(serve);
   read_load(f, s);
   read_scheduler(f, s);

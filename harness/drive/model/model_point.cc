@@ -20,7 +20,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-double rank_have(const RunSpec& spec, int rank) {
+}  // namespace
+
+double virtual_rank_have(const RunSpec& spec, int rank) {
   const double budget =
       spec.memory_budget_bytes > 0 ? spec.memory_budget_bytes : spec.hw.memory_bytes;
   return budget - inject_for_rank(spec.inject, rank).mem_reserve_gib * kGiB;
@@ -36,7 +38,7 @@ RankSample virtual_sample(const RunSpec& spec, const DeviceCaps& caps, int rank,
   r.device = caps.name;
   r.group = p.group;
   r.group_rank = p.group_rank;
-  r.memory = {need, rank_have(spec, rank)};
+  r.memory = {need, virtual_rank_have(spec, rank)};
   r.inject = inject_to_json(inject_for_rank(spec.inject, rank));
   r.telemetry = {{"available", false}, {"reason", "a virtual rank (--backend model)"}};
   return s;
@@ -74,9 +76,24 @@ void apply_virtual_clocks(const RunSpec& spec, const Fabric& fabric, std::vector
   }
 }
 
-}  // namespace
+// What the efficiency table leaves to assumption at this point, said in the results.
+void efficiency_warnings(const RunSpec& spec, ModelUse use, std::vector<std::string>& w) {
+  const OpEfficiency& e = spec.hw.efficiency;
+  if (e.empty()) return;
+  const bool decode = use.serving || spec.phase == Phase::decode;
+  if (decode && e.context > 0 && (use.serving || e.context != spec.context))
+    w.push_back("efficiency_context: the profile's decode fractions were measured at context " +
+                std::to_string(e.context) + ", " +
+                (use.serving ? std::string("a serving step's sequences run at their own lengths")
+                             : "this point runs " + std::to_string(spec.context)) +
+                " (attention's fraction is carried over)");
+  if ((use.lm_head || spec.lm_head) && !e.covers(op_name(Op::lm_head), "decode"))
+    w.push_back(
+        "efficiency_standin: the table has no point for the step's end; final_norm, lm_head "
+        "and sample take rmsnorm_mlp's, gate_up_proj's and swiglu's fractions");
+}
 
-DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric) {
+DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse use) {
   DeviceCaps c;
   c.backend = "model";
   c.name = "modelled " + spec.hw.name + " on " + fabric.name;
@@ -103,13 +120,7 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric) {
                          std::to_string(spec.noise_cv) +
                          " z), z a seeded standard normal per segment and rank (seed " +
                          std::to_string(spec.noise_seed) + ")");
-  const OpEfficiency& e = spec.hw.efficiency;
-  if (!e.empty() && spec.phase == Phase::decode && e.context > 0 && e.context != spec.context)
-    c.warnings.push_back(
-        "efficiency_context: the profile's decode fractions were measured at "
-        "context " +
-        std::to_string(e.context) + ", this point runs " + std::to_string(spec.context) +
-        " (attention's is carried over)");
+  efficiency_warnings(spec, use, c.warnings);
   return c;
 }
 
@@ -124,7 +135,7 @@ Peaks model_peaks(const RunSpec& spec) {
 PointOutcome run_model_point(const RunSpec& spec, const Peaks& peaks, const Fabric& fabric) {
   const DeviceCaps caps = model_device_caps(spec, fabric);
   double have_min = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < spec.world; ++r) have_min = std::min(have_min, rank_have(spec, r));
+  for (int r = 0; r < spec.world; ++r) have_min = std::min(have_min, virtual_rank_have(spec, r));
   CostQuery q = spec.cost_query();
   auto need_for = [&](int64_t layers) {
     q.layers = layers;

@@ -7,6 +7,7 @@
 #pragma once
 #include <vector>
 
+#include "collectives/model/collective_model.h"
 #include "collectives/model/fabric.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/peaks.h"
@@ -21,8 +22,11 @@ struct VirtualPlace {
 };
 VirtualPlace virtual_place(const RunSpec& spec, int rank);
 
+// Group `group`'s size and the nodes its members span. Throws BadInput naming --tp-groups when
+// they span the nodes unevenly.
+ModelGroup virtual_group_shape(const RunSpec& spec, int group);
+
 // Every rank's measured steps (0 .. steps-1) and the step records that bound them, by rank.
-// Throws BadInput naming --tp-groups when a group spans nodes unevenly.
 std::vector<RankTrace> virtual_rank_traces(const RunSpec& spec, int64_t layers, const Peaks& peaks,
                                            const Fabric& fabric);
 

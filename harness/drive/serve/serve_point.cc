@@ -21,23 +21,27 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The mean of the steps' costs, field by field; layer ops by position (every step lists the
-// same ops in the same order).
-StepCost mean_cost(const std::vector<ServeStep>& steps) {
+// The mean of the costs of the steps the timeline holds (`kept`; empty: all), field by field;
+// layer ops by position (every step lists the same ops in the same order).
+StepCost mean_cost(const std::vector<ServeStep>& all, const std::vector<int>& kept) {
+  std::vector<const ServeStep*> steps;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (kept.empty()) steps.push_back(&all[i]);
+  for (int i : kept) steps.push_back(&all.at(static_cast<std::size_t>(i)));
   StepCost m;
   if (steps.empty()) return m;
-  m.layer_ops = steps.front().cost.layer_ops;
-  for (const ServeStep& s : steps)
-    if (!s.cost.tail_ops.empty()) {
-      m.tail_ops = s.cost.tail_ops;
+  m.layer_ops = steps.front()->cost.layer_ops;
+  for (const ServeStep* s : steps)
+    if (!s->cost.tail_ops.empty()) {
+      m.tail_ops = s->cost.tail_ops;
       break;
     }
-  m.comm = steps.front().cost.comm;
+  m.comm = steps.front()->cost.comm;
   for (auto& o : m.layer_ops) o = OpCost{o.op};
   for (auto& o : m.tail_ops) o = OpCost{o.op};
   const double n = static_cast<double>(steps.size());
-  for (const ServeStep& s : steps) {
-    const StepCost& c = s.cost;
+  for (const ServeStep* s : steps) {
+    const StepCost& c = s->cost;
     m.flops += c.flops / n;
     m.bytes_read += c.bytes_read / n;
     m.bytes_written += c.bytes_written / n;
@@ -311,7 +315,7 @@ ServeParamsRecord serve_params_record(const ServeSpec& spec, std::size_t load_in
 ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, const ServeRun& run,
                              const Peaks& peaks, const DeviceCaps& caps, int64_t point_index,
                              const std::string& trace_name) {
-  const StepCost cost = mean_cost(run.steps);
+  const StepCost cost = mean_cost(run.steps, run.timeline_steps);
   AnalysisInput in;
   in.ranks = run.traces;
   in.step_flops = cost.flops;
@@ -334,6 +338,13 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
       serve_params_record(spec, load_index, run.sched.kv_blocks * run.sched.block_tokens);
   if (p.cost)
     p.cost->scope = "per rank, mean over the serving run's steps (each step has its own batch)";
+  if (!run.timeline_steps.empty())
+    p.warnings->push_back(
+        "timeline_sampled: the timeline analysis (ranks, collectives, straggler, occupancy, "
+        "MBU, MFU and cost) covers a seeded sample of " +
+        std::to_string(run.timeline_steps.size()) + " of the " + std::to_string(run.steps.size()) +
+        " steps, to keep the virtual ranks' segments in memory; the step log, the ITL "
+        "attribution and the serving metrics cover every step");
   const ServeMetrics m = serve_metrics(run.requests, spec.slo);
   add_serve_metrics(*p.metrics, m);
   p.metrics->itl_attribution =

@@ -15,6 +15,7 @@
 #include "harness/drive/injector.h"
 #include "harness/drive/point_runner.h"
 #include "harness/drive/rank_gather.h"
+#include "harness/drive/serve/serve_memory.h"
 #include "harness/mpi/clock_sync.h"
 #include "harness/serve/workload.h"
 #include "layers/base/host_clock.h"
@@ -30,48 +31,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Steps between timeline flushes: the timeline is preallocated, a serving run's step count is
 // not known in advance, so segments are resolved and set aside between steps.
 constexpr std::size_t kFlushSteps = 256;
-
-struct ServeMemory {
-  ServeShape shape;
-  int64_t layers = 0;
-  double need = 0, have = 0;
-  bool fits = false;
-};
-
-int64_t longest_request(const std::vector<Request>& reqs) {
-  int64_t m = 1;
-  for (const Request& r : reqs) m = std::max(m, r.prompt_len + r.output_len);
-  return m;
-}
-
-// Weights, activations and logits first; the KV cache gets what is left, but no more than the
-// scheduler could ever fill (max_running sequences at the longest request), or --kv-budget.
-ServeMemory plan_serve_memory(const ServeSpec& spec, const SchedulerConfig& sc,
-                              const std::vector<Request>& reqs, const Device& dev, double reserve) {
-  const RunSpec& r = spec.run;
-  ServeMemory m;
-  m.layers = r.planned_layers();
-  m.shape.max_seqs = sc.max_running;
-  // Rows of the largest step: the chunk (it counts the decodes too), or the token limit.
-  m.shape.max_tokens = std::max(sc.chunk > 0 ? sc.chunk : sc.max_step_tokens, sc.max_running);
-  m.shape.kv.block_tokens = sc.block_tokens;
-  m.shape.lm_head = spec.lm_head;
-  m.have = (r.memory_budget_bytes > 0 ? r.memory_budget_bytes : dev.caps().memory_bytes) - reserve;
-  const double base = serve_memory_need(r.shape, r.tp, r.dtype, m.layers, m.shape).total();
-  const double per_block =
-      kv_bytes_per_token(r.shape, r.tp, r.dtype, m.layers) * static_cast<double>(sc.block_tokens);
-  const int64_t per_seq = (longest_request(reqs) + sc.block_tokens - 1) / sc.block_tokens;
-  int64_t blocks = 0;
-  if (spec.kv_budget_tokens > 0)
-    blocks = (spec.kv_budget_tokens + sc.block_tokens - 1) / sc.block_tokens;
-  else
-    blocks = std::min<int64_t>(sc.max_running * per_seq,
-                               static_cast<int64_t>(std::floor((m.have - base) / per_block)));
-  m.shape.kv.num_blocks = std::max<int64_t>(blocks, 0);
-  m.need = base + static_cast<double>(m.shape.kv.num_blocks) * per_block;
-  m.fits = m.shape.kv.num_blocks >= 1 && m.need <= m.have;
-  return m;
-}
 
 // The group holds what its smallest rank holds.
 ServeMemory agree_serve_memory(MPI_Comm comm, ServeMemory m) {
@@ -254,7 +213,8 @@ ServeResult run_serve_point(const ServeSpec& spec, std::size_t load_index, const
   std::vector<Request> reqs =
       load.trace_file.empty() ? make_requests(load) : read_trace(load.trace_file);
   SchedulerConfig sc = spec.scheduler_at(load_index);
-  const ServeMemory plan = plan_serve_memory(spec, sc, reqs, dev, inj.mem_reserve_gib * kGiB);
+  const double budget = r.memory_budget_bytes > 0 ? r.memory_budget_bytes : dev.caps().memory_bytes;
+  const ServeMemory plan = plan_serve_memory(spec, sc, reqs, budget - inj.mem_reserve_gib * kGiB);
   const ServeMemory mem =
       watch.run("the memory agreement", [&] { return agree_serve_memory(w.comm, plan); });
   ServeResult res;

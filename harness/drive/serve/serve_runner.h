@@ -35,6 +35,9 @@ struct ServeRun {
   std::vector<RankTrace> traces;
   std::vector<RankSample> samples;
   int64_t preemptions = 0;
+  // The steps the traces hold, in order; empty: every step. The model backend samples a long
+  // run's timeline (drive/model/virtual_serve.h); splits cover every step regardless.
+  std::vector<int> timeline_steps;
 };
 
 // Either the run (rank 0), or on rank 0 an oom record when the point does not fit; nothing on

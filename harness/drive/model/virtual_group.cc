@@ -1,0 +1,155 @@
+// Compute ops run at max(flops / peak flops, bytes / peak bandwidth) divided by the fraction of
+// that roofline the profile's efficiency table gives the op at this phase, TP degree and token
+// count (1 without a table: the fastest the profile allows; results say which); an
+// all-reduce's wait is what the group's late arrival leaves, its transfer the fabric's time.
+#include "harness/drive/model/virtual_group.h"
+
+#include <algorithm>
+
+#include "harness/serve/serve_random.h"
+
+namespace tpb {
+
+namespace {
+
+double roofline_s(const OpCost& c, const Peaks& p) {
+  return std::max(c.flops / p.flops, (c.bytes_read + c.bytes_written) / p.bw);
+}
+
+// The step's end has no point in calibrate's table (it times the layer's ops): each of its ops
+// takes the fraction of the layer op most like it, rather than the roofline itself.
+const char* efficiency_name(const OpEfficiency& e, Op op, const char* phase) {
+  const char* own = op_name(op);
+  if (e.covers(own, phase)) return own;
+  switch (op) {
+    case Op::final_norm:
+      return op_name(Op::rmsnorm_mlp);
+    case Op::lm_head:  // a column-parallel GEMM over the sampled rows
+      return op_name(Op::gate_up_proj);
+    case Op::sample:  // one pass over the logits
+      return op_name(Op::swiglu);
+    default:
+      return own;
+  }
+}
+
+double compute_s(const RunSpec& spec, const OpCost& c, Phase phase, int64_t tokens,
+                 const Peaks& peaks) {
+  const OpEfficiency& e = spec.hw.efficiency;
+  const char* ph = phase_name(phase);
+  const double f = e.fraction(efficiency_name(e, c.op, ph), ph, spec.tp, tokens);
+  return roofline_s(c, peaks) / f;
+}
+
+double comm_bytes(const StepCost& cost, Op op) {
+  for (const CommOp& c : cost.comm)
+    if (c.op == op) return c.bytes;
+  return 0;
+}
+
+}  // namespace
+
+StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, int64_t tokens,
+                        const Peaks& peaks, const Fabric& fabric, ModelGroup g) {
+  const ModelAlgo algo = parse_model_algo(spec.algo, "--algo");
+  auto price = [&](const OpCost& c) {
+    if (!op_is_collective(c.op)) return compute_s(spec, c, phase, tokens, peaks);
+    const auto bytes = static_cast<int64_t>(comm_bytes(cost, c.op));
+    return model_collective(fabric, CollKind::all_reduce, bytes, g, algo).time_s;
+  };
+  StepOpPlan plan;
+  for (const OpCost& c : cost.layer_ops) plan.layer.emplace_back(c.op, price(c));
+  // The real step's end: the local argmax (sample) comes before the gather that picks among
+  // the ranks' candidates (in comm alone, tp > 1); the pick is host work on S x tp pairs and
+  // is not priced.
+  for (const OpCost& c : cost.tail_ops) plan.tail.emplace_back(c.op, price(c));
+  for (const CommOp& c : cost.comm)
+    if (c.op == Op::sample_gather) plan.tail.emplace_back(c.op, price(OpCost{c.op}));
+  return plan;
+}
+
+VirtualGroup::VirtualGroup(const RunSpec& spec, const std::vector<int>& members)
+    : spec_(spec), members_(members), t_(members.size(), 0.0), block_(members.size(), 0.0) {
+  for (int r : members) {
+    inj_.push_back(inject_for_rank(spec.inject, r));
+    rng_.emplace_back(spec.seed * 1000003ULL + static_cast<uint64_t>(r));
+    noise_.emplace_back(spec.noise_seed * 1000003ULL + static_cast<uint64_t>(r) +
+                        0x9e3779b97f4a7c15ULL);  // apart from the jitter draws
+  }
+  traces_.resize(members.size());
+}
+
+void VirtualGroup::seg(std::size_t m, Op op, int layer, int step, double dur, bool coll) {
+  traces_[m].segs.push_back({t_[m], t_[m] + dur, step, static_cast<int16_t>(layer), op,
+                             static_cast<uint8_t>(coll ? 1 : 0)});
+  t_[m] += dur;
+}
+
+void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
+  std::vector<double> start = t_;
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    const InjectSpec& i = inj_[m];
+    t_[m] += i.host_delay_us * 1e-6;  // host work: no segment, a host gap
+    if (i.jitter_p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_[m]) < i.jitter_p)
+      seg(m, Op::injected, 0, s, i.jitter_us * 1e-6);
+  }
+  for (int64_t L = 0; L < layers; ++L) run_ops(plan.layer, static_cast<int>(L), s);
+  run_ops(plan.tail, static_cast<int>(layers), s);
+  // The compute after the step's last collective is slowed before the step ends, so a slowed
+  // rank computes exactly F times its own work in every step.
+  slow_down(static_cast<int>(plan.tail.empty() ? layers - 1 : layers), s);
+  for (std::size_t m = 0; m < members_.size(); ++m)
+    traces_[m].segs.push_back({start[m], t_[m], s, 0, Op::step, 0});
+}
+
+void VirtualGroup::advance_to(double t) {
+  for (double& x : t_) x = std::max(x, t);
+}
+
+double VirtualGroup::latest_clock() const {
+  return *std::max_element(t_.begin(), t_.end());
+}
+
+std::vector<RankTrace> VirtualGroup::take_traces() {
+  std::vector<RankTrace> out(traces_.size());
+  std::swap(out, traces_);
+  for (std::size_t m = 0; m < out.size(); ++m) {
+    out[m].rank = members_[m];
+    out[m].group_rank = static_cast<int>(m);
+  }
+  return out;
+}
+
+// A slowed rank's extra work for the compute since its last collective (as the real injector's
+// after_block), as one injected segment.
+void VirtualGroup::slow_down(int L, int s) {
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    if (inj_[m].slowdown != 1.0 && block_[m] > 0)
+      seg(m, Op::injected, L, s, (inj_[m].slowdown - 1) * block_[m]);
+    block_[m] = 0;
+  }
+}
+
+// --model-noise: the segment's time x (1 + CV z), at least 5% of it.
+double VirtualGroup::noisy(std::size_t m, double dur) {
+  if (spec_.noise_cv <= 0) return dur;
+  return dur * std::max(0.05, 1.0 + spec_.noise_cv * draw_normal(noise_[m]));
+}
+
+void VirtualGroup::run_ops(const std::vector<std::pair<Op, double>>& ops, int L, int s) {
+  for (const auto& [op, dur] : ops) {
+    if (!op_is_collective(op)) {
+      for (std::size_t m = 0; m < members_.size(); ++m) {
+        const double d = noisy(m, dur);
+        seg(m, op, L, s, d);
+        block_[m] += d;
+      }
+      continue;
+    }
+    slow_down(L, s);  // the extra work lands before the collective, as on a real rank
+    const double last = latest_clock();
+    for (std::size_t m = 0; m < members_.size(); ++m) seg(m, op, L, s, last + dur - t_[m], true);
+  }
+}
+
+}  // namespace tpb

@@ -1,0 +1,67 @@
+// One TP group of virtual ranks stepped together (--backend model): each rank keeps its own
+// clock, compute ops take their modelled seconds, and an all-reduce ends for every member at
+// the last arrival plus the fabric's time. `run` (a fixed batch, every step alike) and `serve`
+// (each step its own mixed batch) both step a group through this class, so a virtual rank's
+// timeline is built one way. --inject changes a rank's segments as the real injector does
+// (harness/drive/injector.cc).
+#pragma once
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "collectives/model/collective_model.h"
+#include "collectives/model/fabric.h"
+#include "harness/analysis/analysis.h"
+#include "harness/analysis/peaks.h"
+#include "harness/config/run_spec.h"
+#include "layers/cost_model.h"
+
+namespace tpb {
+
+// One step's ops with their modelled seconds, in the real step's order: the layer's ops (run
+// for every layer) and the step's end (final_norm, lm_head, sample, sample_gather; once).
+struct StepOpPlan {
+  std::vector<std::pair<Op, double>> layer, tail;
+};
+
+// The ops of a step whose costs are `cost`, priced for a group of shape `g`: compute at
+// roofline / the profile's efficiency at (phase, tp, tokens), collectives by the fabric.
+// `tokens` is the step's new tokens (decode: the batch), as calibrate's grid counts them.
+StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, int64_t tokens,
+                        const Peaks& peaks, const Fabric& fabric, ModelGroup g);
+
+class VirtualGroup {
+ public:
+  // `members`: the world ranks of the group, in group-rank order (kept by reference).
+  VirtualGroup(const RunSpec& spec, const std::vector<int>& members);
+
+  // Step `s`: the inject's host delay and jitter, `layers` layers of `plan.layer`, then
+  // `plan.tail`, each rank starting from its own clock; an Op::step record bounds it.
+  void step(int s, int64_t layers, const StepOpPlan& plan);
+
+  // Every rank's clock moved to at least `t` (the group waits for its host between steps).
+  void advance_to(double t);
+  double latest_clock() const;
+
+  // The segments so far, by member (rank and group rank set, group left to the caller); moved
+  // out, so the group keeps stepping on empty traces.
+  std::vector<RankTrace> take_traces();
+
+ private:
+  void seg(std::size_t m, Op op, int layer, int step, double dur, bool coll = false);
+  void slow_down(int layer, int step);
+  double noisy(std::size_t m, double dur);
+  void run_ops(const std::vector<std::pair<Op, double>>& ops, int layer, int step);
+
+  const RunSpec& spec_;
+  const std::vector<int>& members_;
+  std::vector<double> t_;
+  std::vector<double> block_;  // compute since the rank's last collective (or step start)
+  std::vector<InjectSpec> inj_;
+  std::vector<std::mt19937_64> rng_;
+  std::vector<std::mt19937_64> noise_;
+  std::vector<RankTrace> traces_;
+};
+
+}  // namespace tpb

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""`tpbench serve --backend model`: the serving loop on virtual ranks, through the same records,
+metrics, curve and diagnosis as a measured serve (issue 11, item 2).
+
+Llama-3.1-70B fp8, TP 8 on a modelled 8x H100 (h100-sxm, nvlink4), prompts 512, outputs 256,
+chunked prefill 512, concurrency 1..256:
+- every point is ok and passes the results contract; the curve has a free region at small
+  concurrency and a knee; tokens/s rises with concurrency;
+- a KV budget too small for the load moves the memory wall in (reported, with preemptions),
+  and diagnose says memory_bound there;
+- over pcie5 the step is slower (p50 ITL at concurrency 1 above nvlink4's) and the free
+  region ends no later;
+- a slowed rank (rank=3:slowdown=1.3): diagnose names the straggler, rank 3, +30% compute;
+  output tokens/s falls;
+- --host-overhead 5000 at concurrency 1: host_bound;
+- continuous batching gives at least 15% more output tokens/s than static on the same requests;
+- without a chunk, long prompts among short ones stall decode: prefill_interference, named for
+  the unchunked run only;
+- the metrics recomputed from requests.jsonl (tests/tools/serve_metrics_check.py) match;
+- the same command twice gives identical points; a long run says its timeline was sampled
+  while steps.jsonl still has every step."""
+import json
+import os
+import subprocess
+import sys
+
+from tpbtest import Ctx
+
+BASE = ["serve", "--backend", "model", "--collective", "model", "--world", "8", "--tp", "8",
+        "--model", "llama-3.1-70b", "--dtype", "fp8", "--hardware", "h100-sxm"]
+LOADS = "1,2,4,8,16,32,64,128,256"
+WORK = ["--requests", "256", "--prompt-len", "512", "--output-len", "256", "--chunk", "512"]
+
+
+def serve(c, name, args):
+    out = c.out(name)
+    p = subprocess.run([c.tpbench] + BASE + args + ["--out", out], capture_output=True,
+                       text=True, env=c.env, timeout=600)
+    c.check(p.returncode == 0, f"{name}: rc {p.returncode} {p.stderr[-800:]}")
+    return out, c.results(out)
+
+
+def codes(c, out):
+    p = subprocess.run([c.tpbench, "diagnose", "--json", out], capture_output=True, text=True,
+                       env=c.env)
+    c.check(p.returncode == 0, f"diagnose --json {out}: rc {p.returncode} {p.stderr}")
+    d = json.loads(p.stdout)
+    return [{v["code"] for v in pt["verdicts"] if "code" in v} for f in d["files"]
+            for pt in f["points"]]
+
+
+def curve_line(res):
+    cv = res["curve"]
+    pts = [(q["x"], round(q["total_tokens_per_s"]), round(q["itl_p95_s"] * 1e3, 2))
+           for q in cv["points"]]
+    return cv, pts
+
+
+def the_curve(c):
+    out, res = serve(c, "curve", ["--topology", "nvlink4", "--concurrency", LOADS] + WORK)
+    c.check_contract(out)
+    cv, pts = curve_line(res)
+    print(f"nvlink4 curve (x, tokens/s, p95 ITL ms): {pts}")
+    print(f"  free region up to {cv['free_region']['upto']}, knee {cv['knee']['x']}, "
+          f"wall {cv.get('memory_wall')}")
+    c.check(all(p["status"] == "ok" for p in res["points"]), "every load is ok")
+    tps = [q["total_tokens_per_s"] for q in cv["points"]]
+    c.check(all(b > a for a, b in zip(tps, tps[1:])), f"tokens/s rises with load: {tps}")
+    c.check(cv["free_region"]["upto"] is not None and cv["free_region"]["upto"] >= 2,
+            "a free region at small concurrency")
+    c.check(cv["knee"]["x"] is not None and 8 <= cv["knee"]["x"] <= 256, "a knee is reported")
+    c.check(cv.get("memory_wall") is None, "80 GB holds this load: no memory wall")
+    return res
+
+
+def kv_wall(c):
+    out, res = serve(c, "kv", ["--topology", "nvlink4", "--concurrency", LOADS,
+                               "--kv-budget", "30000"] + WORK)
+    cv, pts = curve_line(res)
+    wall = cv.get("memory_wall")
+    print(f"kv-budget 30000: {pts}; wall {wall}; knee {cv['knee']['x']}")
+    c.check(wall is not None and wall["x"] <= 128, f"the memory wall comes in: {wall}")
+    heavy = res["points"][-1]
+    c.check(heavy["serve"]["preemptions"] > 0, "preemptions are counted at the heaviest load")
+    c.check("memory_bound" in codes(c, out)[-1], "diagnose says memory_bound at the wall")
+
+
+def topology(c, nv):
+    out, res = serve(c, "pcie5", ["--topology", "pcie5", "--concurrency", LOADS] + WORK)
+    cv, pts = curve_line(res)
+    a, b = nv["points"][0]["metrics"]["itl_s"]["p50"], res["points"][0]["metrics"]["itl_s"]["p50"]
+    print(f"pcie5 curve: {pts}; free region up to {cv['free_region']['upto']}; "
+          f"ITL p50 at 1: nvlink4 {a * 1e3:.2f} ms, pcie5 {b * 1e3:.2f} ms")
+    c.check(b > 1.1 * a, "PCIe's all-reduces make the decode step slower")
+    c.check(cv["free_region"]["upto"] <= nv["curve"]["free_region"]["upto"],
+            "the free region ends no later over PCIe")
+
+
+def straggler(c, nv):
+    out, res = serve(c, "slow", ["--topology", "nvlink4", "--concurrency", "16",
+                                 "--inject", "rank=3:slowdown=1.3"] + WORK)
+    p = res["points"][0]
+    s = p["straggler"]
+    print(f"slowed rank: {s}")
+    c.check(s["rank"] == 3 and abs(s["excess_compute_fraction"] - 0.3) < 1e-6,
+            "the straggler is rank 3 at +30% compute")
+    c.check("straggler" in codes(c, out)[0], "diagnose names the straggler")
+    base = nv["points"][4]["metrics"]["output_tokens_per_s"]
+    c.check(p["metrics"]["output_tokens_per_s"] < 0.95 * base,
+            "a slowed rank costs output tokens/s")
+
+
+def host_bound(c):
+    out, _ = serve(c, "host", ["--concurrency", "1", "--requests", "8", "--prompt-len", "64",
+                               "--output-len", "64", "--host-overhead", "5000"])
+    c.check("host_bound" in codes(c, out)[0], "diagnose says host_bound at --host-overhead 5000")
+
+
+def static_vs_continuous(c):
+    got = {}
+    for sched in ("static", "continuous"):
+        out, res = serve(c, sched, ["--concurrency", "8", "--requests", "64", "--prompt-len",
+                                    "64", "--output-len", "uniform:16..256", "--seed", "1",
+                                    "--scheduler", sched])
+        got[sched] = res["points"][0]["metrics"]["output_tokens_per_s"]
+    ratio = got["continuous"] / got["static"]
+    print(f"continuous / static output tokens/s: {ratio:.2f}")
+    c.check(ratio >= 1.15, "continuous gives at least 15% more output tokens/s than static")
+
+
+def chunking(c):
+    found = {}
+    for name, extra in (("unchunked", []), ("chunked", ["--chunk", "256"])):
+        out, res = serve(c, name, ["--rate", "40", "--requests", "400", "--prompt-len",
+                                   "mix:64@0.9,4096@0.1", "--output-len", "64"] + extra)
+        itl = res["points"][0]["metrics"]["itl_s"]
+        found[name] = codes(c, out)[0]
+        print(f"{name}: ITL p50 {itl['p50'] * 1e3:.2f} ms, p99 {itl['p99'] * 1e3:.2f} ms, "
+              f"codes {sorted(found[name])}")
+        found[name + "_p99"] = itl["p99"]
+    c.check("prefill_interference" in found["unchunked"], "unchunked: prefill_interference")
+    c.check("prefill_interference" not in found["chunked"], "chunked: no prefill_interference")
+    c.check(found["chunked_p99"] < found["unchunked_p99"], "chunking lowers p99 ITL")
+
+
+def same_twice(c):
+    outs = []
+    for k in range(2):
+        out, res = serve(c, f"twice-{k}", ["--concurrency", "1,16", "--requests", "32",
+                                           "--prompt-len", "512", "--output-len", "256",
+                                           "--chunk", "512"])
+        outs.append((out, res))
+    a, b = (r["points"] for _, r in outs)
+    c.check(a == b, "the same command gives identical points")
+    p = a[0]
+    sampled = [w for w in p.get("warnings", []) if w.startswith("timeline_sampled")]
+    steps = [json.loads(l) for l in open(os.path.join(outs[0][0], "steps.jsonl"))
+             if json.loads(l)["point"] == 0]
+    c.check(sampled and len(steps) == p["serve"]["steps"],
+            f"a long run samples its timeline ({sampled[:1]}) and logs every step "
+            f"({len(steps)} of {p['serve']['steps']})")
+    tool = os.path.join(c.source, "tests", "tools", "serve_metrics_check.py")
+    r = subprocess.run([sys.executable, tool, outs[0][0]], capture_output=True, text=True)
+    c.check(r.returncode == 0, f"serve_metrics_check.py: {r.stdout[-1500:]}{r.stderr}")
+
+
+def main():
+    c = Ctx()
+    nv = the_curve(c)
+    kv_wall(c)
+    topology(c, nv)
+    straggler(c, nv)
+    host_bound(c)
+    static_vs_continuous(c)
+    chunking(c)
+    same_twice(c)
+    c.finish()
+
+
+if __name__ == "__main__":
+    main()

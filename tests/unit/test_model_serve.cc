@@ -1,0 +1,158 @@
+// serve on virtual ranks (harness/drive/model/virtual_serve.cc): a step's duration is the
+// modelled group's by hand count, the per-step splits are step_breakdown's over the same
+// timelines (one analysis), a thinned timeline keeps a consistent subset of whole steps moved
+// together, and the same spec gives the same run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "collectives/model/fabric.h"
+#include "harness/analysis/step_breakdown.h"
+#include "harness/config/serve_spec.h"
+#include "harness/drive/model/model_point.h"
+#include "harness/drive/model/virtual_group.h"
+#include "harness/drive/model/virtual_serve.h"
+
+namespace tpb {
+namespace {
+
+ServeSpec spec_of(nlohmann::json extra) {
+  nlohmann::json cfg = {{"backend", "model"},
+                        {"collective", "model"},
+                        {"world", 2},
+                        {"tp", 2},
+                        {"model", "tiny"},
+                        {"hardware", "h100-sxm"},
+                        {"dtype", "bf16"},
+                        {"topology", "nvlink4"},
+                        {"concurrency", {4}},
+                        {"requests", 12},
+                        {"prompt_len", "48"},
+                        {"output_len", "uniform:4..20"},
+                        {"host_overhead", 150.0},
+                        {"seed", 3}};
+  for (auto& [k, v] : extra.items()) cfg[k] = v;
+  return resolve_serve_spec(cfg, 1, TPB_SOURCE_DIR "/configs");
+}
+
+struct Served {
+  ServeSpec spec;
+  Fabric fabric;
+  Peaks peaks;
+  ServeRun run;
+};
+
+Served serve_once(nlohmann::json extra, std::size_t max_segments = kModelServeSegments) {
+  Served r{spec_of(std::move(extra)), {}, {}, {}};
+  r.fabric = load_fabric(r.spec.run.topology, r.spec.run.config_dir);
+  r.peaks = model_peaks(r.spec.run);
+  ServeResult res = run_model_serve_point(r.spec, 0, r.peaks, r.fabric, max_segments);
+  EXPECT_TRUE(res.run.has_value());
+  if (res.run) r.run = std::move(*res.run);
+  return r;
+}
+
+// Each step lasts the host overhead plus layers x (the layer's compute and all-reduces) plus
+// its end, priced by step_op_plan on the step's own mixed batch: in lockstep (no inject), no
+// rank waits, so the group's step is exactly the sum.
+TEST(ModelServe, StepDurationIsTheHandSumOfItsOps) {
+  const Served r = serve_once({});
+  ASSERT_GT(r.run.steps.size(), 20u);
+  const RunSpec& rs = r.spec.run;
+  const ModelGroup g{2, 1};
+  int prefill = 0;
+  for (const ServeStep& s : r.run.steps) {
+    const Phase ph = s.plan.prefill_tokens > 0 ? Phase::prefill : Phase::decode;
+    prefill += ph == Phase::prefill;
+    const StepOpPlan ops =
+        step_op_plan(rs, s.cost, ph, s.plan.batch.tokens(), r.peaks, r.fabric, g);
+    double layer = 0, tail = 0;
+    for (const auto& [op, t] : ops.layer) layer += t;
+    for (const auto& [op, t] : ops.tail) tail += t;
+    EXPECT_EQ(ops.tail.size(), 4u);  // final_norm, lm_head, sample, sample_gather
+    const double want = 150e-6 + static_cast<double>(r.run.layers) * layer + tail;
+    EXPECT_NEAR(s.duration_s, want, 1e-12 * want);
+  }
+  EXPECT_GT(prefill, 0);
+  EXPECT_TRUE(r.run.timeline_steps.empty());  // nothing thinned
+  // Steps end on the virtual clock, which the loop advanced by exactly their durations.
+  double clock_gaps = 0;
+  for (std::size_t i = 1; i < r.run.steps.size(); ++i)
+    clock_gaps += r.run.steps[i].end_s - r.run.steps[i - 1].end_s - r.run.steps[i].duration_s;
+  EXPECT_GE(clock_gaps, -1e-9);  // closed loop: idle gaps only where nothing could run
+}
+
+// The loop's per-step splits and the analysis of the kept timelines are the same function over
+// the same segments: step_breakdown on the whole run reproduces every split.
+TEST(ModelServe, SplitsAreStepBreakdownOfTheTimelines) {
+  const Served r = serve_once({{"inject", {"rank=1:slowdown=1.3"}}});
+  const std::vector<StepSplit> again = step_breakdown(r.run.traces);
+  ASSERT_EQ(again.size(), r.run.splits.size());
+  for (std::size_t i = 0; i < again.size(); ++i) {
+    ASSERT_EQ(again[i].step, r.run.splits[i].step);
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_NEAR(again[i].ranks[k].compute_s, r.run.splits[i].ranks[k].compute_s, 1e-12);
+      EXPECT_NEAR(again[i].ranks[k].wait_s, r.run.splits[i].ranks[k].wait_s, 1e-12);
+      EXPECT_NEAR(again[i].ranks[k].transfer_s, r.run.splits[i].ranks[k].transfer_s, 1e-12);
+    }
+    // Rank 0 waits for the slowed rank 1 at every collective: 0.3 of rank 0's compute.
+    EXPECT_NEAR(r.run.splits[i].ranks[0].wait_s, 0.3 * r.run.splits[i].ranks[0].compute_s,
+                1e-9 * r.run.splits[i].ranks[0].compute_s);
+    EXPECT_NEAR(r.run.splits[i].ranks[1].wait_s, 0, 1e-12);
+  }
+}
+
+// Under a small budget the timeline keeps a subset of whole steps, the same on both ranks and
+// the one the run names, moved together with their own host gaps; splits, steps and request
+// logs are those of the unthinned run.
+TEST(ModelServe, AThinnedTimelineKeepsWholeStepsBackToBack) {
+  const Served full = serve_once({});
+  const Served thin = serve_once({}, 5000);
+  ASSERT_FALSE(thin.run.timeline_steps.empty());
+  EXPECT_LT(thin.run.timeline_steps.size(), full.run.steps.size() / 2);
+  ASSERT_EQ(thin.run.steps.size(), full.run.steps.size());
+  for (std::size_t i = 0; i < full.run.steps.size(); ++i) {
+    EXPECT_EQ(thin.run.steps[i].duration_s, full.run.steps[i].duration_s);
+    EXPECT_EQ(thin.run.splits[i].ranks[0].compute_s, full.run.splits[i].ranks[0].compute_s);
+  }
+  const std::set<int> kept(thin.run.timeline_steps.begin(), thin.run.timeline_steps.end());
+  double busy = 0;
+  for (int s : kept) busy += thin.run.steps[static_cast<std::size_t>(s)].duration_s;
+  for (const RankTrace& t : thin.run.traces) {
+    std::set<int> seen;
+    double last = 0;
+    for (const SegmentRecord& g : t.segs) {
+      seen.insert(g.step);
+      last = std::max(last, g.t1);
+    }
+    EXPECT_EQ(seen, kept);
+    // The last kept step ends when the kept steps' durations, back to back, are spent.
+    EXPECT_NEAR(last, busy, 1e-9 * busy);
+  }
+}
+
+TEST(ModelServe, TheSameSpecGivesTheSameRun) {
+  const Served a = serve_once({{"model_noise", "7:0.05"}});
+  const Served b = serve_once({{"model_noise", "7:0.05"}});
+  ASSERT_EQ(a.run.steps.size(), b.run.steps.size());
+  for (std::size_t i = 0; i < a.run.steps.size(); ++i)
+    EXPECT_EQ(a.run.steps[i].duration_s, b.run.steps[i].duration_s);
+  ASSERT_EQ(a.run.requests.size(), b.run.requests.size());
+  for (std::size_t i = 0; i < a.run.requests.size(); ++i)
+    EXPECT_EQ(a.run.requests[i].token_s, b.run.requests[i].token_s);
+}
+
+// A KV budget the load cannot fit preempts; a budget below one prompt is an oom point.
+TEST(ModelServe, KvBudgetPreemptsAndMemoryBudgetIsOom) {
+  const Served tight = serve_once({{"kv_budget", 96}, {"output_len", "40"}});
+  EXPECT_GT(tight.run.preemptions, 0);
+  const ServeSpec s = spec_of({{"memory_budget", "1MiB"}});
+  const Fabric f = load_fabric(s.run.topology, s.run.config_dir);
+  const ServeResult res = run_model_serve_point(s, 0, model_peaks(s.run), f);
+  ASSERT_TRUE(res.oom.has_value());
+  EXPECT_EQ(res.oom->status, PointStatus::oom);
+}
+
+}  // namespace
+}  // namespace tpb
