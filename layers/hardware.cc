@@ -26,9 +26,9 @@ const std::vector<std::string>& peak_keys() {
 }
 
 const std::vector<std::string>& known_keys() {
-  static const std::vector<std::string> k = {"name",         "peak_flops",         "peak_bw",
-                                             "memory_bytes", "llc_bytes",          "link_bw",
-                                             "source",       "measure_at_startup", "efficiency"};
+  static const std::vector<std::string> k = {
+      "name",   "peak_flops",         "peak_bw",    "memory_bytes", "llc_bytes", "link_bw",
+      "source", "measure_at_startup", "efficiency", "sm_clock_mhz"};
   return k;
 }
 
@@ -181,6 +181,8 @@ Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
     h.memory_bytes = number(j["memory_bytes"], "memory_bytes", false, where);
   if (j.contains("llc_bytes")) h.llc_bytes = number(j["llc_bytes"], "llc_bytes", false, where);
   if (j.contains("link_bw")) h.link_bw = number(j["link_bw"], "link_bw", false, where);
+  if (j.contains("sm_clock_mhz"))
+    h.sm_clock_mhz = number(j["sm_clock_mhz"], "sm_clock_mhz", false, where);
   if (j.contains(kEff)) h.efficiency = parse_efficiency(j[kEff], where);
   return h;
 }
@@ -207,6 +209,7 @@ nlohmann::ordered_json hardware_to_json(const Hardware& h) {
   j["memory_bytes"] = h.memory_bytes;
   j["llc_bytes"] = h.llc_bytes;
   j["link_bw"] = h.link_bw;
+  if (h.sm_clock_mhz > 0) j["sm_clock_mhz"] = h.sm_clock_mhz;
   j["source"] = h.source;
   j["measure_at_startup"] = h.measure_at_startup;
   if (!h.efficiency.empty()) {

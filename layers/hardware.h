@@ -41,6 +41,7 @@ struct Hardware {
   double memory_bytes = 0;                   // capacity per device
   double llc_bytes = 0;                      // last-level cache (L2 on GPUs, L3 on CPUs)
   double link_bw = 0;                        // bytes/s per direction to a peer, 0 if unknown
+  double sm_clock_mhz = 0;                   // the clock the FLOP peaks are stated at, 0 if unknown
   std::string source;                        // "datasheet (dense)" | "measured (...)"
   bool measure_at_startup = false;           // peaks come from the start-up probe
   OpEfficiency efficiency;                   // empty: every op at its roofline

@@ -32,8 +32,8 @@ namespace {
 // Options only some backends honour, and the combinations a CUDA graph cannot replay.
 void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
   for (const InjectSpec& i : s.inject)
-    if (i.sm_clock_mhz > 0 && !bt.clock_control)
-      throw BadInput("--inject: sm_clock needs --backend cuda");
+    if (i.sm_clock_mhz > 0 && !bt.clock_control && s.backend != "model")
+      throw BadInput("--inject: sm_clock needs --backend cuda (or model)");
   if (s.cuda_graph) {
     if (!bt.graphs) throw BadInput("--cuda-graph: needs --backend cuda");
     if (s.lm_head)
@@ -61,10 +61,10 @@ void check_model_options(RunSpec& s) {
   if (s.topology == "default") s.topology = "nvlink4";
   if (s.check) throw BadInput("--check: the model backend computes no tensors to verify");
   for (const InjectSpec& i : s.inject)
-    if (i.mem_contend || i.hang_at_step >= 0 || i.sm_clock_mhz > 0)
+    if (i.mem_contend || i.hang_at_step >= 0)
       throw BadInput(
           "--inject: on --backend model only slowdown, jitter, host_delay, mem_reserve, "
-          "clock_offset and clock_drift are modelled so far");
+          "clock_offset, clock_drift and sm_clock are modelled so far");
 }
 
 // The first TP group's all-reduce, modelled once before any point runs, so a fabric that cannot
@@ -82,6 +82,19 @@ void check_model_group(const RunSpec& s, int world) {
                    std::to_string(n) + " nodes unevenly");
   (void)model_collective(load_fabric(s.topology, s.config_dir), CollKind::all_reduce, 1024,
                          {s.tp, n}, parse_model_algo(s.algo, "--algo"));
+}
+
+// What the model backend needs of the loaded profile: a peak for the dtype, a fabric that
+// carries the group, and the clock its peaks are stated at for --inject sm_clock.
+void check_model_profile(const RunSpec& s, int world) {
+  s.hw.flops_for(s.dtype);  // a dtype the profile has no peak for
+  check_model_group(s, world);
+  for (const InjectSpec& i : s.inject)
+    if (i.sm_clock_mhz > 0 && !(s.hw.sm_clock_mhz > 0))
+      throw BadInput(
+          "--inject: sm_clock on --backend model needs the profile's sm_clock_mhz (the clock its "
+          "FLOP peaks are stated at); '" +
+          s.hw.name + "' has none");
 }
 
 // The model and hardware profile, and the checks that need the model's shape.
@@ -176,10 +189,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
     throw BadInput("--hardware: '" + s.hw.name +
                    "' measures its peaks at start-up; the model backend needs a profile with "
                    "stated peaks (h100-sxm, h200-sxm, b200, a100-sxm-80g, or calibrate's)");
-  if (s.backend == "model") {
-    s.hw.flops_for(s.dtype);  // a dtype the profile has no peak for
-    check_model_group(s, world);
-  }
+  if (s.backend == "model") check_model_profile(s, world);
   return s;
 }
 

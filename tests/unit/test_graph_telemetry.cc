@@ -185,7 +185,7 @@ TEST(CudaGraph, OptionNeedsTheCudaBackend) {
 
 TEST(SmClock, IsBadInputOnTheCpuBackend) {
   EXPECT_EQ(error_of({{"inject", {"rank=1:sm_clock=1200"}}}),
-            "--inject: sm_clock needs --backend cuda");
+            "--inject: sm_clock needs --backend cuda (or model)");
   EXPECT_EQ(error_of({{"inject", {"rank=1:sm_clock=1200"}}, {"backend", "cuda"}}), "");
 }
 

@@ -68,8 +68,8 @@ TEST(ModelServe, StepDurationIsTheHandSumOfItsOps) {
     const StepOpPlan ops =
         step_op_plan(rs, s.cost, ph, s.plan.batch.tokens(), r.peaks, r.fabric, g);
     double layer = 0, tail = 0;
-    for (const auto& [op, t] : ops.layer) layer += t;
-    for (const auto& [op, t] : ops.tail) tail += t;
+    for (const PricedOp& o : ops.layer) layer += o.s;
+    for (const PricedOp& o : ops.tail) tail += o.s;
     EXPECT_EQ(ops.tail.size(), 4u);  // final_norm, lm_head, sample, sample_gather
     const double want = 150e-6 + static_cast<double>(r.run.layers) * layer + tail;
     EXPECT_NEAR(s.duration_s, want, 1e-12 * want);
@@ -152,6 +152,50 @@ TEST(ModelServe, KvBudgetPreemptsAndMemoryBudgetIsOom) {
   const ServeResult res = run_model_serve_point(s, 0, model_peaks(s.run), f);
   ASSERT_TRUE(res.oom.has_value());
   EXPECT_EQ(res.oom->status, PointStatus::oom);
+}
+
+}  // namespace
+}  // namespace tpb
+
+namespace tpb {
+namespace {
+
+// --inject sm_clock on a virtual rank: its FLOP-bound time scales by the profile's clock over
+// the locked one, its bandwidth-bound time does not (the memory clock is its own).
+TEST(ModelInject, SmClockStretchesTheFlopSideOnly) {
+  const RunSpec spec = resolve_run_spec({{"backend", "model"},
+                                         {"collective", "model"},
+                                         {"world", 2},
+                                         {"tp", 2},
+                                         {"model", "tiny"},
+                                         {"hardware", "h100-sxm"},
+                                         {"dtype", "bf16"},
+                                         {"phase", "prefill"},
+                                         {"prompt", 2048},
+                                         {"steps", 1},
+                                         {"inject", {"rank=1:sm_clock=915"}}},
+                                        1, TPB_SOURCE_DIR "/configs");
+  const Fabric f = load_fabric(spec.topology, spec.config_dir);
+  CostQuery q = spec.cost_query();
+  const StepOpPlan plan =
+      step_op_plan(spec, step_cost(q), q.phase, q.prompt, model_peaks(spec), f, {2, 1});
+  const std::vector<int> members{0, 1};
+  VirtualGroup g(spec, members);
+  g.step(0, 1, plan);
+  const std::vector<RankTrace> t = g.take_traces();
+  int flop_bound = 0, byte_bound = 0;
+  std::size_t i = 0;
+  for (const PricedOp& p : plan.layer) {
+    while (t[1].segs[i].op != p.op) ++i;  // past the injected and step records
+    if (op_is_collective(p.op)) continue;
+    const double want = std::max(2.0 * p.flop_s, p.byte_s);  // 1830 / 915
+    EXPECT_NEAR(t[1].segs[i].t1 - t[1].segs[i].t0, want, 1e-15 + 1e-12 * want) << op_name(p.op);
+    EXPECT_NEAR(t[0].segs[i].t1 - t[0].segs[i].t0, p.s, 1e-15 + 1e-12 * p.s) << op_name(p.op);
+    flop_bound += p.flop_s > p.byte_s;
+    byte_bound += p.flop_s < p.byte_s;
+  }
+  EXPECT_GT(flop_bound, 0);  // the GEMMs at 2048 tokens
+  EXPECT_GT(byte_bound, 0);  // the elementwise ops
 }
 
 }  // namespace

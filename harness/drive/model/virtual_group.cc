@@ -12,10 +12,6 @@ namespace tpb {
 
 namespace {
 
-double roofline_s(const OpCost& c, const Peaks& p) {
-  return std::max(c.flops / p.flops, (c.bytes_read + c.bytes_written) / p.bw);
-}
-
 // The step's end has no point in calibrate's table (it times the layer's ops): each of its ops
 // takes the fraction of the layer op most like it, rather than the roofline itself.
 const char* efficiency_name(const OpEfficiency& e, Op op, const char* phase) {
@@ -33,12 +29,14 @@ const char* efficiency_name(const OpEfficiency& e, Op op, const char* phase) {
   }
 }
 
-double compute_s(const RunSpec& spec, const OpCost& c, Phase phase, int64_t tokens,
-                 const Peaks& peaks) {
+PricedOp compute_op(const RunSpec& spec, const OpCost& c, Phase phase, int64_t tokens,
+                    const Peaks& peaks) {
   const OpEfficiency& e = spec.hw.efficiency;
   const char* ph = phase_name(phase);
   const double f = e.fraction(efficiency_name(e, c.op, ph), ph, spec.tp, tokens);
-  return roofline_s(c, peaks) / f;
+  PricedOp p{c.op, 0, c.flops / peaks.flops / f, (c.bytes_read + c.bytes_written) / peaks.bw / f};
+  p.s = std::max(p.flop_s, p.byte_s);
+  return p;
 }
 
 double comm_bytes(const StepCost& cost, Op op) {
@@ -53,18 +51,18 @@ StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, 
                         const Peaks& peaks, const Fabric& fabric, ModelGroup g) {
   const ModelAlgo algo = parse_model_algo(spec.algo, "--algo");
   auto price = [&](const OpCost& c) {
-    if (!op_is_collective(c.op)) return compute_s(spec, c, phase, tokens, peaks);
+    if (!op_is_collective(c.op)) return compute_op(spec, c, phase, tokens, peaks);
     const auto bytes = static_cast<int64_t>(comm_bytes(cost, c.op));
-    return model_collective(fabric, CollKind::all_reduce, bytes, g, algo).time_s;
+    return PricedOp{c.op, model_collective(fabric, CollKind::all_reduce, bytes, g, algo).time_s};
   };
   StepOpPlan plan;
-  for (const OpCost& c : cost.layer_ops) plan.layer.emplace_back(c.op, price(c));
+  for (const OpCost& c : cost.layer_ops) plan.layer.push_back(price(c));
   // The real step's end: the local argmax (sample) comes before the gather that picks among
   // the ranks' candidates (in comm alone, tp > 1); the pick is host work on S x tp pairs and
   // is not priced.
-  for (const OpCost& c : cost.tail_ops) plan.tail.emplace_back(c.op, price(c));
+  for (const OpCost& c : cost.tail_ops) plan.tail.push_back(price(c));
   for (const CommOp& c : cost.comm)
-    if (c.op == Op::sample_gather) plan.tail.emplace_back(c.op, price(OpCost{c.op}));
+    if (c.op == Op::sample_gather) plan.tail.push_back(price(OpCost{c.op}));
   return plan;
 }
 
@@ -72,6 +70,8 @@ VirtualGroup::VirtualGroup(const RunSpec& spec, const std::vector<int>& members)
     : spec_(spec), members_(members), t_(members.size(), 0.0), block_(members.size(), 0.0) {
   for (int r : members) {
     inj_.push_back(inject_for_rank(spec.inject, r));
+    const int mhz = inj_.back().sm_clock_mhz;
+    flop_stretch_.push_back(mhz > 0 ? spec.hw.sm_clock_mhz / mhz : 1.0);
     rng_.emplace_back(spec.seed * 1000003ULL + static_cast<uint64_t>(r));
     noise_.emplace_back(spec.noise_seed * 1000003ULL + static_cast<uint64_t>(r) +
                         0x9e3779b97f4a7c15ULL);  // apart from the jitter draws
@@ -136,19 +136,20 @@ double VirtualGroup::noisy(std::size_t m, double dur) {
   return dur * std::max(0.05, 1.0 + spec_.noise_cv * draw_normal(noise_[m]));
 }
 
-void VirtualGroup::run_ops(const std::vector<std::pair<Op, double>>& ops, int L, int s) {
-  for (const auto& [op, dur] : ops) {
-    if (!op_is_collective(op)) {
+void VirtualGroup::run_ops(const std::vector<PricedOp>& ops, int L, int s) {
+  for (const PricedOp& p : ops) {
+    if (!op_is_collective(p.op)) {
       for (std::size_t m = 0; m < members_.size(); ++m) {
-        const double d = noisy(m, dur);
-        seg(m, op, L, s, d);
+        const double k = flop_stretch_[m];
+        const double d = noisy(m, k == 1.0 ? p.s : std::max(p.flop_s * k, p.byte_s));
+        seg(m, p.op, L, s, d);
         block_[m] += d;
       }
       continue;
     }
     slow_down(L, s);  // the extra work lands before the collective, as on a real rank
     const double last = latest_clock();
-    for (std::size_t m = 0; m < members_.size(); ++m) seg(m, op, L, s, last + dur - t_[m], true);
+    for (std::size_t m = 0; m < members_.size(); ++m) seg(m, p.op, L, s, last + p.s - t_[m], true);
   }
 }
 

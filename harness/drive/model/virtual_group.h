@@ -7,7 +7,6 @@
 #pragma once
 #include <cstdint>
 #include <random>
-#include <utility>
 #include <vector>
 
 #include "collectives/model/collective_model.h"
@@ -19,10 +18,19 @@
 
 namespace tpb {
 
-// One step's ops with their modelled seconds, in the real step's order: the layer's ops (run
-// for every layer) and the step's end (final_norm, lm_head, sample, sample_gather; once).
+// One op's modelled seconds at the profile's clock (`s`), and for a compute op the two sides
+// of its roofline over the efficiency fraction, so a rank at another SM clock (--inject
+// sm_clock) can stretch the FLOP side alone: s = max(flop_s, byte_s).
+struct PricedOp {
+  Op op = Op::count;
+  double s = 0;
+  double flop_s = 0, byte_s = 0;
+};
+
+// One step's ops, in the real step's order: the layer's ops (run for every layer) and the
+// step's end (final_norm, lm_head, sample, sample_gather; once).
 struct StepOpPlan {
-  std::vector<std::pair<Op, double>> layer, tail;
+  std::vector<PricedOp> layer, tail;
 };
 
 // The ops of a step whose costs are `cost`, priced for a group of shape `g`: compute at
@@ -52,13 +60,14 @@ class VirtualGroup {
   void seg(std::size_t m, Op op, int layer, int step, double dur, bool coll = false);
   void slow_down(int layer, int step);
   double noisy(std::size_t m, double dur);
-  void run_ops(const std::vector<std::pair<Op, double>>& ops, int layer, int step);
+  void run_ops(const std::vector<PricedOp>& ops, int layer, int step);
 
   const RunSpec& spec_;
   const std::vector<int>& members_;
   std::vector<double> t_;
   std::vector<double> block_;  // compute since the rank's last collective (or step start)
   std::vector<InjectSpec> inj_;
+  std::vector<double> flop_stretch_;  // profile clock / the rank's --inject sm_clock (1: none)
   std::vector<std::mt19937_64> rng_;
   std::vector<std::mt19937_64> noise_;
   std::vector<RankTrace> traces_;
