@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "collectives/mpi/mpi_check.h"
+#include "collectives/progress_text.h"
 
 namespace tpb {
 
@@ -104,12 +105,8 @@ int ProgressBoard::mark_timed_out() {
 
 namespace {
 
-std::string where_was(int64_t step, int32_t layer, int32_t op, int32_t inside) {
-  if (step < -1000000 || op < 0) return "before its first collective";
-  std::ostringstream os;
-  os << (inside ? "inside " : "last left ") << op_name(static_cast<Op>(op)) << " of layer " << layer
-     << " at step " << step;
-  return os.str();
+BoardPosition position(int64_t seq, int32_t step, int32_t layer, int32_t op, int32_t inside) {
+  return {seq, step, layer, op, inside};
 }
 
 }  // namespace
@@ -125,7 +122,7 @@ std::string ProgressBoard::describe_remote(int r, int64_t my_seq) const {
     return os.str();
   }
   const BeaconState& b = h->state;
-  const std::string where = where_was(b.step, b.layer, b.op, b.inside);
+  const std::string where = where_was(position(b.seq, b.step, b.layer, b.op, b.inside));
   if (h->age_s > beacon_->quiet_after_s()) {
     os << " stopped answering " << std::fixed << std::setprecision(1) << h->age_s
        << " s ago (its host or the link to it); last seen " << where;
@@ -157,17 +154,11 @@ std::string ProgressBoard::describe(const std::vector<int>& group) const {
     }
     const int64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
     if (seq < my_seq)
-      missing << (n_missing++ ? "; " : "") << "rank " << r << " ("
-              << where_was(s->step, s->layer, s->op, s->inside) << ")";
+      missing << (n_missing++ ? "; " : "")
+              << missing_entry(r, position(seq, s->step, s->layer, s->op, s->inside));
   }
   std::ostringstream os;
-  os << "rank " << world_rank_ << " waited ";
-  // A collective before the first published one: the --check reference's, or a barrier.
-  if (me->op < 0)
-    os << "before its first collective of a step; ";
-  else
-    os << "in " << op_name(static_cast<Op>(me->op)) << " of layer " << me->layer << " at step "
-       << me->step << "; ";
+  os << waited_clause(world_rank_, position(my_seq, me->step, me->layer, me->op, me->inside));
   if (n_missing)
     os << "never arrived: " << missing.str();
   else if (!n_silent)

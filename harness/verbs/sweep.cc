@@ -193,6 +193,9 @@ class PeakCache {
 PointOutcome model_sweep_point(const RunSpec& spec, const Peaks& peaks) {
   try {
     return run_model_point(spec, peaks, load_fabric(spec.topology, spec.config_dir));
+  } catch (const AgreedError& e) {
+    if (e.code() == ExitCode::collective_timeout) throw;  // a hung rank ends the job, as measured
+    return {error_point(spec, e.what()), {}};
   } catch (const std::exception& e) {
     return {error_point(spec, e.what()), {}};
   }

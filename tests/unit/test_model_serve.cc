@@ -13,6 +13,7 @@
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_group.h"
 #include "harness/drive/model/virtual_serve.h"
+#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {
@@ -196,6 +197,76 @@ TEST(ModelInject, SmClockStretchesTheFlopSideOnly) {
   }
   EXPECT_GT(flop_bound, 0);  // the GEMMs at 2048 tokens
   EXPECT_GT(byte_bound, 0);  // the elementwise ops
+}
+
+}  // namespace
+}  // namespace tpb
+
+namespace tpb {
+namespace {
+
+RunSpec hang_spec(int world, int tp) {
+  return resolve_run_spec({{"backend", "model"},
+                           {"collective", "model"},
+                           {"world", world},
+                           {"tp", tp},
+                           {"model", "tiny"},
+                           {"hardware", "h100-sxm"},
+                           {"dtype", "bf16"},
+                           {"batch", 4},
+                           {"steps", 6},
+                           {"collective_timeout", 4},
+                           {"inject", {"rank=1:hang_at_step=2"}}},
+                          1, TPB_SOURCE_DIR "/configs");
+}
+
+// --inject hang_at_step on a virtual rank: its peer's first all-reduce of that step ends the
+// job with the board's own wording (collectives/progress_text.h), at exit code 3; the steps
+// before it ran whole on both ranks.
+TEST(ModelInject, HangAtStepEndsTheGroupAtItsNextCollective) {
+  const RunSpec spec = hang_spec(2, 2);
+  const Fabric f = load_fabric(spec.topology, spec.config_dir);
+  CostQuery q = spec.cost_query();
+  const StepOpPlan plan =
+      step_op_plan(spec, step_cost(q), q.phase, q.batch, model_peaks(spec), f, {2, 1});
+  const std::vector<int> members{0, 1};
+  VirtualGroup g(spec, members);
+  g.step(0, 2, plan);
+  g.step(1, 2, plan);
+  const int32_t attn = static_cast<int32_t>(Op::allreduce_attn);
+  const int32_t mlp = static_cast<int32_t>(Op::allreduce_mlp);
+  try {
+    g.step(2, 2, plan);
+    FAIL() << "the step a rank hangs at must not complete";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::collective_timeout);
+    const std::string msg = e.what();
+    // Rank 0 entered the 5th all-reduce (seq 5); rank 1 last left the 4th, step 1's last.
+    EXPECT_NE(msg.find(waited_clause(0, {5, 2, 0, attn, 1})), std::string::npos) << msg;
+    EXPECT_NE(msg.find("never arrived: " + missing_entry(1, {4, 1, 1, mlp, 0})), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("did not complete within 4 s"), std::string::npos) << msg;
+  }
+  EXPECT_TRUE(g.unnoticed_hangs().empty());
+}
+
+// A group of one has nobody inside it to wait: the steps go on without the stopped rank (no
+// segment of it after the hang) and the group hands the hang on to the world's check.
+TEST(ModelInject, AGroupOfOneLeavesItsHangToTheWorld) {
+  const RunSpec spec = hang_spec(2, 1);
+  const Fabric f = load_fabric(spec.topology, spec.config_dir);
+  CostQuery q = spec.cost_query();
+  const StepOpPlan plan =
+      step_op_plan(spec, step_cost(q), q.phase, q.batch, model_peaks(spec), f, {1, 1});
+  const std::vector<int> members{1};
+  VirtualGroup g(spec, members);
+  for (int s = 0; s < 6; ++s) g.step(s, 2, plan);
+  ASSERT_EQ(g.unnoticed_hangs().size(), 1u);
+  EXPECT_EQ(g.unnoticed_hangs()[0].rank, 1);
+  EXPECT_EQ(g.unnoticed_hangs()[0].step, 2);
+  int last = -1;
+  for (const SegmentRecord& r : g.take_traces()[0].segs) last = std::max(last, r.step);
+  EXPECT_EQ(last, 1);
 }
 
 }  // namespace

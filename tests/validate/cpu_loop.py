@@ -12,7 +12,10 @@
    third for seconds at a time (decode B=1 at TP 1 measured 16.4..26.5 ms across three runs).
 Prints, per point, the fastest run and the spread of the runs, the predicted median step time
 and its error against the fastest run, and says which points sit on the calibration grid and
-which the model interpolates; exits 1 when any point is off by more than --tolerance (15%).
+which the model interpolates; at a grid point it also prints the step calibrate itself timed
+(its fastest repeat), so a machine that moved between calibrating and measuring shows as a gap
+between that column and the measured one rather than as a fault of the model. Exits 1 when any
+point is off by more than --tolerance (15%).
 Usage: tests/validate/cpu_loop.py [--tpbench build-cpu/tpbench] [--work DIR] [--tolerance 0.15]
 """
 import argparse
@@ -48,6 +51,19 @@ def points(path):
         size = q["batch"] if q["phase"] == "decode" else q["prompt"]
         out[(q["phase"], q["tp"], size)] = p["metrics"]["step_time_s"]["p50"] \
             if p["status"] == "ok" else None
+    return out
+
+
+def calibrated_steps(cal):
+    """(phase, tp, size) -> the fastest of calibrate's repeats of that grid point's step."""
+    with open(os.path.join(cal, "calibration.json")) as f:
+        doc = json.load(f)
+    out = {}
+    for p in doc.get("op_profile", []):
+        if p.get("status") != "ok":
+            continue
+        key = (p["phase"], p["tp"], p["batch"] if p["phase"] == "decode" else p["prompt"])
+        out[key] = min(out.get(key, float("inf")), p["step_p50_s"])
     return out
 
 
@@ -89,13 +105,15 @@ def main():
          str(CONTEXT), "--out", cal])
     got = sweeps(tpbench, work, os.path.join(cal, "hardware.json"),
                  os.path.join(cal, "topology.json"), a.repeats)
+    in_cal = calibrated_steps(cal)
     print(f"\n{'phase':8} {'tp':>2} {'B/S':>4}  {'fastest ms':>11} {'runs ms':>20} "
-          f"{'predicted ms':>12} {'error':>7}  where")
+          f"{'calibrate ms':>12} {'predicted ms':>12} {'error':>7}  where")
     worst, bad = 0.0, []
     for (phase, tp, size), (ms, p) in sorted(got.items()):
         where = "on the grid" if (phase, size) in GRID else "interpolated"
         if ms is None or p is None:
-            print(f"{phase:8} {tp:>2} {size:>4}  {'-':>11} {'-':>20} {'-':>12} {'-':>7}  not ok")
+            print(f"{phase:8} {tp:>2} {size:>4}  {'-':>11} {'-':>20} {'-':>12} {'-':>12} "
+                  f"{'-':>7}  not ok")
             bad.append((phase, tp, size))
             continue
         m = min(ms)
@@ -104,7 +122,9 @@ def main():
         worst = max(worst, abs(err))
         if abs(err) > a.tolerance:
             bad.append((phase, tp, size))
-        print(f"{phase:8} {tp:>2} {size:>4}  {m * 1e3:11.2f} {spread:>20} {p * 1e3:12.2f} "
+        c = in_cal.get((phase, tp, size))
+        c_ms = f"{c * 1e3:12.2f}" if c else f"{'-':>12}"
+        print(f"{phase:8} {tp:>2} {size:>4}  {m * 1e3:11.2f} {spread:>20} {c_ms} {p * 1e3:12.2f} "
               f"{100 * err:+6.1f}%  {where}")
     print(f"\nworst |error| {100 * worst:.1f}% (tolerance {100 * a.tolerance:.0f}%); "
           f"{len(bad)} of {len(got)} points outside; work in {work}")

@@ -75,8 +75,11 @@ VirtualGroup::VirtualGroup(const RunSpec& spec, const std::vector<int>& members)
     rng_.emplace_back(spec.seed * 1000003ULL + static_cast<uint64_t>(r));
     noise_.emplace_back(spec.noise_seed * 1000003ULL + static_cast<uint64_t>(r) +
                         0x9e3779b97f4a7c15ULL);  // apart from the jitter draws
+    watch_ = watch_ || inj_.back().hang_at_step >= 0;
   }
   traces_.resize(members.size());
+  pos_.resize(members.size());
+  stopped_.assign(members.size(), 0);
 }
 
 void VirtualGroup::seg(std::size_t m, Op op, int layer, int step, double dur, bool coll) {
@@ -89,6 +92,11 @@ void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
   std::vector<double> start = t_;
   for (std::size_t m = 0; m < members_.size(); ++m) {
     const InjectSpec& i = inj_[m];
+    if (!stopped(m) && i.hang_at_step >= 0 && s >= i.hang_at_step) {
+      stopped_[m] = 1;  // alive and silent from here on, as the real injector's before_step
+      hung_.push_back({members_[m], s, pos_[m]});
+    }
+    if (stopped(m)) continue;
     t_[m] += i.host_delay_us * 1e-6;  // host work: no segment, a host gap
     if (i.jitter_p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_[m]) < i.jitter_p)
       seg(m, Op::injected, 0, s, i.jitter_us * 1e-6);
@@ -99,7 +107,7 @@ void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
   // rank computes exactly F times its own work in every step.
   slow_down(static_cast<int>(plan.tail.empty() ? layers - 1 : layers), s);
   for (std::size_t m = 0; m < members_.size(); ++m)
-    traces_[m].segs.push_back({start[m], t_[m], s, 0, Op::step, 0});
+    if (!stopped(m)) traces_[m].segs.push_back({start[m], t_[m], s, 0, Op::step, 0});
 }
 
 void VirtualGroup::advance_to(double t) {
@@ -140,6 +148,7 @@ void VirtualGroup::run_ops(const std::vector<PricedOp>& ops, int L, int s) {
   for (const PricedOp& p : ops) {
     if (!op_is_collective(p.op)) {
       for (std::size_t m = 0; m < members_.size(); ++m) {
+        if (stopped(m)) continue;
         const double k = flop_stretch_[m];
         const double d = noisy(m, k == 1.0 ? p.s : std::max(p.flop_s * k, p.byte_s));
         seg(m, p.op, L, s, d);
@@ -147,10 +156,26 @@ void VirtualGroup::run_ops(const std::vector<PricedOp>& ops, int L, int s) {
       }
       continue;
     }
-    slow_down(L, s);  // the extra work lands before the collective, as on a real rank
-    const double last = latest_clock();
-    for (std::size_t m = 0; m < members_.size(); ++m) seg(m, p.op, L, s, last + p.s - t_[m], true);
+    collective(p, L, s);
   }
+}
+
+void VirtualGroup::collective(const PricedOp& p, int L, int s) {
+  slow_down(L, s);  // the extra work lands before the collective, as on a real rank
+  if (watch_) {
+    for (std::size_t m = 0; m < members_.size(); ++m)
+      if (!stopped(m)) pos_[m] = {pos_[m].seq + 1, s, L, static_cast<int32_t>(p.op), 1};
+    // Every member stopped: nobody in the group enters, so nobody here waits.
+    if (!hung_.empty() && hung_.size() < members_.size()) {
+      std::size_t first = 0;
+      while (stopped(first)) ++first;
+      throw_group_hang(spec_, members_[first], pos_[first], hung_);
+    }
+    for (BoardPosition& q : pos_) q.inside = 0;
+  }
+  const double last = latest_clock();
+  for (std::size_t m = 0; m < members_.size(); ++m)
+    if (!stopped(m)) seg(m, p.op, L, s, last + p.s - t_[m], true);
 }
 
 }  // namespace tpb

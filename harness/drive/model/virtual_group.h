@@ -14,6 +14,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/peaks.h"
 #include "harness/config/run_spec.h"
+#include "harness/drive/model/virtual_hang.h"
 #include "layers/cost_model.h"
 
 namespace tpb {
@@ -52,6 +53,13 @@ class VirtualGroup {
   void advance_to(double t);
   double latest_clock() const;
 
+  // Members stopped by --inject hang_at_step whom no collective of the group noticed (every
+  // member stopped: a group of one); a member that a peer waits for ends the job at that
+  // collective instead (throw_group_hang).
+  std::vector<HungRank> unnoticed_hangs() const {
+    return hung_.size() == members_.size() ? hung_ : std::vector<HungRank>{};
+  }
+
   // The segments so far, by member (rank and group rank set, group left to the caller); moved
   // out, so the group keeps stepping on empty traces.
   std::vector<RankTrace> take_traces();
@@ -61,6 +69,8 @@ class VirtualGroup {
   void slow_down(int layer, int step);
   double noisy(std::size_t m, double dur);
   void run_ops(const std::vector<PricedOp>& ops, int layer, int step);
+  void collective(const PricedOp& p, int layer, int step);
+  bool stopped(std::size_t m) const { return stopped_[m] != 0; }
 
   const RunSpec& spec_;
   const std::vector<int>& members_;
@@ -71,6 +81,11 @@ class VirtualGroup {
   std::vector<std::mt19937_64> rng_;
   std::vector<std::mt19937_64> noise_;
   std::vector<RankTrace> traces_;
+  // --inject hang_at_step: each member's place on the board (kept only when a member hangs).
+  bool watch_ = false;
+  std::vector<BoardPosition> pos_;
+  std::vector<char> stopped_;
+  std::vector<HungRank> hung_;
 };
 
 }  // namespace tpb

@@ -1,6 +1,7 @@
 // Every TP group of the world stepped through its own VirtualGroup, on the point's one batch.
 #include "harness/drive/model/virtual_ranks.h"
 
+#include <algorithm>
 #include <set>
 
 #include "harness/drive/model/virtual_group.h"
@@ -34,6 +35,7 @@ std::vector<RankTrace> virtual_rank_traces(const RunSpec& spec, int64_t layers, 
   std::vector<RankTrace> out(static_cast<std::size_t>(spec.world));
   std::vector<std::vector<int>> members(static_cast<std::size_t>(spec.world / spec.tp));
   for (int r = 0; r < spec.world; ++r) members[virtual_place(spec, r).group].push_back(r);
+  std::vector<HungRank> hung;
   for (std::size_t g = 0; g < members.size(); ++g) {
     CostQuery q = spec.cost_query();
     q.layers = layers;
@@ -42,6 +44,8 @@ std::vector<RankTrace> virtual_rank_traces(const RunSpec& spec, int64_t layers, 
                      virtual_group_shape(spec, static_cast<int>(g)));
     VirtualGroup run(spec, members[g]);
     for (int s = 0; s < spec.steps; ++s) run.step(s, layers, plan);
+    const std::vector<HungRank> h = run.unnoticed_hangs();
+    hung.insert(hung.end(), h.begin(), h.end());
     std::vector<RankTrace> traces = run.take_traces();
     for (std::size_t m = 0; m < members[g].size(); ++m) {
       const int r = members[g][m];
@@ -51,6 +55,13 @@ std::vector<RankTrace> virtual_rank_traces(const RunSpec& spec, int64_t layers, 
       t.group = static_cast<int>(g);
       t.group_rank = static_cast<int>(m);
     }
+  }
+  if (!hung.empty()) {
+    std::vector<int> alive;
+    for (int r = 0; r < spec.world; ++r)
+      if (std::none_of(hung.begin(), hung.end(), [r](const HungRank& h) { return h.rank == r; }))
+        alive.push_back(r);
+    throw_world_hang(spec, alive, spec.steps - 1, hung);
   }
   return out;
 }

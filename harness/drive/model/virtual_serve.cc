@@ -178,6 +178,9 @@ class ModelServeLoop {
     const double start = busy_;
     group_.advance_to(start + spec_.host_overhead_s);
     group_.step(s, mem_.layers, ops);
+    // The group is the world: a stopped rank no collective noticed is a group of one.
+    if (!group_.unnoticed_hangs().empty())
+      throw_world_hang(spec_.run, {}, s, group_.unnoticed_hangs());
     busy_ = group_.latest_clock();
     const std::vector<RankTrace> traces = group_.take_traces();
     out.splits.push_back(step_breakdown(traces).front());
