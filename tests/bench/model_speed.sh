@@ -14,10 +14,10 @@ COMMON=(--backend model --model llama-3.1-70b --dtype bf16 --hardware h100-sxm -
         --context 2048)
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-timed() {  # prints the wall seconds of one run of "$@"
+timed() {  # prints the wall seconds of one run of "$@"; a failed run fails the benchmark
   local t0 t1
   t0=$(date +%s.%N)
-  "$@" >/dev/null
+  "$@" >/dev/null || { echo "failed: $*" >&2; return 1; }
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc -l
 }
@@ -27,7 +27,11 @@ check() {  # name, target seconds, command...
   local name=$1 target=$2
   shift 2
   local runs=()
-  for _ in $(seq "$REPEATS"); do runs+=("$(timed "$@")"); done
+  local t
+  for _ in $(seq "$REPEATS"); do
+    t=$(timed "$@") || exit 1
+    runs+=("$t")
+  done
   local med
   med=$(printf '%s\n' "${runs[@]}" | median)
   printf '%-40s median %6.2f s over %s runs (%s), target < %s s\n' "$name" "$med" "$REPEATS" \
@@ -35,6 +39,7 @@ check() {  # name, target seconds, command...
   if (( $(echo "$med >= $target" | bc -l) )); then fail=1; fi
 }
 
+[ -x "$BUILD/tpbench" ] || { echo "no tpbench in $BUILD (give the build directory)" >&2; exit 1; }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 check "run, 1024 virtual ranks (128 x TP 8)" 10 \
   "$BUILD/tpbench" run "${COMMON[@]}" --world 1024 --tp 8 --batch 64 --topology ib-ndr --out "$OUT/run"
