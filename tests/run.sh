@@ -40,6 +40,9 @@ stage "multi-rank tests (mpirun -np 1/2/4)"
 stage "multi-host (network namespaces as hosts, shaped links, link faults, Slurm srun)"
 TPBENCH=build/tpbench tests/multihost/run.sh
 
+stage "build without MPI (-DTPB_MPI=OFF: one rank, no mpirun)"
+tests/nompi.sh
+
 if [ -x tests/sanitize.sh ]; then
   stage "sanitizers (ASan+UBSan, TSan)"
   tests/sanitize.sh

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The build without MPI (-DTPB_MPI=OFF, the no-mpi preset): tpbench on a world of one rank, run
+# with no mpirun, as on a device machine that has no MPI. Checks that the binary links no MPI
+# library, that run, serve and a model run work and write valid results, that the context says
+# there is no MPI, and that a TP degree the one rank cannot fill is bad input (exit 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+cmake --preset no-mpi >/dev/null
+cmake --build build-nompi -j"$JOBS" --target tpbench
+T=build-nompi/tpbench
+OUT=$(mktemp -d /tmp/tpb-nompi.XXXXXX)
+trap 'rm -rf "$OUT"' EXIT
+fail() { echo "FAIL $*" >&2; exit 1; }
+ok() { echo "ok   $*"; }
+
+if ldd "$T" | grep -q 'libmpi'; then fail "$T links an MPI library: $(ldd "$T" | grep libmpi)"; fi
+ok "no MPI library linked"
+
+"$T" run --backend cpu --model tiny --layers 2 --batch 4 --context 128 --steps 5 --out "$OUT/run" \
+  >"$OUT/run.log" || fail "run: rc $? ($(tail -3 "$OUT/run.log"))"
+# The contract's checker (the vendored copy travels with the repository).
+CHECK=../shared/tools/check_results.py
+[ -f "$CHECK" ] || CHECK=tests/tools/check_results.py
+python3 "$CHECK" "$OUT/run" --expect-ranks 1 >"$OUT/check.log" 2>&1 ||
+  fail "run: check_results.py ($(tail -3 "$OUT/check.log"))"
+python3 - "$OUT/run" <<'PY' || fail "run: the context does not say there is no MPI"
+import json, sys
+d = json.load(open(sys.argv[1] + "/results.json"))
+assert d["context"]["versions"]["mpi"].startswith("none"), d["context"]["versions"]["mpi"]
+assert d["points"][0]["status"] == "ok" and len(d["points"][0]["ranks"]) == 1
+PY
+ok "run --backend cpu without mpirun: one rank, results ok, context.versions.mpi says none"
+
+"$T" serve --model tiny --layers 2 --concurrency 1,2 --requests 6 --prompt-len 32 --output-len 8 \
+  --out "$OUT/serve" >"$OUT/serve.log" || fail "serve: rc $? ($(tail -3 "$OUT/serve.log"))"
+ok "serve without mpirun"
+"$T" run --backend model --world 8 --tp 8 --model llama-3.1-70b --dtype bf16 --batch 16 \
+  --out "$OUT/model" >"$OUT/model.log" || fail "model run: rc $?"
+ok "run --backend model --world 8 (virtual ranks need no MPI either)"
+
+set +e
+err=$("$T" run --backend cpu --model tiny --tp 2 --out "$OUT/bad" 2>&1 >/dev/null)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && [[ "$err" == *"--tp"* ]] || fail "--tp 2 on one rank: rc $rc ($err)"
+ok "--tp 2 on one rank: exit 2 naming --tp"
