@@ -18,7 +18,7 @@ ok() { echo "ok   $*"; }
 if ldd "$T" | grep -q 'libmpi'; then fail "$T links an MPI library: $(ldd "$T" | grep libmpi)"; fi
 ok "no MPI library linked"
 
-"$T" run --backend cpu --model tiny --layers 2 --batch 4 --context 128 --steps 5 --out "$OUT/run" \
+"$T" run --backend cpu --model tiny --layers 2 --batch 1 --context 128 --steps 5 --out "$OUT/run" \
   >"$OUT/run.log" || fail "run: rc $? ($(tail -3 "$OUT/run.log"))"
 # The contract's checker (the vendored copy travels with the repository).
 CHECK=../shared/tools/check_results.py
@@ -39,6 +39,21 @@ ok "serve without mpirun"
 "$T" run --backend model --world 8 --tp 8 --model llama-3.1-70b --dtype bf16 --batch 16 \
   --out "$OUT/model" >"$OUT/model.log" || fail "model run: rc $?"
 ok "run --backend model --world 8 (virtual ranks need no MPI either)"
+
+# The device check's table over this run (launch/device_table.py): calibrate's peaks as the
+# baseline: the B=1 point is judged against it, the two GPU-only targets have no point here
+# and must say FAIL, and the exit is 1.
+"$T" calibrate --op-profile off --reps 1 --out "$OUT/cal" >"$OUT/cal.log" || fail "calibrate: rc $?"
+set +e
+python3 launch/device_table.py --calibration "$OUT/cal/calibration.json" --dtype fp32 "$OUT/run" \
+  >"$OUT/table.txt"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && [ "$(grep -c '^FAIL .*no point measured it' "$OUT/table.txt")" -eq 2 ] &&
+  grep -qE '^(PASS|FAIL)  decode B=1 bandwidth .*: [0-9.]+$' "$OUT/table.txt" &&
+  grep -q 'tiny L2 TP1 decode B=1 ctx=128' "$OUT/table.txt" ||
+  fail "device_table.py: rc $rc, $(cat "$OUT/table.txt")"
+ok "device_table.py: the point's row, and the GPU targets with no point FAIL"
 
 set +e
 err=$("$T" run --backend cpu --model tiny --tp 2 --out "$OUT/bad" 2>&1 >/dev/null)
