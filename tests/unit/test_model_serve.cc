@@ -265,7 +265,8 @@ TEST(ModelInject, AGroupOfOneLeavesItsHangToTheWorld) {
   EXPECT_EQ(g.unnoticed_hangs()[0].rank, 1);
   EXPECT_EQ(g.unnoticed_hangs()[0].step, 2);
   int last = -1;
-  for (const SegmentRecord& r : g.take_traces()[0].segs) last = std::max(last, r.step);
+  const std::vector<RankTrace> traces = g.take_traces();
+  for (const SegmentRecord& r : traces[0].segs) last = std::max(last, r.step);
   EXPECT_EQ(last, 1);
 }
 
