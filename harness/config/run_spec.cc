@@ -56,15 +56,10 @@ void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
   }
 }
 
-// What virtual ranks cannot do yet, refused by name rather than run wrongly.
+// What virtual ranks cannot do, refused by name rather than run wrongly.
 void check_model_options(RunSpec& s) {
   if (s.topology == "default") s.topology = "nvlink4";
   if (s.check) throw BadInput("--check: the model backend computes no tensors to verify");
-  for (const InjectSpec& i : s.inject)
-    if (i.mem_contend)
-      throw BadInput(
-          "--inject: mem_contend is not modelled on --backend model (a bandwidth hog has no "
-          "modelled share of the memory yet)");
 }
 
 // The first TP group's all-reduce, modelled once before any point runs, so a fabric that cannot

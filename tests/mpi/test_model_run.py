@@ -7,6 +7,8 @@ results and diagnosis as measured ranks (harness/drive/point_analysis.cc serves 
   all-reduce, to 1e-9 s (read from trace.json), and the straggler is rank 3 with
   excess_compute_fraction 0.25 (to 1e-9).
 - Two identical runs give identical points.
+- `--inject mem_contend` on rank 3 at decode (every op byte-bound): straggler rank 3 at +100%
+  compute, the assumed hog share named in the warnings.
 - `--inject mem_reserve` against the profile's memory makes the point oom, naming need/have.
 - TP 8 over pcie5-switch spends a larger share of the step in collectives than over nvlink4.
 - 1024 virtual ranks (128 TP groups of 8 over ib-ndr nodes) run and every rank is in the
@@ -153,6 +155,15 @@ def main():
     _, a, _ = model(c, "same-a", ["--world", "16", "--tp", "8", "--topology", "ib-ndr"])
     _, b, _ = model(c, "same-b", ["--world", "16", "--tp", "8", "--topology", "ib-ndr"])
     c.check(json.dumps(a["points"]) == json.dumps(b["points"]), "two identical runs give identical points")
+
+    # A hog on rank 3 at decode B=16, where every op is byte-bound on h100 (intensity 16 < 295):
+    # the model's stated 2x on the byte side makes rank 3 the straggler at exactly +100%.
+    _, h, _ = model(c, "hog", ["--world", "8", "--tp", "8", "--inject", "rank=3:mem_contend=1"])
+    ph = h["points"][0]
+    c.check(ph["straggler"]["rank"] == 3 and abs(ph["straggler"]["excess_compute_fraction"] - 1) <= 1e-9,
+            f"mem_contend on rank 3: straggler rank 3 at +100% compute: {ph['straggler']}")
+    c.check(any(w.startswith("mem_contend_modelled") for w in ph["warnings"]),
+            "the point says the hog's share is assumed")
 
     _, m, _ = model(c, "oom", ["--world", "8", "--tp", "8", "--inject", "rank=2:mem_reserve=70"])
     pm = m["points"][0]

@@ -4,6 +4,7 @@
 // together, and the same spec gives the same run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -268,6 +269,54 @@ TEST(ModelInject, AGroupOfOneLeavesItsHangToTheWorld) {
   const std::vector<RankTrace> traces = g.take_traces();
   for (const SegmentRecord& r : traces[0].segs) last = std::max(last, r.step);
   EXPECT_EQ(last, 1);
+}
+
+}  // namespace
+}  // namespace tpb
+
+namespace tpb {
+namespace {
+
+// --inject mem_contend on a virtual rank: a hog taking an equal share of its memory bandwidth,
+// so its byte-bound time doubles and its FLOP-bound time does not; results say it is assumed.
+TEST(ModelInject, MemContendDoublesTheByteSideOnly) {
+  const RunSpec spec = resolve_run_spec({{"backend", "model"},
+                                         {"collective", "model"},
+                                         {"world", 2},
+                                         {"tp", 2},
+                                         {"model", "tiny"},
+                                         {"hardware", "h100-sxm"},
+                                         {"dtype", "bf16"},
+                                         {"phase", "prefill"},
+                                         {"prompt", 2048},
+                                         {"steps", 1},
+                                         {"inject", {"rank=1:mem_contend=1"}}},
+                                        1, TPB_SOURCE_DIR "/configs");
+  const Fabric f = load_fabric(spec.topology, spec.config_dir);
+  CostQuery q = spec.cost_query();
+  const StepOpPlan plan =
+      step_op_plan(spec, step_cost(q), q.phase, q.prompt, model_peaks(spec), f, {2, 1});
+  const std::vector<int> members{0, 1};
+  VirtualGroup g(spec, members);
+  g.step(0, 1, plan);
+  const std::vector<RankTrace> t = g.take_traces();
+  int byte_bound = 0, flop_bound = 0;
+  std::size_t i = 0;
+  for (const PricedOp& p : plan.layer) {
+    while (t[1].segs[i].op != p.op) ++i;
+    if (op_is_collective(p.op)) continue;
+    const double want = std::max(p.flop_s, kHogShare * p.byte_s);
+    EXPECT_NEAR(t[1].segs[i].t1 - t[1].segs[i].t0, want, 1e-15 + 1e-12 * want) << op_name(p.op);
+    EXPECT_NEAR(t[0].segs[i].t1 - t[0].segs[i].t0, p.s, 1e-15 + 1e-12 * p.s) << op_name(p.op);
+    byte_bound += p.byte_s > p.flop_s;
+    flop_bound += p.flop_s > kHogShare * p.byte_s;
+  }
+  EXPECT_GT(byte_bound, 0);  // the elementwise ops: 2x
+  EXPECT_GT(flop_bound, 0);  // the GEMMs at 2048 tokens: unchanged
+  const auto w = model_device_caps(spec, f).warnings;
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const std::string& s) {
+    return s.rfind("mem_contend_modelled", 0) == 0;
+  }));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "collectives/model/collective_model.h"
 #include "harness/config/inject_spec.h"
+#include "harness/drive/model/virtual_group.h"
 #include "harness/drive/model/virtual_ranks.h"
 #include "harness/drive/point_analysis.h"
 #include "harness/mpi/clock_sync.h"
@@ -120,6 +121,14 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse
                          std::to_string(spec.noise_cv) +
                          " z), z a seeded standard normal per segment and rank (seed " +
                          std::to_string(spec.noise_seed) + ")");
+  for (const InjectSpec& i : spec.inject)
+    if (i.mem_contend) {
+      c.warnings.push_back(
+          "mem_contend_modelled: a hogged rank's byte-bound time is taken as " +
+          std::to_string(static_cast<int>(kHogShare)) +
+          "x (the hog assumed to take an equal share of its memory bandwidth), not measured");
+      break;
+    }
   efficiency_warnings(spec, use, c.warnings);
   return c;
 }

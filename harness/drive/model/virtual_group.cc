@@ -72,6 +72,9 @@ VirtualGroup::VirtualGroup(const RunSpec& spec, const std::vector<int>& members)
     inj_.push_back(inject_for_rank(spec.inject, r));
     const int mhz = inj_.back().sm_clock_mhz;
     flop_stretch_.push_back(mhz > 0 ? spec.hw.sm_clock_mhz / mhz : 1.0);
+    // --inject mem_contend: a hog streaming beside the rank takes an equal share of its
+    // memory bandwidth (two streams, one each), so the byte side takes twice as long.
+    byte_stretch_.push_back(inj_.back().mem_contend ? kHogShare : 1.0);
     rng_.emplace_back(spec.seed * 1000003ULL + static_cast<uint64_t>(r));
     noise_.emplace_back(spec.noise_seed * 1000003ULL + static_cast<uint64_t>(r) +
                         0x9e3779b97f4a7c15ULL);  // apart from the jitter draws
@@ -149,8 +152,9 @@ void VirtualGroup::run_ops(const std::vector<PricedOp>& ops, int L, int s) {
     if (!op_is_collective(p.op)) {
       for (std::size_t m = 0; m < members_.size(); ++m) {
         if (stopped(m)) continue;
-        const double k = flop_stretch_[m];
-        const double d = noisy(m, k == 1.0 ? p.s : std::max(p.flop_s * k, p.byte_s));
+        const double k = flop_stretch_[m], b = byte_stretch_[m];
+        const double d =
+            noisy(m, k == 1.0 && b == 1.0 ? p.s : std::max(p.flop_s * k, p.byte_s * b));
         seg(m, p.op, L, s, d);
         block_[m] += d;
       }

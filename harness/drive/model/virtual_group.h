@@ -40,6 +40,10 @@ struct StepOpPlan {
 StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, int64_t tokens,
                         const Peaks& peaks, const Fabric& fabric, ModelGroup g);
 
+// --inject mem_contend on a virtual rank: the byte side of its compute ops x this (a hog
+// taking an equal share of the rank's memory bandwidth). An assumption, said in the results.
+inline constexpr double kHogShare = 2.0;
+
 class VirtualGroup {
  public:
   // `members`: the world ranks of the group, in group-rank order (kept by reference).
@@ -78,6 +82,7 @@ class VirtualGroup {
   std::vector<double> block_;  // compute since the rank's last collective (or step start)
   std::vector<InjectSpec> inj_;
   std::vector<double> flop_stretch_;  // profile clock / the rank's --inject sm_clock (1: none)
+  std::vector<double> byte_stretch_;  // kHogShare under --inject mem_contend (1: none)
   std::vector<std::mt19937_64> rng_;
   std::vector<std::mt19937_64> noise_;
   std::vector<RankTrace> traces_;
