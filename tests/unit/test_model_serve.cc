@@ -19,23 +19,24 @@
 namespace tpb {
 namespace {
 
-ServeSpec spec_of(nlohmann::json extra) {
-  nlohmann::json cfg = {{"backend", "model"},
-                        {"collective", "model"},
-                        {"world", 2},
-                        {"tp", 2},
-                        {"model", "tiny"},
-                        {"hardware", "h100-sxm"},
-                        {"dtype", "bf16"},
-                        {"topology", "nvlink4"},
-                        {"concurrency", {4}},
-                        {"requests", 12},
-                        {"prompt_len", "48"},
-                        {"output_len", "uniform:4..20"},
-                        {"host_overhead", 150.0},
-                        {"seed", 3}};
+// A two-rank TP group of virtual ranks (tiny, bf16, h100-sxm), with `extra` over the defaults.
+nlohmann::json group_config(const nlohmann::json& extra) {
+  nlohmann::json cfg = {{"backend", "model"}, {"collective", "model"},  {"world", 2},     {"tp", 2},
+                        {"model", "tiny"},    {"hardware", "h100-sxm"}, {"dtype", "bf16"}};
   for (auto& [k, v] : extra.items()) cfg[k] = v;
-  return resolve_serve_spec(cfg, 1, TPB_SOURCE_DIR "/configs");
+  return cfg;
+}
+
+ServeSpec spec_of(nlohmann::json extra) {
+  nlohmann::json load = {{"topology", "nvlink4"},
+                         {"concurrency", {4}},
+                         {"requests", 12},
+                         {"prompt_len", "48"},
+                         {"output_len", "uniform:4..20"},
+                         {"host_overhead", 150.0},
+                         {"seed", 3}};
+  for (auto& [k, v] : extra.items()) load[k] = v;
+  return resolve_serve_spec(group_config(load), 1, TPB_SOURCE_DIR "/configs");
 }
 
 struct Served {
@@ -162,63 +163,73 @@ TEST(ModelServe, KvBudgetPreemptsAndMemoryBudgetIsOom) {
 namespace tpb {
 namespace {
 
+RunSpec model_spec(const nlohmann::json& extra) {
+  return resolve_run_spec(group_config(extra), 1, TPB_SOURCE_DIR "/configs");
+}
+
+// One prefill-2048 step of a 1-layer group whose rank 1 takes `inject`: the plan and traces.
+struct InjectedStep {
+  RunSpec spec;
+  Fabric fabric;
+  StepOpPlan plan;
+  std::vector<RankTrace> traces;
+};
+
+InjectedStep injected_step(const std::string& inject) {
+  InjectedStep r{
+      model_spec(
+          {{"phase", "prefill"}, {"prompt", 2048}, {"steps", 1}, {"inject", {"rank=1:" + inject}}}),
+      {},
+      {},
+      {}};
+  r.fabric = load_fabric(r.spec.topology, r.spec.config_dir);
+  CostQuery q = r.spec.cost_query();
+  r.plan =
+      step_op_plan(r.spec, step_cost(q), q.phase, q.prompt, model_peaks(r.spec), r.fabric, {2, 1});
+  const std::vector<int> members{0, 1};
+  VirtualGroup g(r.spec, members);
+  g.step(0, 1, r.plan);
+  r.traces = g.take_traces();
+  return r;
+}
+
+// Each compute op of the layer: rank 1 takes want(op), rank 0 the op's own time.
+template <class Want>
+void expect_op_times(const InjectedStep& r, Want want) {
+  const std::vector<RankTrace>& t = r.traces;
+  std::size_t i = 0;
+  for (const PricedOp& p : r.plan.layer) {
+    while (t[1].segs[i].op != p.op) ++i;  // past the injected and step records
+    if (op_is_collective(p.op)) continue;
+    const double w = want(p);
+    EXPECT_NEAR(t[1].segs[i].t1 - t[1].segs[i].t0, w, 1e-15 + 1e-12 * w) << op_name(p.op);
+    EXPECT_NEAR(t[0].segs[i].t1 - t[0].segs[i].t0, p.s, 1e-15 + 1e-12 * p.s) << op_name(p.op);
+  }
+}
+
+int count_ops(const StepOpPlan& plan, bool (*pick)(const PricedOp&)) {
+  int n = 0;
+  for (const PricedOp& p : plan.layer) n += !op_is_collective(p.op) && pick(p);
+  return n;
+}
+
 // --inject sm_clock on a virtual rank: its FLOP-bound time scales by the profile's clock over
 // the locked one, its bandwidth-bound time does not (the memory clock is its own).
 TEST(ModelInject, SmClockStretchesTheFlopSideOnly) {
-  const RunSpec spec = resolve_run_spec({{"backend", "model"},
-                                         {"collective", "model"},
-                                         {"world", 2},
-                                         {"tp", 2},
-                                         {"model", "tiny"},
-                                         {"hardware", "h100-sxm"},
-                                         {"dtype", "bf16"},
-                                         {"phase", "prefill"},
-                                         {"prompt", 2048},
-                                         {"steps", 1},
-                                         {"inject", {"rank=1:sm_clock=915"}}},
-                                        1, TPB_SOURCE_DIR "/configs");
-  const Fabric f = load_fabric(spec.topology, spec.config_dir);
-  CostQuery q = spec.cost_query();
-  const StepOpPlan plan =
-      step_op_plan(spec, step_cost(q), q.phase, q.prompt, model_peaks(spec), f, {2, 1});
-  const std::vector<int> members{0, 1};
-  VirtualGroup g(spec, members);
-  g.step(0, 1, plan);
-  const std::vector<RankTrace> t = g.take_traces();
-  int flop_bound = 0, byte_bound = 0;
-  std::size_t i = 0;
-  for (const PricedOp& p : plan.layer) {
-    while (t[1].segs[i].op != p.op) ++i;  // past the injected and step records
-    if (op_is_collective(p.op)) continue;
-    const double want = std::max(2.0 * p.flop_s, p.byte_s);  // 1830 / 915
-    EXPECT_NEAR(t[1].segs[i].t1 - t[1].segs[i].t0, want, 1e-15 + 1e-12 * want) << op_name(p.op);
-    EXPECT_NEAR(t[0].segs[i].t1 - t[0].segs[i].t0, p.s, 1e-15 + 1e-12 * p.s) << op_name(p.op);
-    flop_bound += p.flop_s > p.byte_s;
-    byte_bound += p.flop_s < p.byte_s;
-  }
-  EXPECT_GT(flop_bound, 0);  // the GEMMs at 2048 tokens
-  EXPECT_GT(byte_bound, 0);  // the elementwise ops
+  const InjectedStep r = injected_step("sm_clock=915");
+  expect_op_times(r, [](const PricedOp& p) { return std::max(2.0 * p.flop_s, p.byte_s); });
+  // The GEMMs at 2048 tokens, then the elementwise ops.
+  EXPECT_GT(count_ops(r.plan, [](const PricedOp& p) { return p.flop_s > p.byte_s; }), 0);
+  EXPECT_GT(count_ops(r.plan, [](const PricedOp& p) { return p.flop_s < p.byte_s; }), 0);
 }
 
-}  // namespace
-}  // namespace tpb
-
-namespace tpb {
-namespace {
-
 RunSpec hang_spec(int world, int tp) {
-  return resolve_run_spec({{"backend", "model"},
-                           {"collective", "model"},
-                           {"world", world},
-                           {"tp", tp},
-                           {"model", "tiny"},
-                           {"hardware", "h100-sxm"},
-                           {"dtype", "bf16"},
-                           {"batch", 4},
-                           {"steps", 6},
-                           {"collective_timeout", 4},
-                           {"inject", {"rank=1:hang_at_step=2"}}},
-                          1, TPB_SOURCE_DIR "/configs");
+  return model_spec({{"world", world},
+                     {"tp", tp},
+                     {"batch", 4},
+                     {"steps", 6},
+                     {"collective_timeout", 4},
+                     {"inject", {"rank=1:hang_at_step=2"}}});
 }
 
 // --inject hang_at_step on a virtual rank: its peer's first all-reduce of that step ends the
@@ -271,49 +282,16 @@ TEST(ModelInject, AGroupOfOneLeavesItsHangToTheWorld) {
   EXPECT_EQ(last, 1);
 }
 
-}  // namespace
-}  // namespace tpb
-
-namespace tpb {
-namespace {
-
 // --inject mem_contend on a virtual rank: a hog taking an equal share of its memory bandwidth,
 // so its byte-bound time doubles and its FLOP-bound time does not; results say it is assumed.
 TEST(ModelInject, MemContendDoublesTheByteSideOnly) {
-  const RunSpec spec = resolve_run_spec({{"backend", "model"},
-                                         {"collective", "model"},
-                                         {"world", 2},
-                                         {"tp", 2},
-                                         {"model", "tiny"},
-                                         {"hardware", "h100-sxm"},
-                                         {"dtype", "bf16"},
-                                         {"phase", "prefill"},
-                                         {"prompt", 2048},
-                                         {"steps", 1},
-                                         {"inject", {"rank=1:mem_contend=1"}}},
-                                        1, TPB_SOURCE_DIR "/configs");
-  const Fabric f = load_fabric(spec.topology, spec.config_dir);
-  CostQuery q = spec.cost_query();
-  const StepOpPlan plan =
-      step_op_plan(spec, step_cost(q), q.phase, q.prompt, model_peaks(spec), f, {2, 1});
-  const std::vector<int> members{0, 1};
-  VirtualGroup g(spec, members);
-  g.step(0, 1, plan);
-  const std::vector<RankTrace> t = g.take_traces();
-  int byte_bound = 0, flop_bound = 0;
-  std::size_t i = 0;
-  for (const PricedOp& p : plan.layer) {
-    while (t[1].segs[i].op != p.op) ++i;
-    if (op_is_collective(p.op)) continue;
-    const double want = std::max(p.flop_s, kHogShare * p.byte_s);
-    EXPECT_NEAR(t[1].segs[i].t1 - t[1].segs[i].t0, want, 1e-15 + 1e-12 * want) << op_name(p.op);
-    EXPECT_NEAR(t[0].segs[i].t1 - t[0].segs[i].t0, p.s, 1e-15 + 1e-12 * p.s) << op_name(p.op);
-    byte_bound += p.byte_s > p.flop_s;
-    flop_bound += p.flop_s > kHogShare * p.byte_s;
-  }
-  EXPECT_GT(byte_bound, 0);  // the elementwise ops: 2x
-  EXPECT_GT(flop_bound, 0);  // the GEMMs at 2048 tokens: unchanged
-  const auto w = model_device_caps(spec, f).warnings;
+  const InjectedStep r = injected_step("mem_contend=1");
+  expect_op_times(r, [](const PricedOp& p) { return std::max(p.flop_s, kHogShare * p.byte_s); });
+  // The elementwise ops: 2x; the GEMMs at 2048 tokens: unchanged.
+  EXPECT_GT(count_ops(r.plan, [](const PricedOp& p) { return p.byte_s > p.flop_s; }), 0);
+  EXPECT_GT(count_ops(r.plan, [](const PricedOp& p) { return p.flop_s > kHogShare * p.byte_s; }),
+            0);
+  const auto w = model_device_caps(r.spec, r.fabric).warnings;
   EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const std::string& s) {
     return s.rfind("mem_contend_modelled", 0) == 0;
   }));

@@ -4,8 +4,8 @@
  * calls is here; a point-to-point call has no peer in a world of one and ends the process with a
  * message naming the call. The types are plain integers: a datatype carries its size, so a copy
  * needs no table. */
-#ifndef TPB_MPI_STUB_H
-#define TPB_MPI_STUB_H
+#ifndef TPB_MPI_ONE_RANK_H
+#define TPB_MPI_ONE_RANK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,7 +25,7 @@ typedef struct {
   int MPI_SOURCE, MPI_TAG, MPI_ERROR;
 } MPI_Status;
 
-#define TPB_MPI_STUB 1
+#define TPB_MPI_ONE_RANK 1
 #define MPI_SUCCESS 0
 #define MPI_ERR_OTHER 15
 #define MPI_COMM_NULL 0
@@ -116,4 +116,4 @@ int MPI_Win_free(MPI_Win* win);
 }
 #endif
 
-#endif /* TPB_MPI_STUB_H */
+#endif /* TPB_MPI_ONE_RANK_H */
