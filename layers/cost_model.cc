@@ -169,6 +169,7 @@ OpCost op_cost(const CostQuery& q, Op op) {
     case Op::lm_head:
     case Op::sample_gather:
     case Op::sample:
+    case Op::compute:
     case Op::injected:
     case Op::step:
     case Op::count:

@@ -31,6 +31,12 @@ struct DeviceCaps {
   bool device_memory = false;  // buffers are device memory: not host-addressable
   bool startup_probe = false;  // peaks can be measured at start-up (--hardware measure_at_startup)
   int host_ranks = 1;          // ranks sharing this host (DeviceOptions::local_size)
+  // add_rmsnorm and rope_kv_write are one kernel each: the step uses them where no per-op
+  // stamp falls between the two ops (--stamps collectives).
+  bool fused_elementwise = false;
+  // Where per-op times come from under --stamps collectives (Device::activity_begin): "host
+  // clock", "cupti", or "none: <why>".
+  std::string per_op_times = "none: the backend records no per-op times";
   // What the backend knows makes its own figures doubtful, one "name: why" line each; every
   // point on this device carries them among its warnings.
   std::vector<std::string> warnings;
@@ -138,6 +144,21 @@ class Device {
   virtual void swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) = 0;
   // x += y
   virtual void add(void* x, const void* y, std::size_t count, DType t) = 0;
+  // x += y, then xn = rmsnorm(x) * gamma per row: a residual add and the RMSNorm after it.
+  // A backend may do both in one pass (caps().fused_elementwise); the default runs the two ops.
+  virtual void add_rmsnorm(void* x, const void* y, const void* gamma, void* xn, int64_t rows,
+                           int64_t dim, float eps, DType t) {
+    add(x, y, static_cast<std::size_t>(rows * dim), t);
+    rmsnorm(x, gamma, xn, rows, dim, eps, t);
+  }
+  // rope, then kv_write of the rotated rows (the two ops' arguments): qkv ends as after rope,
+  // the caches as after kv_write.
+  virtual void rope_kv_write(void* qkv, void* k_cache, void* v_cache, int64_t tokens,
+                             int64_t tokens_per_seq, int64_t pos0, const AttnShape& s, float theta,
+                             DType t) {
+    rope(qkv, tokens, tokens_per_seq, pos0, s, theta, t);
+    kv_write(qkv, k_cache, v_cache, tokens_per_seq, pos0, s, t);
+  }
 
   // Mixed (serving) steps over a paged KV cache (layers/step_batch.h): qkv and out rows are
   // the batch's new tokens, sequence after sequence; token j of sequence i sits at position
@@ -211,6 +232,19 @@ class Device {
   virtual void mark(std::size_t slot) = 0;
   virtual void collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) = 0;
   virtual void synchronize() = 0;
+
+  // Per-op times without a stamp of their own (--stamps collectives, layers/timeline.h): the
+  // work issued between activity_begin(slot) and activity_end(slot + 1) is recorded by the
+  // backend's own means (the CPU: its clock, as mark does; CUDA: CUPTI's kernel records, which
+  // cost no device time). collect_activity (after synchronize) returns per slot pair the first
+  // start and the last end of that work in host steady-clock ns, {0, 0} for a pair with no
+  // record, or false when the backend keeps no such record (why: caps().per_op_times).
+  virtual void activity_begin(std::size_t slot) { (void)slot; }
+  virtual void activity_end(std::size_t slot) { (void)slot; }
+  virtual bool collect_activity(std::size_t first, std::size_t count, int64_t* host_ns) {
+    (void)first, (void)count, (void)host_ns;
+    return false;
+  }
 
  private:
   [[noreturn]] void no_graphs() const;

@@ -31,8 +31,11 @@ enum class Op : uint8_t {
   lm_head,        // vocab-parallel GEMM            (compute)
   sample_gather,  // all-gather of (max, column)    (collective)
   sample,         // greedy: local argmax, pick     (compute)
-  injected,       // extra compute from --inject slowdown / jitter (counted as compute)
-  step,           // bounds a whole step; neither compute nor collective
+  // --stamps collectives: the compute between two collectives (or a step's edge) stamped as
+  // one interval, kept where the backend has no per-op record of the ops inside it.
+  compute,   // a run of compute ops           (compute)
+  injected,  // extra compute from --inject slowdown / jitter (counted as compute)
+  step,      // bounds a whole step; neither compute nor collective
   count
 };
 
@@ -45,10 +48,10 @@ inline bool op_is_collective(Op op) {
 }
 
 inline constexpr std::array<const char*, static_cast<std::size_t>(Op::count)> kOpNames{
-    "rmsnorm_attn", "qkv_proj",       "rope",          "kv_write",     "attention",
-    "o_proj",       "allreduce_attn", "residual_attn", "rmsnorm_mlp",  "gate_up_proj",
-    "swiglu",       "down_proj",      "allreduce_mlp", "residual_mlp", "final_norm",
-    "lm_head",      "sample_gather",  "sample",        "injected",     "step"};
+    "rmsnorm_attn",   "qkv_proj",      "rope",        "kv_write",     "attention",     "o_proj",
+    "allreduce_attn", "residual_attn", "rmsnorm_mlp", "gate_up_proj", "swiglu",        "down_proj",
+    "allreduce_mlp",  "residual_mlp",  "final_norm",  "lm_head",      "sample_gather", "sample",
+    "compute",        "injected",      "step"};
 
 inline const char* op_name(Op op) {
   return enum_name(kOpNames, op);

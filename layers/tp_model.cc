@@ -46,6 +46,11 @@ class AttnSide {
   virtual void rope(void* qkv) const = 0;
   virtual void kv_write(const void* qkv, void* k, void* v) const = 0;
   virtual void attention(const void* qkv, const void* k, const void* v, void* out) const = 0;
+  // rope then kv_write, as one kernel where the backend fuses them.
+  virtual void rope_kv_write(void* qkv, void* k, void* v) const {
+    rope(qkv);
+    kv_write(qkv, k, v);
+  }
 
  protected:
   ~AttnSide() = default;
@@ -64,6 +69,10 @@ class FixedAttn final : public AttnSide {
   }
   void kv_write(const void* qkv, void* k, void* v) const override {
     dev_.kv_write(qkv, k, v, tps(), pos0(), a_, c_.dtype);
+  }
+  void rope_kv_write(void* qkv, void* k, void* v) const override {
+    dev_.rope_kv_write(qkv, k, v, a_.batch * tps(), tps(), pos0(), a_,
+                       static_cast<float>(c_.shape.rope_theta), c_.dtype);
   }
   void attention(const void* qkv, const void* k, const void* v, void* out) const override {
     if (decode_)
@@ -243,6 +252,7 @@ void TpModel::step(Collective& coll, Timeline* tl, int step_index, StepHooks* ho
   run_layers(coll, tl, step_index, hooks, tokens_, FixedAttn(dev_, cfg_, attn_));
   rows_ = tokens_;
   if (cfg_.lm_head) fixed_ids_ = sample(coll, tl, step_index, hooks, fixed_rows_);
+  if (tl) tl->end_run();
 }
 
 std::vector<int32_t> TpModel::step_mixed(Collective& coll, Timeline* tl, int step_index,
@@ -254,8 +264,10 @@ std::vector<int32_t> TpModel::step_mixed(Collective& coll, Timeline* tl, int ste
   a.batch = static_cast<int64_t>(b.seqs.size());
   run_layers(coll, tl, step_index, hooks, T, VarlenAttn(dev_, cfg_, a, b));
   rows_ = T;
-  if (!cfg_.serve.lm_head) return {};
-  return sample(coll, tl, step_index, hooks, b);
+  std::vector<int32_t> ids;
+  if (cfg_.serve.lm_head) ids = sample(coll, tl, step_index, hooks, b);
+  if (tl) tl->end_run();
+  return ids;
 }
 
 void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks,
@@ -266,24 +278,44 @@ void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHoo
   const int64_t qkv_w = (sh_.q_heads + 2 * sh_.kv_heads) * d;
   const float eps = static_cast<float>(m.rms_eps);
   const std::size_t act = static_cast<std::size_t>(T * h);
+  // One kernel for residual add + RMSNorm and for rope + KV write, where the backend has them
+  // and no per-op stamp falls between the two: each pair's time is then its second op's (the
+  // first's own segment is absent), and a layer's last residual add runs inside the next
+  // layer's rmsnorm_attn.
+  const bool fuse = dev_.caps().fused_elementwise && (!tl || tl->level() != StampLevel::ops);
   for (int64_t l = 0; l < cfg_.layers; ++l) {
     LayerBuffers& b = layers_[l];
     const int L = static_cast<int>(l);
     auto run = [&](Op op, auto&& body) { stamped(tl, op, L, step_index, body); };
-    run(Op::rmsnorm_attn,
-        [&] { dev_.rmsnorm(x_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t); });
+    if (fuse && l > 0)
+      run(Op::rmsnorm_attn, [&] {
+        dev_.add_rmsnorm(x_.get(), proj_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t);
+      });
+    else
+      run(Op::rmsnorm_attn,
+          [&] { dev_.rmsnorm(x_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t); });
     run(Op::qkv_proj, [&] { dev_.gemm(xn_.get(), b.w_qkv.get(), qkv_.get(), T, qkv_w, h, t); });
-    run(Op::rope, [&] { side.rope(qkv_.get()); });
-    run(Op::kv_write, [&] { side.kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get()); });
+    if (fuse) {
+      run(Op::rope, [&] { side.rope_kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get()); });
+    } else {
+      run(Op::rope, [&] { side.rope(qkv_.get()); });
+      run(Op::kv_write, [&] { side.kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get()); });
+    }
     run(Op::attention,
         [&] { side.attention(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get()); });
     run(Op::o_proj,
         [&] { dev_.gemm(attn_out_.get(), b.w_o.get(), proj_.get(), T, h, sh_.q_heads * d, t); });
     if (hooks) hooks->after_block(L, 0, step_index);
     run(Op::allreduce_attn, [&] { coll.all_reduce(proj_.get(), act, t); });
-    run(Op::residual_attn, [&] { dev_.add(x_.get(), proj_.get(), act, t); });
-    run(Op::rmsnorm_mlp,
-        [&] { dev_.rmsnorm(x_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t); });
+    if (fuse) {
+      run(Op::rmsnorm_mlp, [&] {
+        dev_.add_rmsnorm(x_.get(), proj_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t);
+      });
+    } else {
+      run(Op::residual_attn, [&] { dev_.add(x_.get(), proj_.get(), act, t); });
+      run(Op::rmsnorm_mlp,
+          [&] { dev_.rmsnorm(x_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t); });
+    }
     run(Op::gate_up_proj,
         [&] { dev_.gemm(xn_.get(), b.w_gate_up.get(), gate_up_.get(), T, 2 * sh_.inter, h, t); });
     run(Op::swiglu, [&] { dev_.swiglu(gate_up_.get(), act_.get(), T, sh_.inter, t); });
@@ -291,7 +323,8 @@ void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHoo
         [&] { dev_.gemm(act_.get(), b.w_down.get(), proj_.get(), T, h, sh_.inter, t); });
     if (hooks) hooks->after_block(L, 1, step_index);
     run(Op::allreduce_mlp, [&] { coll.all_reduce(proj_.get(), act, t); });
-    run(Op::residual_mlp, [&] { dev_.add(x_.get(), proj_.get(), act, t); });
+    if (!fuse || l + 1 == cfg_.layers)
+      run(Op::residual_mlp, [&] { dev_.add(x_.get(), proj_.get(), act, t); });
   }
 }
 

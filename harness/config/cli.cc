@@ -50,6 +50,9 @@ const OptionDef kPointOptions[] = {
     {"blas_threads", "BLAS threads per rank (cpu)"},
     {"sync_rounds", "ping-pong rounds per clock sync"},
     {"trace_steps", "measured steps in the point's Chrome/Perfetto trace (0: no trace)"},
+    {"stamps",
+     "collectives | ops: device stamps at step and collective edges only, per-op times from "
+     "the backend's own record (default), or a stamp around every op"},
     {"lm_head",
      "true | false: end each step with the final norm, the vocab-parallel LM head and greedy "
      "sampling (run, sweep: false; serve: true)"},

@@ -175,6 +175,9 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
   s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
   s.trace_steps = static_cast<int>(f.integer("trace_steps", 20, 0, 100000));
+  s.stamps = f.choice("stamps", "collectives", {"collectives", "ops"}) == "ops"
+                 ? StampLevel::ops
+                 : StampLevel::collectives;
   f.reject_unknown();
 
   check_backend_options(s, bt);
@@ -219,6 +222,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
       {"blas_threads", s.blas_threads},
       {"sync_rounds", s.sync_rounds},
       {"trace_steps", s.trace_steps},
+      {"stamps", stamp_level_name(s.stamps)},
       {"config_dir", s.config_dir},
       {"model_shape", model_to_json(s.shape)},
       {"hardware_profile", hardware_to_json(s.hw)}};

@@ -11,6 +11,7 @@
 #include "layers/cost_model.h"
 #include "layers/hardware.h"
 #include "layers/model_shape.h"
+#include "layers/timeline.h"
 
 namespace tpb {
 
@@ -46,7 +47,8 @@ struct RunSpec {
   double memory_budget_bytes = 0;  // 0 = the device's memory
   int blas_threads = 1;
   int sync_rounds = 32;
-  int trace_steps = 20;    // measured steps written to the point's Chrome trace; 0 = no trace
+  int trace_steps = 20;  // measured steps written to the point's Chrome trace; 0 = no trace
+  StampLevel stamps = StampLevel::collectives;  // --stamps (layers/timeline.h)
   std::string trace_file;  // set by the verb, not by config: the trace's name inside `out`
   std::string config_dir;
   // --backend model: virtual ranks in this one process on the preset's modelled fabric.

@@ -38,9 +38,12 @@ double Injector::block_compute_s() {
   }
   if (begin == end) return 0;
   marks_.resize(2 * (end - begin));
+  // Live only on the host, where an op's activity record and its stamp are the same clock
+  // reads in the same slots. A still-open run (Op::compute) around the ops is not theirs.
   dev_.collect_marks(2 * begin, marks_.size(), marks_.data());
   int64_t ns = 0;
-  for (std::size_t i = 0; i < marks_.size(); i += 2) ns += marks_[i + 1] - marks_[i];
+  for (std::size_t i = 0; i < marks_.size(); i += 2)
+    if (tl_.op_at(begin + i / 2) != Op::compute) ns += marks_[i + 1] - marks_[i];
   return static_cast<double>(ns) * 1e-9;
 }
 
@@ -55,7 +58,8 @@ void Injector::calibrate(const std::vector<SegmentRecord>& warmup) {
       if (acc[b] > 0) per_block[b].push_back(acc[b]);
     acc[0] = acc[1] = 0;
   };
-  for (const auto& r : warmup) {
+  for (std::size_t k = 0; k < warmup.size(); ++k) {
+    const SegmentRecord& r = warmup[k];
     if (r.op == Op::step || r.collective) continue;
     if (r.step != cur_step || r.layer != cur_layer) {
       flush();
@@ -63,7 +67,10 @@ void Injector::calibrate(const std::vector<SegmentRecord>& warmup) {
       cur_layer = r.layer;
     }
     // Block 0: the attention half up to its all-reduce; block 1: everything else in the layer.
-    const int block = r.op <= Op::o_proj ? 0 : 1;
+    // A run of ops stamped as one (--stamps collectives) is block 0 when that all-reduce ends it.
+    int block = r.op <= Op::o_proj ? 0 : 1;
+    if (r.op == Op::compute)
+      block = k + 1 < warmup.size() && warmup[k + 1].op == Op::allreduce_attn ? 0 : 1;
     acc[block] += r.t1 - r.t0;
   }
   flush();

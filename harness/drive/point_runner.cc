@@ -220,7 +220,7 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   // With the LM head: final_norm, lm_head, two sample segments, sample_gather and one injected.
   const std::size_t per_step =
       static_cast<std::size_t>(layers) * (kOpsPerLayer + 2) + 2 + (spec.lm_head ? 6 : 0);
-  Timeline tl(dev, per_step * static_cast<std::size_t>(spec.warmup + spec.steps));
+  Timeline tl(dev, per_step * static_cast<std::size_t>(spec.warmup + spec.steps), spec.stamps);
   Injector injector(inj, dev, tl, spec.seed);
   // Telemetry (NVML on a GPU) and the --inject sm_clock lock, held for the whole point and
   // restored on every exit path.

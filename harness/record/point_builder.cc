@@ -231,6 +231,23 @@ std::string null_metrics_warning(const PointAnalysis& a, const Peaks& peaks) {
       names, peaks.flops, peaks.bw, a.step_time.n, a.step_time.mean, a.bytes);
 }
 
+// --stamps collectives where the device kept no record of some ops (no CUPTI, or the kernels
+// of a replayed CUDA graph): their runs stay whole, as `compute` in ops[], and the per-op rows
+// cover only the rest.
+std::string coarse_ops_warning(const PointAnalysis& a, const DeviceCaps& caps) {
+  double run_s = 0, total_s = 0;
+  for (const auto& r : a.ranks) {
+    run_s += r.op_s[static_cast<std::size_t>(Op::compute)];
+    total_s += r.compute_s;
+  }
+  if (run_s <= 0) return "";
+  return fmt::format(
+      "per_op_times_partial: {:.1f}% of compute time is in runs of ops stamped as one ('compute' "
+      "in ops[]: --stamps collectives, and the device recorded no per-op times for them; per-op "
+      "times: {}); --stamps ops stamps every op, at a device cost per stamp",
+      total_s > 0 ? 100 * run_s / total_s : 100.0, caps.per_op_times);
+}
+
 std::vector<std::string> warnings(const StepCost& cost, const Peaks& peaks, const PointAnalysis& a,
                                   const std::vector<RankSample>& samples, const DeviceCaps& caps) {
   std::vector<std::string> w;
@@ -245,6 +262,7 @@ std::vector<std::string> warnings(const StepCost& cost, const Peaks& peaks, cons
                 ") understate this machine, e.g. a start-up probe taken under load");
   if (auto t = time_sliced_warning(samples, caps); !t.empty()) w.push_back(t);
   if (auto n = null_metrics_warning(a, peaks); !n.empty()) w.push_back(n);
+  if (auto c = coarse_ops_warning(a, caps); !c.empty()) w.push_back(c);
   w.insert(w.end(), caps.warnings.begin(), caps.warnings.end());
   return w;
 }
@@ -270,6 +288,7 @@ PointParams params_record(const RunSpec& spec, int64_t layers) {
   p.warmup = spec.warmup;
   p.tp_groups = spec.tp_groups;
   if (spec.lm_head) p.lm_head = true;
+  if (spec.backend != "model") p.stamps = stamp_level_name(spec.stamps);
   return p;
 }
 
@@ -339,6 +358,11 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
   p.clock_sync = clock_sync_record(samples, a.clock_condition_violations);
   p.verification = verification_record(samples);
   p.warnings = warnings(cost, peaks, a, samples, caps);
+  if (caps.fused_elementwise && spec.stamps == StampLevel::collectives)
+    p.warnings->push_back(
+        "fused_ops: residual_attn runs inside rmsnorm_mlp, each layer's residual_mlp but the "
+        "last inside the next layer's rmsnorm_attn, and kv_write inside rope (one kernel each "
+        "under --stamps collectives): their times are in those rows of ops[]");
   if (!spec.hardware_note.empty()) p.warnings->push_back(spec.hardware_note);
   if (spec.layers_auto && layers < spec.shape.n_layers)
     p.warnings->push_back(fmt::format(

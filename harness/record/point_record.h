@@ -45,6 +45,9 @@ struct PointParams {
   // run/sweep --lm-head true: each step ended with the LM head and sampling (1.5.0); absent
   // when off, so earlier points keep their identity (sweep --resume). Serve: serve.lm_head.
   std::optional<bool> lm_head;
+  // --stamps (1.9.0): "collectives" or "ops", on the backends that stamp (cpu, cuda); absent on
+  // the model backend and in earlier results, whose points were all stamped per op.
+  std::optional<std::string> stamps;
   std::optional<ServeParamsRecord> serve;  // serve points only
 };
 

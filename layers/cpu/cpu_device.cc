@@ -82,6 +82,7 @@ CpuDevice::CpuDevice(const DeviceOptions& o) {
   caps_.dtypes = {DType::fp32};
   caps_.device_timer = false;
   caps_.host_compute = true;
+  caps_.per_op_times = "host clock";
   caps_.startup_probe = true;  // the BLAS probe in cpu_probe.h
   caps_.host_ranks = o.local_size;
   // Ranks on one host share its memory; each gets an equal part unless a budget is given.

@@ -150,7 +150,7 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
   mc.serve = mem.shape;
   TpModel model(dev, mc);
   const std::size_t per_step = static_cast<std::size_t>(mem.layers) * (kOpsPerLayer + 2) + 8;
-  Timeline tl(dev, per_step * kFlushSteps);
+  Timeline tl(dev, per_step * kFlushSteps, r.stamps);
   Injector injector(inj, dev, tl, r.seed);
   const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, now_s()};
   RankServe out;

@@ -36,6 +36,7 @@ void fields(V& v, R& r) {
   v("warmup", r.warmup);
   v("tp_groups", r.tp_groups);
   v("lm_head", r.lm_head);
+  v("stamps", r.stamps);
   v("serve", r.serve);
 }
 
