@@ -26,9 +26,10 @@ constexpr std::size_t kLtWorkspaceBytes = 32u << 20;
 // buffers (cudaMalloc'ed by NCCL itself, outside this device's budget: per channel and peer a
 // 4 MiB NCCL_BUFFSIZE for each of its protocols, up to about 1 GiB on an NVLink node), and the
 // workspaces the first steps grow (decode's split-K partials, a mixed step's packed batch, the
-// mark slots). Without it an auto-fitted layer count fills the budget and the first step fails.
+// mark slots, and prefill attention's scores, at most kPrefillScoreBytes). Without it an
+// auto-fitted layer count fills the budget and the first step fails.
 constexpr double kCollectiveReserveBytes = 1024.0 * (1u << 20);
-constexpr double kStepWorkspaceReserveBytes = 256.0 * (1u << 20);
+constexpr double kStepWorkspaceReserveBytes = 256.0 * (1u << 20) + kPrefillScoreBytes;
 
 std::string gib(double bytes) {
   char buf[64];
@@ -120,9 +121,16 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
                                          kCollectiveReserveBytes - kStepWorkspaceReserveBytes);
   caps_.llc_bytes = static_cast<double>(prop.l2CacheSize);
   caps_.llc_source = "cudaDeviceProp::l2CacheSize";
+  caps_.fused_elementwise = true;  // add_rmsnorm and rope_kv_write are one kernel each
 
   d.lt_workspace = alloc(kLtWorkspaceBytes);
   d.gemm = std::make_unique<LtGemm>(d.stream, d.lt_workspace.get(), kLtWorkspaceBytes);
+  // cuBLAS shares cuBLASLt's workspace: both run on this one stream, so never at once. The
+  // workspace goes after the stream (cublasSetStream resets it to cuBLAS's own pool, which
+  // would allocate under graph capture).
+  TPB_CUBLAS_CHECK(cublasCreate(&d.blas));
+  TPB_CUBLAS_CHECK(cublasSetStream(d.blas, d.stream));
+  TPB_CUBLAS_CHECK(cublasSetWorkspace(d.blas, d.lt_workspace.get(), kLtWorkspaceBytes));
   d.clock = std::make_unique<GpuClock>(d.stream);
   caps_.timer_resolution_s = d.clock->resolution_s();
 }
@@ -139,8 +147,10 @@ CudaDevice::~CudaDevice() {
   if (d.graph) TPB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(d.graph));
   // These free through this device, so they go while impl_ is still whole.
   d.gemm.reset();
+  if (d.blas) TPB_CUBLAS_CHECK_NOEXCEPT(cublasDestroy(d.blas));
   d.clock.reset();
   d.decode_ws = DeviceBuffer();
+  d.prefill_ws = DeviceBuffer();
   d.varlen.reset();
   d.lt_workspace = DeviceBuffer();
   if (d.stream) TPB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(d.stream));
@@ -238,9 +248,15 @@ void CudaDevice::attention_decode(const void* qkv, const void* k_cache, const vo
 void CudaDevice::attention_prefill(const void* qkv, const void* k_cache, const void* v_cache,
                                    void* out, int64_t seq, const AttnShape& s, DType t) {
   TPB_ASSERT(seq <= s.max_ctx, "attention_prefill: seq beyond the cache");
-  cuda_kernels::launch_attention_prefill(
-      plan_attention_prefill(s.batch, s.q_heads, s.kv_heads, s.head_dim, seq, t), impl_->stream,
-      qkv, k_cache, v_cache, out, seq, s, t);
+  Impl& d = *impl_;
+  const PrefillPlan p = plan_attention_prefill(s.batch, s.q_heads, s.kv_heads, s.head_dim, seq, t);
+  if (p.workspace_bytes > static_cast<double>(d.prefill_ws.bytes())) {
+    TPB_ASSERT(!d.capturing, "attention_prefill: workspace grown under graph capture (no warm-up)");
+    d.prefill_ws = DeviceBuffer();  // free first: the budget check counts what is in use
+    d.prefill_ws = alloc(static_cast<std::size_t>(p.workspace_bytes));
+  }
+  cuda_kernels::launch_attention_prefill(p, d.stream, d.blas, qkv, k_cache, v_cache, out,
+                                         d.prefill_ws.as<float>(), seq, s, t);
 }
 
 void CudaDevice::swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) {
@@ -251,6 +267,28 @@ void CudaDevice::swiglu(const void* gate_up, void* out, int64_t rows, int64_t in
 void CudaDevice::add(void* x, const void* y, std::size_t count, DType t) {
   const auto n = static_cast<int64_t>(count);
   cuda_kernels::launch_add(plan_add(n, t), impl_->stream, x, y, n, t);
+}
+
+void CudaDevice::add_rmsnorm(void* x, const void* y, const void* gamma, void* xn, int64_t rows,
+                             int64_t dim, float eps, DType t) {
+  cuda_kernels::launch_add_rmsnorm(plan_add_rmsnorm(rows, dim, t), impl_->stream, x, y, gamma, xn,
+                                   rows, dim, eps, t);
+}
+
+void CudaDevice::rope_kv_write(void* qkv, void* k_cache, void* v_cache, int64_t tokens,
+                               int64_t tokens_per_seq, int64_t pos0, const AttnShape& s,
+                               float theta, DType t) {
+  // The fused kernel rotates and caches the same batch * tokens_per_seq rows; a call whose
+  // rope covers other rows than its kv_write keeps the two ops' meaning by running them.
+  if (tokens != s.batch * tokens_per_seq) {
+    Device::rope_kv_write(qkv, k_cache, v_cache, tokens, tokens_per_seq, pos0, s, theta, t);
+    return;
+  }
+  TPB_ASSERT(tokens_per_seq > 0, "rope_kv_write: tokens_per_seq must be positive");
+  TPB_ASSERT(pos0 >= 0 && pos0 + tokens_per_seq <= s.max_ctx, "rope_kv_write: past the cache end");
+  cuda_kernels::launch_rope_kv_write(
+      plan_rope_kv_write(tokens, s.q_heads, s.kv_heads, s.head_dim, t), impl_->stream, qkv, k_cache,
+      v_cache, tokens_per_seq, pos0, s, theta, t);
 }
 
 void CudaDevice::busy_work(double seconds) {

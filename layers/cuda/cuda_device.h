@@ -40,6 +40,12 @@ class CudaDevice final : public Device {
                          int64_t seq, const AttnShape& s, DType t) override;
   void swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) override;
   void add(void* x, const void* y, std::size_t count, DType t) override;
+  // One kernel each (rmsnorm.cu, rope_kv_write.cu).
+  void add_rmsnorm(void* x, const void* y, const void* gamma, void* xn, int64_t rows, int64_t dim,
+                   float eps, DType t) override;
+  void rope_kv_write(void* qkv, void* k_cache, void* v_cache, int64_t tokens,
+                     int64_t tokens_per_seq, int64_t pos0, const AttnShape& s, float theta,
+                     DType t) override;
   // Mixed steps (cuda_varlen.cc): the batch is packed and uploaded once per step, on the first
   // op that sees it, and reused while the batch is the same. Not under graph capture.
   void rope_varlen(void* qkv, const StepBatch& b, const AttnShape& s, float theta,

@@ -1,6 +1,7 @@
 // CudaDevice's state, shared by its two sources: cuda_device.cc (memory, fixed-step ops,
 // graphs, marks) and cuda_varlen.cc (the mixed steps of tpbench serve). Included by those only.
 #pragma once
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -46,6 +47,8 @@ struct CudaDevice::Impl {
   std::unique_ptr<LtGemm> gemm;
   std::unique_ptr<GpuClock> clock;
   DeviceBuffer decode_ws;                   // split-K partials, grown on first use (a warm-up step)
+  cublasHandle_t blas = nullptr;            // prefill attention's batched GEMMs, on `stream`
+  DeviceBuffer prefill_ws;                  // its fp32 scores, grown like decode_ws
   std::unique_ptr<CudaVarlenState> varlen;  // mixed steps (cuda_varlen.cc), made on first use
   std::function<void(double)> sync_poll;
   bool capturing = false;

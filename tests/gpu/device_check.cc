@@ -24,6 +24,8 @@ namespace {
 constexpr double kPeakBw = 4.8e12, kPeakFlops = 989e12;
 constexpr CheckShape kSmall{"small-d64", 512, 8, 2, 64, 1024};
 constexpr CheckShape kSmall128{"small-d128-g8", 1024, 8, 1, 128, 2048};
+// Group 2 < 4 KV heads: prefill's GEMMs batch one head of each group (K/V stride d).
+constexpr CheckShape kSmallG2{"small-d64-g2", 512, 8, 4, 64, 1024};
 constexpr CheckShape kLlama8b{"llama-3.1-8b", 4096, 32, 8, 128, 14336};
 constexpr int kComputeOps = 12;  // a TP=1 layer: no all-reduces
 
@@ -239,11 +241,24 @@ int run(bool quick) {
     int64_t batch, n;
     DType t;
   };
+  // Decode: context 1000 splits 32 ways (chunk 32); context 20 is one split (no combine);
+  // B=300 at context 3000 is 2 splits of 2048 positions (the shared-memory cap), so each block
+  // loops 64 times over its double-buffered loads. Prefill: S=600 is 3 query tiles (256, 256,
+  // 88 rows), the last shorter than the rest.
   std::vector<Case> cases = {
       {kSmall, false, 3, 45, DType::fp32},   {kSmall, false, 2, 1000, DType::fp32},
       {kSmall, true, 2, 67, DType::fp32},    {kSmall, false, 3, 45, DType::bf16},
-      {kSmall, false, 2, 1000, DType::bf16}, {kSmall, true, 2, 67, DType::bf16}};
+      {kSmall, false, 2, 1000, DType::bf16}, {kSmall, true, 2, 67, DType::bf16},
+      {kSmall, false, 3, 20, DType::fp32},   {kSmall, true, 2, 600, DType::fp32}};
   if (!quick) {
+    cases.push_back({kSmall, true, 2, 600, DType::bf16});
+    cases.push_back({kSmall, true, 1, 600, DType::fp16});
+    cases.push_back({kSmall, false, 300, 3000, DType::bf16});
+    cases.push_back({kSmallG2, true, 2, 300, DType::fp32});
+    cases.push_back({kSmallG2, true, 1, 300, DType::bf16});
+    cases.push_back({kSmallG2, false, 2, 2000, DType::fp32});
+    cases.push_back({kSmall128, true, 1, 700, DType::bf16});
+    cases.push_back({kSmall128, false, 2, 5000, DType::fp32});
     cases.push_back({kSmall, false, 2, 1000, DType::fp16});
     cases.push_back({kSmall, true, 2, 67, DType::fp16});
     cases.push_back({kSmall128, false, 2, 700, DType::bf16});

@@ -1,4 +1,5 @@
-// Per-op correctness of one TP=1 layer on the GPU against tests/gpu/layer_reference.
+// Per-op correctness of one TP=1 layer on the GPU against tests/gpu/layer_reference, with the
+// fused pairs (add_rmsnorm, rope_kv_write) checked on copies of the same inputs.
 #include "tests/gpu/layer_check.h"
 
 #include <cuda_bf16.h>
@@ -32,6 +33,65 @@ struct Tensor {
   int64_t rows = 0, cols = 0;
   int64_t size() const { return rows * cols; }
 };
+
+Vec download(CudaDevice& dev, const void* src, int64_t n, DType t) {
+  Vec v(static_cast<std::size_t>(n));
+  dev.download(v.data(), src, v.size(), t);
+  return v;
+}
+
+// A device copy through the host: every value is representable in t, so the copy is exact.
+DeviceBuffer clone(CudaDevice& dev, const Vec& host, DType t) {
+  DeviceBuffer b = dev.alloc(host.size() * dtype_bytes(t));
+  dev.upload(b.get(), host.data(), host.size(), t);
+  return b;
+}
+
+void round_all(Vec& v, DType t) {
+  for (float& e : v) e = round_to(e, t);
+}
+
+struct Compared {
+  const char* op;
+  Vec got, want;
+};
+
+// add_rmsnorm on copies of x (rows x dim) and the given y, gamma: x against ref::add, xn
+// against ref::rmsnorm of that sum rounded to t, as the op stores x before normalizing it.
+std::vector<Compared> check_add_rmsnorm(CudaDevice& dev, const void* x, const void* y,
+                                        const void* gamma, int64_t rows, int64_t dim, float eps,
+                                        DType t) {
+  const int64_t n = rows * dim;
+  Vec want_x = download(dev, x, n, t), want_xn;
+  const Vec in_y = download(dev, y, n, t), in_g = download(dev, gamma, dim, t);
+  DeviceBuffer gx = clone(dev, want_x, t), gxn = clone(dev, Vec(want_x.size(), 0.f), t);
+  dev.add_rmsnorm(gx.get(), y, gamma, gxn.get(), rows, dim, eps, t);
+  ref::add(want_x, in_y);
+  round_all(want_x, t);
+  ref::rmsnorm(want_x, in_g, want_xn, rows, dim, eps);
+  return {{"add_rmsnorm (x)", download(dev, gx.get(), n, t), want_x},
+          {"add_rmsnorm (xn)", download(dev, gxn.get(), n, t), want_xn}};
+}
+
+// rope_kv_write on copies of qkv and the caches: qkv against ref::rope, the caches against
+// ref::kv_write of the rotated rows rounded to t (what the op writes to qkv, then caches).
+std::vector<Compared> check_rope_kv_write(CudaDevice& dev, const void* qkv, const void* k_cache,
+                                          const void* v_cache, int64_t tokens, int64_t tps,
+                                          int64_t pos0, const AttnShape& a, float theta, DType t) {
+  const int64_t qkv_n = tokens * (a.q_heads + 2 * a.kv_heads) * a.head_dim;
+  const int64_t cache_n = a.batch * a.max_ctx * a.kv_heads * a.head_dim;
+  Vec want_qkv = download(dev, qkv, qkv_n, t);
+  Vec want_k = download(dev, k_cache, cache_n, t), want_v = download(dev, v_cache, cache_n, t);
+  DeviceBuffer gq = clone(dev, want_qkv, t), gk = clone(dev, want_k, t), gv = clone(dev, want_v, t);
+  dev.rope_kv_write(gq.get(), gk.get(), gv.get(), tokens, tps, pos0, a, theta, t);
+  ref::rope(want_qkv, tokens, tps, pos0, a, theta);
+  Vec rotated = want_qkv;
+  round_all(rotated, t);
+  ref::kv_write(rotated, want_k, want_v, tps, pos0, a);
+  return {{"rope_kv_write (qkv)", download(dev, gq.get(), qkv_n, t), want_qkv},
+          {"rope_kv_write (k)", download(dev, gk.get(), cache_n, t), want_k},
+          {"rope_kv_write (v)", download(dev, gv.get(), cache_n, t), want_v}};
+}
 
 }  // namespace
 
@@ -129,6 +189,11 @@ int check_layer(CudaDevice& dev, const CheckShape& s, bool prefill, int64_t batc
   ref::gemm(in0, in1, want, tokens, qkvw, h);
   report("qkv_proj", down(qkv), want);
 
+  // The fused pairs run on copies of the unfused ops' inputs, so the unfused flow is unchanged.
+  for (const Compared& c : check_rope_kv_write(dev, qkv.buf.get(), kc.buf.get(), vc.buf.get(),
+                                               tokens, tps, pos0, a, theta, t))
+    report(c.op, c.got, c.want);
+
   want = down(qkv);
   dev.rope(qkv.buf.get(), tokens, tps, pos0, a, theta, t);
   ref::rope(want, tokens, tps, pos0, a, theta);
@@ -154,6 +219,10 @@ int check_layer(CudaDevice& dev, const CheckShape& s, bool prefill, int64_t batc
   dev.gemm(att.buf.get(), wo.buf.get(), o.buf.get(), tokens, h, qd, t);
   ref::gemm(in0, in1, want, tokens, h, qd);
   report("o_proj", down(o), want);
+
+  for (const Compared& c :
+       check_add_rmsnorm(dev, x.buf.get(), o.buf.get(), g2.buf.get(), tokens, h, eps, t))
+    report(c.op, c.got, c.want);
 
   want = down(x), in1 = down(o);
   dev.add(x.buf.get(), o.buf.get(), static_cast<std::size_t>(tokens * h), t);

@@ -2,7 +2,13 @@
 // query head of its GQA group against its chunk of cached positions, so each K and V element
 // is read from memory once; with several splits a combine kernel merges the partial softmax
 // states (max m, sum l, unnormalised accumulators) as softmax = sum_s acc_s e^(m_s - M) / L.
+//
+// Loads are 16 bytes (8 bf16/fp16 or 4 fp32 elements per lane): a row of head_dim elements is
+// kLpr lanes wide, so a warp covers kRpw rows per load and kUnroll loads are in flight at once
+// (2 KiB per warp). The next rows are loaded into registers before the math on the current
+// ones (register double buffering), in the QK pass and in the PV pass alike.
 #include <cmath>
+#include <cstdint>
 
 #include "layers/cuda/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
@@ -11,7 +17,111 @@
 namespace tpb::cuda_kernels {
 namespace {
 
-constexpr int kMaxLaneElems = 8;  // head_dim <= 256: up to 8 elements of a K row per lane
+constexpr int kHeadChunk = 8;  // query heads accumulated at once in the PV pass (registers)
+
+constexpr int pow2_at_least(int v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// How a warp's lanes cover rows of D elements of T with 16-byte vectors.
+template <class T, int D>
+struct RowLanes {
+  static constexpr int kEpv = 16 / static_cast<int>(sizeof(T));  // elements per vector
+  static constexpr int kVpr = D / kEpv;                          // vectors per row
+  static constexpr int kLpr = kVpr >= 32 ? 32 : pow2_at_least(kVpr);
+  static constexpr int kVpl = (kVpr + kLpr - 1) / kLpr;  // vectors per lane
+  static constexpr int kRpw = 32 / kLpr;                 // rows per warp per load
+  static constexpr int kUnroll = kVpl == 1 ? 4 : 2;      // loads in flight per lane
+  static constexpr int kDpl = kVpl * kEpv;               // dimensions per lane
+  static constexpr int kRowsPerWarp = kUnroll * kRpw;
+  static_assert(D % kEpv == 0 && kDpl <= 8, "head_dim: a multiple of 32 up to 256");
+};
+
+// The kUnroll rows of this lane in one iteration (row0 + u * rstep), 16 bytes per vector; rows
+// at or past n and vectors past the row's end read as zero.
+template <class T, int D>
+__device__ __forceinline__ void load_rows(
+    uint4 (&buf)[RowLanes<T, D>::kUnroll][RowLanes<T, D>::kVpl], const T* base, int64_t pos_stride,
+    int row0, int rstep, int n, int col) {
+  using L = RowLanes<T, D>;
+#pragma unroll
+  for (int u = 0; u < L::kUnroll; ++u) {
+    const int p = row0 + u * rstep;
+#pragma unroll
+    for (int i = 0; i < L::kVpl; ++i) {
+      const int c = col + L::kLpr * i;
+      buf[u][i] = p < n && c < L::kVpr
+                      ? __ldg(reinterpret_cast<const uint4*>(base + p * pos_stride + c * L::kEpv))
+                      : make_uint4(0, 0, 0, 0);
+    }
+  }
+}
+
+template <class T, int D>
+__device__ __forceinline__ void unpack_rows(
+    const uint4 (&buf)[RowLanes<T, D>::kUnroll][RowLanes<T, D>::kVpl],
+    float (&f)[RowLanes<T, D>::kUnroll][RowLanes<T, D>::kDpl]) {
+  using L = RowLanes<T, D>;
+#pragma unroll
+  for (int u = 0; u < L::kUnroll; ++u)
+#pragma unroll
+    for (int i = 0; i < L::kVpl; ++i) {
+      const T* e = reinterpret_cast<const T*>(&buf[u][i]);
+#pragma unroll
+      for (int x = 0; x < L::kEpv; ++x) f[u][i * L::kEpv + x] = to_f(e[x]);
+    }
+}
+
+// The block's position slots: lane row `sub` of warp w covers rows w*kRpw + sub + it*step + u*
+// (nwarps*kRpw), so one load of a warp reads kRpw whole rows.
+struct Slots {
+  int row0, rstep, step, col;
+};
+template <class T, int D>
+__device__ __forceinline__ Slots slots(int warp, int lane, int nwarps) {
+  using L = RowLanes<T, D>;
+  return Slots{warp * L::kRpw + lane / L::kLpr, nwarps * L::kRpw, nwarps * L::kRowsPerWarp,
+               lane % L::kLpr};
+}
+
+// Scores sc[h][p] = q_h . k_p (q pre-scaled) for the chunk's n positions.
+template <class T, int D>
+__device__ void score_pass(const T* kbase, int64_t pos_stride, const float* qs, float* sc, int g,
+                           int n, int64_t chunk) {
+  using L = RowLanes<T, D>;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const Slots s = slots<T, D>(warp, lane, blockDim.x / 32);
+  uint4 buf[L::kUnroll][L::kVpl];
+  load_rows<T, D>(buf, kbase, pos_stride, s.row0, s.rstep, n, s.col);
+  for (int it = 0; it < n; it += s.step) {
+    float kf[L::kUnroll][L::kDpl];
+    unpack_rows<T, D>(buf, kf);
+    if (it + s.step < n)  // the next rows fly while this iteration computes
+      load_rows<T, D>(buf, kbase, pos_stride, it + s.step + s.row0, s.rstep, n, s.col);
+    for (int h = 0; h < g; ++h) {
+      float q[L::kDpl];
+#pragma unroll
+      for (int i = 0; i < L::kVpl; ++i)
+#pragma unroll
+        for (int x = 0; x < L::kEpv; ++x) {
+          const int c = s.col + L::kLpr * i;
+          q[i * L::kEpv + x] = c < L::kVpr ? qs[h * D + c * L::kEpv + x] : 0.f;
+        }
+#pragma unroll
+      for (int u = 0; u < L::kUnroll; ++u) {
+        float d = 0.f;
+#pragma unroll
+        for (int x = 0; x < L::kDpl; ++x) d += q[x] * kf[u][x];
+#pragma unroll
+        for (int o = L::kLpr / 2; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+        const int p = it + s.row0 + u * s.rstep;
+        if (s.col == 0 && p < n) sc[h * chunk + p] = d;
+      }
+    }
+  }
+}
 
 // Softmax over a block's chunk of n positions, a warp per head; probabilities overwrite the
 // scores sc[h][p], and stats[h] = {chunk max, sum of exponentials} for the combine step.
@@ -35,11 +145,95 @@ __device__ __forceinline__ void chunk_softmax(float* sc, float* stats, int g, in
   }
 }
 
-template <class T>
-__global__ void __launch_bounds__(kDecodeThreads)
+// Accumulators of heads h0 .. h0+hn-1 over this lane's rows: acc[h][x] += p[h][row] v[row][x].
+template <class T, int D>
+__device__ void value_pass(const T* vbase, int64_t pos_stride, const float* sc, int h0, int hn,
+                           int n, int64_t chunk, float (&acc)[kHeadChunk][RowLanes<T, D>::kDpl]) {
+  using L = RowLanes<T, D>;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const Slots s = slots<T, D>(warp, lane, blockDim.x / 32);
+  uint4 buf[L::kUnroll][L::kVpl];
+  load_rows<T, D>(buf, vbase, pos_stride, s.row0, s.rstep, n, s.col);
+  for (int it = 0; it < n; it += s.step) {
+    float vf[L::kUnroll][L::kDpl];
+    unpack_rows<T, D>(buf, vf);
+    if (it + s.step < n)
+      load_rows<T, D>(buf, vbase, pos_stride, it + s.step + s.row0, s.rstep, n, s.col);
+#pragma unroll
+    for (int u = 0; u < L::kUnroll; ++u) {
+      const int p = it + s.row0 + u * s.rstep;
+      if (p >= n) continue;
+#pragma unroll
+      for (int h = 0; h < kHeadChunk; ++h) {
+        if (h >= hn) break;
+        const float pr = sc[(h0 + h) * chunk + p];
+#pragma unroll
+        for (int x = 0; x < L::kDpl; ++x) acc[h][x] += pr * vf[u][x];
+      }
+    }
+  }
+}
+
+// Sums the lanes' accumulators of heads hc .. hc+hn-1 into red[h][e] (shuffles across the
+// warp's rows of one column, then the warps add in turn: deterministic), then writes the
+// output (one split) or the partial records. bh0: the group's first (sequence, head) row.
+template <class T, int D>
+__device__ void finish_heads(float (&acc)[kHeadChunk][RowLanes<T, D>::kDpl], float* red,
+                             const float* stats, T* out, float* partials, int64_t bh0, int hc,
+                             int hn, int64_t split, int64_t splits) {
+  using L = RowLanes<T, D>;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nwarps = blockDim.x / 32;
+#pragma unroll
+  for (int h = 0; h < kHeadChunk; ++h)
+#pragma unroll
+    for (int x = 0; x < L::kDpl; ++x)
+#pragma unroll
+      for (int o = L::kLpr; o < 32; o <<= 1)
+        acc[h][x] += __shfl_xor_sync(0xffffffffu, acc[h][x], o);
+  for (int w = 0; w < nwarps; ++w) {
+    if (warp == w && lane < L::kLpr) {
+#pragma unroll
+      for (int h = 0; h < kHeadChunk; ++h) {
+        if (h >= hn) break;
+#pragma unroll
+        for (int i = 0; i < L::kVpl; ++i) {
+          const int c = lane + L::kLpr * i;
+          if (c >= L::kVpr) continue;
+#pragma unroll
+          for (int x = 0; x < L::kEpv; ++x) {
+            float& r = red[h * D + c * L::kEpv + x];
+            r = (w == 0 ? 0.f : r) + acc[h][i * L::kEpv + x];
+          }
+        }
+      }
+    }
+    __syncthreads();
+  }
+  for (int idx = threadIdx.x; idx < hn * D; idx += blockDim.x) {
+    const int h = idx / D, e = idx % D;
+    const int64_t bh = bh0 + hc + h;
+    const float a = red[idx];
+    if (splits == 1) {
+      out[bh * D + e] = from_f<T>(a / stats[2 * (hc + h) + 1]);
+    } else {
+      float* part = partials + (bh * splits + split) * (D + 2);
+      part[e] = a;
+      if (e == 0) {
+        part[D] = stats[2 * (hc + h)];
+        part[D + 1] = stats[2 * (hc + h) + 1];
+      }
+    }
+  }
+  __syncthreads();  // red is reused by the next chunk of heads
+}
+
+// At most 128 registers (4 blocks of 128 threads per SM, the plan's kDecodeBlocksPerSm):
+// ptxas fits every (T, D) in that without spills.
+template <class T, int D>
+__global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
     attention_decode_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
                             float* partials, int64_t ctx_len, int64_t chunk, int64_t splits,
-                            int q_heads, int kv_heads, int head_dim, int64_t max_ctx, float scale) {
+                            int q_heads, int kv_heads, int64_t max_ctx, float scale) {
   extern __shared__ float smem[];
   const int g = q_heads / kv_heads;
   const int64_t split = blockIdx.x;
@@ -48,68 +242,31 @@ __global__ void __launch_bounds__(kDecodeThreads)
   const int h0 = kh * g;  // first query head of this KV head's group
   const int64_t p0 = split * chunk;
   const int n = static_cast<int>(min(chunk, ctx_len - p0));
-  float* qs = smem;               // [g][head_dim], pre-scaled by 1/sqrt(head_dim)
-  float* sc = qs + g * head_dim;  // [g][chunk]: scores, then probabilities
+  float* qs = smem;               // [g][D], pre-scaled by 1/sqrt(D); then the PV sums
+  float* sc = qs + g * D;         // [g][chunk]: scores, then probabilities
   float* stats = sc + g * chunk;  // [g][2]: chunk max and sum of exponentials
 
-  const int64_t row_stride = static_cast<int64_t>(q_heads + 2 * kv_heads) * head_dim;
-  const T* q = qkv + b * row_stride + static_cast<int64_t>(h0) * head_dim;  // g heads, contiguous
-  for (int i = threadIdx.x; i < g * head_dim; i += blockDim.x) qs[i] = to_f(q[i]) * scale;
+  const int64_t row_stride = static_cast<int64_t>(q_heads + 2 * kv_heads) * D;
+  const T* q = qkv + b * row_stride + static_cast<int64_t>(h0) * D;  // g heads, contiguous
+  for (int i = threadIdx.x; i < g * D; i += blockDim.x) qs[i] = to_f(q[i]) * scale;
   __syncthreads();
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nwarps = blockDim.x / 32;
-  const int epl = head_dim / 32;
-  const int64_t pos_stride = static_cast<int64_t>(kv_heads) * head_dim;
-  const T* kbase = k_cache + (b * max_ctx + p0) * pos_stride + static_cast<int64_t>(kh) * head_dim;
-  const T* vbase = v_cache + (b * max_ctx + p0) * pos_stride + static_cast<int64_t>(kh) * head_dim;
-
-  // Scores: a warp per position holds the K row in registers and dots it with all g queries.
-  for (int p = warp; p < n; p += nwarps) {
-    float kr[kMaxLaneElems];
-#pragma unroll
-    for (int i = 0; i < kMaxLaneElems; ++i)
-      kr[i] = i < epl ? to_f(kbase[p * pos_stride + lane + 32 * i]) : 0.f;
-    for (int h = 0; h < g; ++h) {
-      float s = 0.f;
-#pragma unroll
-      for (int i = 0; i < kMaxLaneElems; ++i)
-        if (i < epl) s += qs[h * head_dim + lane + 32 * i] * kr[i];
-      s = warp_sum(s);
-      if (lane == 0) sc[h * chunk + p] = s;
-    }
-  }
+  const int64_t pos_stride = static_cast<int64_t>(kv_heads) * D;
+  const int64_t head_off = static_cast<int64_t>(kh) * D;
+  const T* kbase = k_cache + (b * max_ctx + p0) * pos_stride + head_off;
+  const T* vbase = v_cache + (b * max_ctx + p0) * pos_stride + head_off;
+  score_pass<T, D>(kbase, pos_stride, qs, sc, g, n, chunk);
+  __syncthreads();
+  chunk_softmax(sc, stats, g, n, chunk, threadIdx.x / 32, threadIdx.x % 32, blockDim.x / 32);
   __syncthreads();
 
-  chunk_softmax(sc, stats, g, n, chunk, warp, lane, nwarps);
-  __syncthreads();
-
-  // P V: a thread per output dimension keeps all g accumulators, so V is read once.
-  for (int e = threadIdx.x; e < head_dim; e += blockDim.x) {
-    float acc[kDecodeMaxGroup];
-#pragma unroll
-    for (int h = 0; h < kDecodeMaxGroup; ++h) acc[h] = 0.f;
-#pragma unroll 4
-    for (int p = 0; p < n; ++p) {
-      const float v = to_f(vbase[p * pos_stride + e]);
-#pragma unroll
-      for (int h = 0; h < kDecodeMaxGroup; ++h)
-        if (h < g) acc[h] += sc[h * chunk + p] * v;
-    }
-#pragma unroll
-    for (int h = 0; h < kDecodeMaxGroup; ++h) {
-      if (h >= g) break;
-      const int64_t bh = b * q_heads + h0 + h;
-      if (splits == 1) {
-        out[bh * head_dim + e] = from_f<T>(acc[h] / stats[2 * h + 1]);
-      } else {
-        float* part = partials + (bh * splits + split) * (head_dim + 2);
-        part[e] = acc[h];
-        if (e == 0) {
-          part[head_dim] = stats[2 * h];
-          part[head_dim + 1] = stats[2 * h + 1];
-        }
-      }
-    }
+  // P V, kHeadChunk heads at a time (V re-read from L1/L2 for groups beyond 8); the queries
+  // are no longer needed, so their shared memory (g*D floats) holds the cross-warp sums.
+  for (int hc = 0; hc < g; hc += kHeadChunk) {
+    const int hn = min(kHeadChunk, g - hc);
+    float acc[kHeadChunk][RowLanes<T, D>::kDpl] = {};
+    value_pass<T, D>(vbase, pos_stride, sc, hc, hn, n, chunk, acc);
+    finish_heads<T, D>(acc, qs, stats, out, partials, b * q_heads + h0, hc, hn, split, splits);
   }
 }
 
@@ -133,24 +290,47 @@ __global__ void attention_decode_combine_kernel(const float* partials, T* out, i
   }
 }
 
+template <class T, int D>
+void launch_main(const DecodePlan& p, cudaStream_t s, const T* qkv, const T* k_cache,
+                 const T* v_cache, T* out, float* partials, int64_t ctx_len, const AttnShape& a) {
+  if (p.main.smem_bytes > 48 * 1024)  // opt in beyond the default 48 KiB (sm_80+)
+    TPB_CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<T, D>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(p.main.smem_bytes)));
+  attention_decode_kernel<T, D>
+      <<<to_dim3(p.main.grid), to_dim3(p.main.block), static_cast<size_t>(p.main.smem_bytes), s>>>(
+          qkv, k_cache, v_cache, out, partials, ctx_len, p.chunk, p.splits,
+          static_cast<int>(a.q_heads), static_cast<int>(a.kv_heads), a.max_ctx,
+          1.0f / std::sqrt(static_cast<float>(D)));
+  TPB_CUDA_CHECK(cudaGetLastError());
+}
+
+// head_dim as a template argument, so each lane's share of a row is known at compile time.
+template <class T, int D = 32>
+void dispatch_head_dim(int64_t head_dim, const DecodePlan& p, cudaStream_t s, const T* qkv,
+                       const T* k_cache, const T* v_cache, T* out, float* partials, int64_t ctx_len,
+                       const AttnShape& a) {
+  if constexpr (D > 256) {
+    throw BadInput("attention: unsupported head_dim " + std::to_string(head_dim));
+  } else {
+    if (head_dim != D)
+      return dispatch_head_dim<T, D + 32>(head_dim, p, s, qkv, k_cache, v_cache, out, partials,
+                                          ctx_len, a);
+    launch_main<T, D>(p, s, qkv, k_cache, v_cache, out, partials, ctx_len, a);
+  }
+}
+
 }  // namespace
 
+// K and V rows must be 16-byte aligned (cache base from cudaMalloc; head_dim * bytes % 16 == 0).
 void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qkv,
                              const void* k_cache, const void* v_cache, void* out, float* partials,
                              int64_t ctx_len, const AttnShape& a, DType t) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(a.head_dim));
   dispatch_dtype(t, "attention_decode", [&](auto tag) {
     using T = decltype(tag);
-    if (p.main.smem_bytes > 48 * 1024)  // opt in beyond the default 48 KiB (sm_80+)
-      TPB_CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<T>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(p.main.smem_bytes)));
-    attention_decode_kernel<T><<<to_dim3(p.main.grid), to_dim3(p.main.block),
-                                 static_cast<size_t>(p.main.smem_bytes), s>>>(
-        static_cast<const T*>(qkv), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache),
-        static_cast<T*>(out), partials, ctx_len, p.chunk, p.splits, static_cast<int>(a.q_heads),
-        static_cast<int>(a.kv_heads), static_cast<int>(a.head_dim), a.max_ctx, scale);
-    TPB_CUDA_CHECK(cudaGetLastError());
+    dispatch_head_dim<T>(a.head_dim, p, s, static_cast<const T*>(qkv),
+                         static_cast<const T*>(k_cache), static_cast<const T*>(v_cache),
+                         static_cast<T*>(out), partials, ctx_len, a);
     if (p.splits > 1) {
       attention_decode_combine_kernel<T>
           <<<to_dim3(p.combine.grid), to_dim3(p.combine.block), 0, s>>>(

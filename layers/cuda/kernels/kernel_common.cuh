@@ -5,7 +5,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "layers/base/dtype.h"
 #include "layers/base/errors.h"
@@ -70,18 +72,124 @@ void dispatch_dtype(DType t, const char* what, F&& f) {
                  dtype_name(t));
 }
 
-// Rotary embedding of pair (i, i + d/2) of head `h` at position `pos`: the pair rotates by
-// pos * theta^(-2i/d) (Llama rotate-half). Shared by the fixed and the varlen rope kernels.
+__device__ __forceinline__ int64_t div_up(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// The small kernels move rows in 16-byte chunks: chunk c of a row of n elements holds
+// elements [c * V, c * V + V), V = kVec<T> (8 bf16/fp16, 4 fp32). The plans count threads in
+// the same chunks (vector_elems in launch_plan.h), so a grid is one thread per chunk whichever
+// load path runs. kAligned (checked by the launcher: n % V == 0 and 16-byte aligned pointers)
+// makes each chunk one 16-byte load or store; otherwise the chunk goes element by element,
+// which also covers a partial last chunk.
 template <class T>
-__device__ __forceinline__ void rope_pair(T* h, int64_t i, int64_t half, float pos,
-                                          int64_t head_dim, float theta) {
+inline constexpr int kVec = kVectorBytes / static_cast<int>(sizeof(T));
+template <class T>
+struct Chunk {
+  float v[kVec<T>];  // fp32 values; past the row's end they read as 0
+};
+
+template <bool kAligned, class T>
+__device__ __forceinline__ Chunk<T> load_chunk(const T* row, int64_t c, int64_t n) {
+  constexpr int V = kVec<T>;
+  Chunk<T> out;
+  if constexpr (kAligned) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(row + c * V);
+    T e[V];
+    memcpy(e, &raw, sizeof(raw));  // a register move, not a copy through memory
+#pragma unroll
+    for (int j = 0; j < V; ++j) out.v[j] = to_f(e[j]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; ++j) out.v[j] = c * V + j < n ? to_f(row[c * V + j]) : 0.f;
+  }
+  return out;
+}
+
+template <bool kAligned, class T>
+__device__ __forceinline__ void store_chunk(T* row, int64_t c, int64_t n, const Chunk<T>& x) {
+  constexpr int V = kVec<T>;
+  if constexpr (kAligned) {
+    T e[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) e[j] = from_f<T>(x.v[j]);
+    uint4 raw;
+    memcpy(&raw, e, sizeof(raw));
+    *reinterpret_cast<uint4*>(row + c * V) = raw;
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (c * V + j < n) row[c * V + j] = from_f<T>(x.v[j]);
+  }
+}
+
+// A chunk copied as stored (no conversion): the KV cache gets qkv's bits.
+template <bool kAligned, class T>
+__device__ __forceinline__ void copy_chunk(T* dst, const T* src, int64_t c, int64_t n) {
+  constexpr int V = kVec<T>;
+  if constexpr (kAligned) {
+    *reinterpret_cast<uint4*>(dst + c * V) = *reinterpret_cast<const uint4*>(src + c * V);
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (c * V + j < n) dst[c * V + j] = src[c * V + j];
+  }
+}
+
+// Host side: the 16-byte path needs every pointer it touches 16-byte aligned.
+template <class... P>
+bool aligned16(const P*... p) {
+  return ((reinterpret_cast<std::uintptr_t>(p) % kVectorBytes == 0) && ...);
+}
+// Calls f(std::true_type{}) or f(std::false_type{}): one kernel instantiation per load path.
+template <class F>
+void dispatch_aligned(bool aligned, F&& f) {
+  if (aligned)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
+// Rotary embedding: element i of a head's first half (x0) and its partner i + d/2 (x1)
+// rotate by pos * theta^(-2i/d) (Llama rotate-half).
+__device__ __forceinline__ void rope_rotate(float& x0, float& x1, int64_t i, float pos,
+                                            int64_t head_dim, float theta) {
   const float inv_freq = powf(theta, -static_cast<float>(2 * i) / static_cast<float>(head_dim));
   float sn, cs;
   sincosf(pos * inv_freq, &sn, &cs);  // full-precision: angles reach thousands of radians
-  const float x0 = to_f(h[i]);
-  const float x1 = to_f(h[i + half]);
-  h[i] = from_f<T>(x0 * cs - x1 * sn);
-  h[i + half] = from_f<T>(x1 * cs + x0 * sn);
+  const float a = x0, b = x1;
+  x0 = a * cs - b * sn;
+  x1 = b * cs + a * sn;
+}
+
+// Pair (i, i + d/2) of head `h` at position `pos`, one element each (the varlen kernel).
+template <class T>
+__device__ __forceinline__ void rope_pair(T* h, int64_t i, int64_t half, float pos,
+                                          int64_t head_dim, float theta) {
+  float x0 = to_f(h[i]), x1 = to_f(h[i + half]);
+  rope_rotate(x0, x1, i, pos, head_dim, theta);
+  h[i] = from_f<T>(x0);
+  h[i + half] = from_f<T>(x1);
+}
+
+// Chunk c of head `h` (half = d/2 elements a side) rotated in place: chunk c of the first half
+// with chunk c of the second. Returns the rotated values (rope_kv_write also caches them).
+template <class T>
+struct ChunkPair {
+  Chunk<T> lo, hi;
+};
+template <bool kAligned, class T>
+__device__ __forceinline__ ChunkPair<T> rope_chunk(T* h, int64_t c, int64_t half, float pos,
+                                                   int64_t head_dim, float theta) {
+  constexpr int V = kVec<T>;
+  ChunkPair<T> p{load_chunk<kAligned>(h, c, half), load_chunk<kAligned>(h + half, c, half)};
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    if (kAligned || c * V + j < half)
+      rope_rotate(p.lo.v[j], p.hi.v[j], c * V + j, pos, head_dim, theta);
+  store_chunk<kAligned>(h, c, half, p.lo);
+  store_chunk<kAligned>(h + half, c, half, p.hi);
+  return p;
 }
 
 inline dim3 to_dim3(const Dim3i& d) {

@@ -2,6 +2,7 @@
 // KernelLaunch from launch_plan.h so the grid that runs is the grid the plan (and its unit
 // test) describes. Launch errors are checked; nothing here synchronizes.
 #pragma once
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -30,15 +31,24 @@ void launch_swiglu(const KernelLaunch& k, cudaStream_t s, const void* gate_up, v
                    int64_t rows, int64_t inter, DType t);
 void launch_add(const KernelLaunch& k, cudaStream_t s, void* x, const void* y, int64_t count,
                 DType t);
+// Fused pairs (rmsnorm.cu, rope_kv_write.cu): x += y then xn = rmsnorm(x) * gamma; rope of
+// the qkv rows then kv_write of their rotated k and their v.
+void launch_add_rmsnorm(const KernelLaunch& k, cudaStream_t s, void* x, const void* y,
+                        const void* gamma, void* xn, int64_t rows, int64_t dim, float eps, DType t);
+void launch_rope_kv_write(const KernelLaunch& k, cudaStream_t s, void* qkv, void* k_cache,
+                          void* v_cache, int64_t tokens_per_seq, int64_t pos0, const AttnShape& a,
+                          float theta, DType t);
 
 // `partials` holds DecodePlan::workspace_bytes when p.splits > 1.
 void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qkv,
                              const void* k_cache, const void* v_cache, void* out, float* partials,
                              int64_t ctx_len, const AttnShape& a, DType t);
 
-void launch_attention_prefill(const KernelLaunch& k, cudaStream_t s, const void* qkv,
-                              const void* k_cache, const void* v_cache, void* out, int64_t seq,
-                              const AttnShape& a, DType t);
+// The GEMMs run on `blas`, whose stream must be `s` and whose workspace is set (no allocation
+// under graph capture); `ws` holds PrefillPlan::workspace_bytes.
+void launch_attention_prefill(const PrefillPlan& p, cudaStream_t s, cublasHandle_t blas,
+                              const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                              float* ws, int64_t seq, const AttnShape& a, DType t);
 
 // Mixed steps (attention_varlen.cu, row_argmax.cu; plans in varlen_plan.h). `meta` is the
 // device copy of m.data; m's offsets say where each of its arrays starts.

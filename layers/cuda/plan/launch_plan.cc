@@ -17,7 +17,7 @@ int64_t round_up(int64_t a, int64_t b) {
   return ceil_div(a, b) * b;
 }
 
-// Grid-per-element kernels: one thread per output element (or pair), 256 threads a block.
+// Grid-per-thread kernels: `threads` threads (an element, or a 16-byte chunk), 256 a block.
 KernelLaunch elementwise(const char* name, int64_t threads) {
   KernelLaunch k;
   k.kernel = name;
@@ -30,6 +30,31 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw BadInput(what);
 }
 
+// Chunks of vector_elems(t) elements (16 bytes) in a row of n: the last may be partial.
+int64_t chunks(int64_t n, DType t) {
+  return ceil_div(n, vector_elems(t));
+}
+
+// The grid of rmsnorm_kernel and add_rmsnorm_kernel (rmsnorm.cu): threads per row (block.x)
+// double from a warp until each keeps at most kRmsnormChunks chunks in registers. A warp per
+// row packs kRmsnormThreads / 32 rows a block (block.y), so prefill's many short rows fill
+// the GPU; a longer row gets a block, so B=1 decode is one block of a few warps.
+KernelLaunch norm_launch(const char* name, int64_t rows, int64_t dim, DType t) {
+  const int64_t c = chunks(dim, t);
+  int64_t per_row = 32;
+  while (per_row < kRmsnormMaxThreads && per_row * kRmsnormChunks < c) per_row *= 2;
+  KernelLaunch k;
+  k.kernel = name;
+  k.block.x = per_row;
+  k.block.y = per_row == 32 ? kRmsnormThreads / 32 : 1;
+  k.grid.x = ceil_div(rows, k.block.y);
+  return k;
+}
+
+void require_even_head_dim(int64_t head_dim) {
+  require(head_dim % 2 == 0, "rope: head_dim must be even (got " + std::to_string(head_dim) + ")");
+}
+
 }  // namespace
 
 KernelLaunch plan_fill(int64_t rows, int64_t cols, DType t) {
@@ -39,12 +64,9 @@ KernelLaunch plan_fill(int64_t rows, int64_t cols, DType t) {
 }
 
 KernelLaunch plan_rmsnorm(int64_t rows, int64_t dim, DType t) {
-  // One block per row; each row reads x and gamma and writes y (gamma counted once: it is
-  // the same `dim` elements for every row).
-  KernelLaunch k;
-  k.kernel = "rmsnorm_kernel";
-  k.grid.x = rows;
-  k.block.x = kRmsnormThreads;
+  // Each row reads x and gamma and writes y (gamma counted once: it is the same `dim`
+  // elements for every row).
+  KernelLaunch k = norm_launch("rmsnorm_kernel", rows, dim, t);
   const double b = dtype_bytes(t);
   k.bytes_read = (static_cast<double>(rows) * dim + dim) * b;
   k.bytes_written = static_cast<double>(rows) * dim * b;
@@ -67,10 +89,12 @@ KernelLaunch plan_gemm(int64_t m, int64_t n, int64_t k_dim, DType t) {
 
 KernelLaunch plan_rope(int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
                        DType t) {
-  require(head_dim % 2 == 0, "rope: head_dim must be even (got " + std::to_string(head_dim) + ")");
-  // One thread per rotated pair (i, i + d/2) of every q and k head, in place.
+  require_even_head_dim(head_dim);
+  // One thread per chunk of a head's first half: it rotates those pairs (i, i + d/2) of every
+  // q and k head in place.
   const int64_t pairs = tokens * (q_heads + kv_heads) * (head_dim / 2);
-  KernelLaunch k = elementwise("rope_kernel", pairs);
+  KernelLaunch k =
+      elementwise("rope_kernel", tokens * (q_heads + kv_heads) * chunks(head_dim / 2, t));
   const double bytes = 2.0 * pairs * dtype_bytes(t);
   k.bytes_read = bytes;
   k.bytes_written = bytes;
@@ -78,26 +102,54 @@ KernelLaunch plan_rope(int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_
 }
 
 KernelLaunch plan_kv_write(int64_t tokens, int64_t kv_heads, int64_t head_dim, DType t) {
-  // One thread per (token, kv element) copies both k and v.
+  // One thread per (token, chunk of its kv_heads * head_dim) copies that chunk of k and of v.
   const int64_t n = tokens * kv_heads * head_dim;
-  KernelLaunch k = elementwise("kv_write_kernel", n);
+  KernelLaunch k = elementwise("kv_write_kernel", tokens * chunks(kv_heads * head_dim, t));
   k.bytes_read = 2.0 * n * dtype_bytes(t);
   k.bytes_written = 2.0 * n * dtype_bytes(t);
   return k;
 }
 
 KernelLaunch plan_swiglu(int64_t rows, int64_t inter, DType t) {
+  // One thread per (row, chunk of inter): a chunk of gate, the same chunk of up.
   const int64_t n = rows * inter;
-  KernelLaunch k = elementwise("swiglu_kernel", n);
+  KernelLaunch k = elementwise("swiglu_kernel", rows * chunks(inter, t));
   k.bytes_read = 2.0 * n * dtype_bytes(t);  // gate and up
   k.bytes_written = static_cast<double>(n) * dtype_bytes(t);
   return k;
 }
 
 KernelLaunch plan_add(int64_t count, DType t) {
-  KernelLaunch k = elementwise("add_kernel", count);
+  KernelLaunch k = elementwise("add_kernel", chunks(count, t));
   k.bytes_read = 2.0 * count * dtype_bytes(t);
   k.bytes_written = static_cast<double>(count) * dtype_bytes(t);
+  return k;
+}
+
+KernelLaunch plan_add_rmsnorm(int64_t rows, int64_t dim, DType t) {
+  // add then rmsnorm would read x twice (the add's read, then the norm's read of its result);
+  // the fused kernel keeps the sum in registers: x and y read once, gamma once, x and xn
+  // written. Against plan_add + plan_rmsnorm: rows * dim elements fewer read, writes equal.
+  KernelLaunch k = norm_launch("add_rmsnorm_kernel", rows, dim, t);
+  const double b = dtype_bytes(t), n = static_cast<double>(rows) * dim;
+  k.bytes_read = (2.0 * n + dim) * b;
+  k.bytes_written = 2.0 * n * b;
+  return k;
+}
+
+KernelLaunch plan_rope_kv_write(int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+                                DType t) {
+  require_even_head_dim(head_dim);
+  // One thread per chunk of a head's first half, over all q_heads + 2 kv_heads heads of a qkv
+  // row: a q head's chunk pair is rotated in place; a k head's is rotated in place and written
+  // to the k cache; a v head's is copied to the v cache. Every qkv element is read once
+  // (rope + kv_write read k twice: rope's read and kv_write's read of the rotated k); writes
+  // are rope's q and k plus kv_write's k and v, as unfused.
+  const int64_t heads = q_heads + 2 * kv_heads;
+  KernelLaunch k = elementwise("rope_kv_write_kernel", tokens * heads * chunks(head_dim / 2, t));
+  const double b = dtype_bytes(t), row = static_cast<double>(tokens) * head_dim;
+  k.bytes_read = row * heads * b;
+  k.bytes_written = row * (q_heads + 3 * kv_heads) * b;
   return k;
 }
 
@@ -115,12 +167,13 @@ DecodePlan plan_attention_decode(int64_t batch, int64_t q_heads, int64_t kv_head
               std::to_string(head_dim) + ")");
   require(ctx_len >= 1, "attention: decode needs at least one cached position");
 
-  // Enough splits to give every SM two blocks, but no chunk under kDecodeMinChunk positions
-  // (the combine pass would cost more than it saves) and no more scores than fit the shared
-  // memory (kDecodeScoreFloats).
+  // Enough splits to give every SM kDecodeBlocksPerSm blocks, but no chunk under
+  // kDecodeMinChunk positions (the combine pass would cost more than it saves) and no more
+  // scores than fit the shared memory (kDecodeScoreFloats).
   const int64_t max_chunk = std::max<int64_t>(32, (kDecodeScoreFloats / g) / 32 * 32);
   const int64_t base = batch * kv_heads;
-  const int64_t want_splits = std::max<int64_t>(1, ceil_div(2LL * std::max(sm_count, 1), base));
+  const int64_t want_splits = std::max<int64_t>(
+      1, ceil_div(static_cast<int64_t>(kDecodeBlocksPerSm) * std::max(sm_count, 1), base));
   int64_t chunk = ceil_div(ctx_len, want_splits);
   chunk = round_up(std::max<int64_t>(chunk, kDecodeMinChunk), 32);
   chunk = std::min({chunk, max_chunk, round_up(ctx_len, 32)});
@@ -157,27 +210,92 @@ DecodePlan plan_attention_decode(int64_t batch, int64_t q_heads, int64_t kv_head
   return p;
 }
 
-KernelLaunch plan_attention_prefill(int64_t batch, int64_t q_heads, int64_t kv_heads,
-                                    int64_t head_dim, int64_t seq, DType t) {
+namespace {
+
+// The largest query tile (halving from kPrefillQueryTile) whose fp32 scores fit
+// kPrefillScoreBytes, all heads of a sequence per softmax pass if they fit, else one GEMM
+// batch of heads per pass. Sets query_tile, heads_per_pass and workspace_bytes.
+void choose_prefill_tile(PrefillPlan& p, int64_t q_heads, int64_t seq) {
+  const double ld = static_cast<double>(prefill_score_ld(seq));  // the last tile's keys
+  for (int64_t tq = kPrefillQueryTile; tq >= kPrefillMinQueryTile; tq /= 2) {
+    for (int64_t heads : {q_heads, p.gemm_batch}) {
+      const double bytes = static_cast<double>(heads * std::min(tq, seq)) * ld * 4;
+      if (bytes > kPrefillScoreBytes) continue;
+      p.query_tile = tq;
+      p.heads_per_pass = heads;
+      p.workspace_bytes = bytes;
+      return;
+    }
+  }
+  throw BadInput("attention: prefill of " + std::to_string(seq) + " tokens needs more than " +
+                 std::to_string(static_cast<int64_t>(kPrefillScoreBytes)) +
+                 " bytes of scores for " + std::to_string(kPrefillMinQueryTile) + " queries of " +
+                 std::to_string(p.gemm_batch) + " heads");
+}
+
+// Query-key pairs per (sequence, head): the causal ones the cost model counts, and those the
+// tiles compute, rows x q1 per tile. The excess is each tile's masked triangle rows(rows-1)/2.
+struct PrefillPairs {
+  double causal = 0, computed = 0;
+};
+PrefillPairs prefill_pairs(int64_t seq, int64_t tile) {
+  PrefillPairs n;
+  n.causal = static_cast<double>(seq) * (seq + 1) / 2.0;
+  for (int64_t q0 = 0; q0 < seq; q0 += tile) {
+    const int64_t q1 = std::min(seq, q0 + tile);
+    n.computed += static_cast<double>(q1 - q0) * q1;
+  }
+  return n;
+}
+
+}  // namespace
+
+PrefillPlan plan_attention_prefill(int64_t batch, int64_t q_heads, int64_t kv_heads,
+                                   int64_t head_dim, int64_t seq, DType t) {
   require(kv_heads > 0 && q_heads % kv_heads == 0,
           "attention: q_heads (" + std::to_string(q_heads) + ") must be a multiple of kv_heads (" +
               std::to_string(kv_heads) + ")");
-  require(head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256,
-          "attention: the cuda prefill kernel supports head_dim 32, 64, 128 or 256 (got " +
+  require(head_dim > 0 && head_dim % 8 == 0,
+          "attention: the cuda prefill needs head_dim a multiple of 8 (16-byte head rows; got " +
               std::to_string(head_dim) + ")");
-  KernelLaunch k;
-  k.kernel = "attention_prefill_kernel";
-  k.grid = Dim3i{ceil_div(seq, kPrefillQueries), q_heads, batch};
-  k.block.x = head_dim;  // head_dim/32 threads per query, 32 queries
-  k.smem_bytes = static_cast<int64_t>(sizeof(float)) * 2 * kPrefillKeys * head_dim;
-  const double b = dtype_bytes(t);
-  // Query i attends to keys 0..i: S(S+1)/2 pairs per (sequence, head), 4*d FLOPs each.
-  const double pairs = static_cast<double>(seq) * (seq + 1) / 2.0;
-  k.flops = 4.0 * batch * q_heads * head_dim * pairs;
-  const double q_bytes = static_cast<double>(batch) * seq * q_heads * head_dim * b;
-  k.bytes_read = q_bytes + 2.0 * batch * seq * kv_heads * head_dim * b;
-  k.bytes_written = q_bytes;
-  return k;
+  require(seq >= 1, "attention: prefill needs at least one token");
+  PrefillPlan p;
+  const int64_t g = q_heads / kv_heads;
+  p.batch_over_group = g >= kv_heads;
+  p.gemm_batch = p.batch_over_group ? g : kv_heads;
+  choose_prefill_tile(p, q_heads, seq);
+  p.tiles = ceil_div(seq, p.query_tile);
+
+  const double b = dtype_bytes(t), heads = static_cast<double>(batch * q_heads);
+  const PrefillPairs n = prefill_pairs(seq, p.query_tile);
+  const double launches = static_cast<double>(batch * p.tiles);
+  const double row = static_cast<double>(batch * seq) * head_dim * b;  // one head of every token
+  // Per GEMM: 2d FLOPs per (head, pair). Q, K, V are each read once and the output written
+  // once (DRAM-ideal, as the cost model counts); re-reads of K/V per tile are L2 traffic.
+  KernelLaunch& s = p.scores;
+  s.kernel = "cublasGemmStridedBatchedEx(QK^T)";
+  s.grid.x = s.block.x = 0;  // cuBLAS picks its own grid
+  s.launches = static_cast<int64_t>(launches) * (q_heads / p.gemm_batch);
+  s.flops = 2.0 * head_dim * n.causal * heads;
+  s.wasted_flops = 2.0 * head_dim * (n.computed - n.causal) * heads;
+  s.bytes_read = row * (q_heads + kv_heads);
+  s.scratch_bytes = n.computed * heads * 4;  // fp32 scores written
+  KernelLaunch& m = p.softmax;
+  m.kernel = "attention_prefill_softmax_kernel";
+  m.grid = Dim3i{std::min<int64_t>(p.query_tile, seq), p.heads_per_pass, 1};  // a full tile
+  m.block.x = kPrefillSoftmaxThreads;
+  m.launches = static_cast<int64_t>(launches) * (q_heads / p.heads_per_pass);
+  m.scratch_bytes = n.causal * heads * 4 + n.computed * heads * b;  // reads S, writes P over it
+  KernelLaunch& v = p.values;
+  v.kernel = "cublasGemmStridedBatchedEx(PV)";
+  v.grid.x = v.block.x = 0;
+  v.launches = s.launches;
+  v.flops = s.flops;
+  v.wasted_flops = s.wasted_flops;
+  v.bytes_read = row * kv_heads;
+  v.bytes_written = row * q_heads;
+  v.scratch_bytes = n.computed * heads * b;  // P read
+  return p;
 }
 
 std::vector<KernelLaunch> layer_launch_plan(const LayerDims& d) {
@@ -204,8 +322,11 @@ std::vector<KernelLaunch> layer_launch_plan(const LayerDims& d) {
   add(Op::rope, plan_rope(tokens, d.q_heads, d.kv_heads, d.head_dim, d.dtype));
   add(Op::kv_write, plan_kv_write(tokens, d.kv_heads, d.head_dim, d.dtype));
   if (d.prefill) {
-    add(Op::attention,
-        plan_attention_prefill(d.batch, d.q_heads, d.kv_heads, d.head_dim, d.ctx_len, d.dtype));
+    const PrefillPlan p =
+        plan_attention_prefill(d.batch, d.q_heads, d.kv_heads, d.head_dim, d.ctx_len, d.dtype);
+    add(Op::attention, p.scores);
+    add(Op::attention, p.softmax);
+    add(Op::attention, p.values);
   } else {
     const DecodePlan p = plan_attention_decode(d.batch, d.q_heads, d.kv_heads, d.head_dim,
                                                d.ctx_len, d.dtype, d.sm_count);
@@ -232,7 +353,8 @@ PlanTotals plan_totals(const std::vector<KernelLaunch>& plan) {
     t.bytes_written += k.bytes_written;
     t.scratch_bytes += k.scratch_bytes;
     t.comm_bytes += k.comm_bytes;
-    if (!op_is_collective(k.op)) ++t.launches;
+    t.wasted_flops += k.wasted_flops;
+    if (!op_is_collective(k.op)) t.launches += k.launches;
   }
   return t;
 }

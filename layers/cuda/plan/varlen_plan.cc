@@ -62,14 +62,21 @@ VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens) {
 
 KernelLaunch plan_rope_varlen(int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
                               DType t) {
+  // plan_rope's work; the grid is this kernel's own, one thread per pair (rope_kernel takes a
+  // 16-byte chunk of pairs a thread).
   KernelLaunch k = plan_rope(tokens, q_heads, kv_heads, head_dim, t);
   k.kernel = "rope_varlen_kernel";
+  const int64_t pairs = tokens * (q_heads + kv_heads) * (head_dim / 2);
+  k.grid.x = (pairs + kElementwiseThreads - 1) / kElementwiseThreads;
   return k;
 }
 
 KernelLaunch plan_kv_write_varlen(int64_t tokens, int64_t kv_heads, int64_t head_dim, DType t) {
+  // plan_kv_write's work; one thread per (token, kv element), not per 16-byte chunk.
   KernelLaunch k = plan_kv_write(tokens, kv_heads, head_dim, t);
   k.kernel = "kv_write_varlen_kernel";
+  const int64_t n = tokens * kv_heads * head_dim;
+  k.grid.x = (n + kElementwiseThreads - 1) / kElementwiseThreads;
   return k;
 }
 
