@@ -72,10 +72,14 @@ build_layer_check() {
   fi
   local inc=(-I"$ROOT" -I"$CUDA_HOME/include" -I"$(dirname "$lt")/../include")
   local cu=(attention_decode attention_prefill attention_varlen fill kv_write rmsnorm rope
-            row_argmax swiglu_add timer_kernels)
+            rope_kv_write row_argmax swiglu_add timer_kernels)
+  # CUPTI (per-op times) where the toolkit has its headers; the stand-in says why otherwise.
+  local cupti=layers/cuda/activity/cupti_activity_missing.cc
+  [[ -f "$CUDA_HOME/include/cupti_activity.h" ]] && cupti=layers/cuda/activity/cupti_activity.cc
   local cc=(layers/cuda/bandwidth_hog.cc layers/cuda/cuda_clock.cc layers/cuda/cuda_device.cc
             layers/cuda/cuda_gemm.cc layers/cuda/cuda_varlen.cc layers/cuda/plan/launch_plan.cc
-            layers/cuda/plan/varlen_plan.cc layers/base/errors.cc tests/gpu/device_check.cc
+            layers/cuda/plan/varlen_plan.cc layers/cuda/activity/activity_join.cc "$cupti"
+            layers/base/errors.cc tests/gpu/device_check.cc
             tests/gpu/layer_check.cc tests/gpu/layer_reference.cc tests/gpu/varlen_check.cc)
   for f in "${cu[@]}"; do
     "$NVCC" -std=c++20 -O3 -lineinfo -arch=sm_"$ARCH" "${inc[@]}" \
@@ -88,7 +92,7 @@ build_layer_check() {
   for f in "${pids[@]}"; do wait "$f" || fail=1; done
   [[ $fail == 0 ]] || die "the layer check did not compile"
   "$NVCC" -arch=sm_"$ARCH" "$dir"/obj/*.o "$lt" "$blas" -Xlinker -rpath -Xlinker "$(dirname "$lt")" \
-    -lpthread -o "$dir/tpb_device_check"
+    -lpthread -ldl -o "$dir/tpb_device_check"
   echo "built $dir/tpb_device_check"
 }
 

@@ -122,6 +122,7 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
   caps_.llc_bytes = static_cast<double>(prop.l2CacheSize);
   caps_.llc_source = "cudaDeviceProp::l2CacheSize";
   caps_.fused_elementwise = true;  // add_rmsnorm and rope_kv_write are one kernel each
+  caps_.per_op_times = "cupti: kernel, memcpy and memset records, from the first op timed";
 
   d.lt_workspace = alloc(kLtWorkspaceBytes);
   d.gemm = std::make_unique<LtGemm>(d.stream, d.lt_workspace.get(), kLtWorkspaceBytes);
@@ -348,12 +349,38 @@ void CudaDevice::replay() {
 
 void CudaDevice::reserve_marks(std::size_t slots) {
   impl_->clock->reserve(slots);
+  impl_->activity_slots.reserve(slots);
 }
 void CudaDevice::mark(std::size_t slot) {
   impl_->clock->mark(slot);
 }
 void CudaDevice::collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) {
   impl_->clock->collect(first, count, host_ns);
+}
+
+void CudaDevice::activity_begin(std::size_t slot) {
+  Impl& d = *impl_;
+  if (!d.cupti && !d.cupti_tried && !d.capturing) {
+    d.cupti_tried = true;
+    std::string why;
+    d.cupti = CuptiActivity::start(&why);
+    if (!d.cupti) caps_.per_op_times = why;
+  }
+  if (!d.cupti) return;
+  if (const uint64_t id = d.activity_slots.begin(slot)) d.cupti->push(id);
+}
+
+void CudaDevice::activity_end(std::size_t slot) {
+  (void)slot;
+  Impl& d = *impl_;
+  if (d.cupti) d.cupti->pop();
+}
+
+bool CudaDevice::collect_activity(std::size_t first, std::size_t count, int64_t* host_ns) {
+  Impl& d = *impl_;
+  if (!d.cupti) return false;
+  d.cupti->collect(d.activity_slots, first, count, host_ns);
+  return true;
 }
 
 void CudaDevice::synchronize() {

@@ -74,6 +74,13 @@ class CudaDevice final : public Device {
   void reserve_marks(std::size_t slots) override;
   void mark(std::size_t slot) override;
   void collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) override;
+  // Per-op times from CUPTI's kernel, memcpy and memset records (layers/cuda/activity): an op's
+  // interval is its work's first start to last end on the GPU, so the GPU's idle time between
+  // ops (waiting for the host) falls outside every op and counts as host gap. Kernels replayed
+  // from a CUDA graph are tied to the graph's launch, not to an op: those runs stay whole.
+  void activity_begin(std::size_t slot) override;
+  void activity_end(std::size_t slot) override;
+  bool collect_activity(std::size_t first, std::size_t count, int64_t* host_ns) override;
   // Waits for the stream. While a poll hook is set (a device-side collective's watchdog), the
   // wait polls the stream and calls the hook, so a hung collective throws instead of hanging.
   void synchronize() override;

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "layers/cuda/activity/activity_join.h"
+#include "layers/cuda/activity/cupti_activity.h"
 #include "layers/cuda/cuda_clock.h"
 #include "layers/cuda/cuda_device.h"
 #include "layers/cuda/cuda_gemm.h"
@@ -53,6 +55,11 @@ struct CudaDevice::Impl {
   std::function<void(double)> sync_poll;
   bool capturing = false;
   cudaGraphExec_t graph = nullptr;
+  // Per-op times under --stamps collectives (activity_begin): CUPTI, started at the first op
+  // timed that way, outside graph capture; `cupti_tried` keeps a failed start from retrying.
+  std::unique_ptr<CuptiActivity> cupti;
+  bool cupti_tried = false;
+  ActivitySlots activity_slots;
 };
 
 }  // namespace tpb

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "layers/base/errors.h"
+#include "layers/cuda/activity/cupti_activity.h"
 #include "layers/cuda/cuda_clock.h"
 #include "layers/cuda/cuda_factory.h"
 #include "layers/cuda/kernels/kernels.h"
@@ -109,6 +110,24 @@ TEST(CudaHost, NvtxRangesAreHarmlessWithoutAProfiler) {
   NvtxRange r(Op::attention);
   nvtx_mark("tpbench unit test");
   SUCCEED();
+}
+
+// The toolkit's libcupti opens and has every entry point CuptiActivity binds (a renamed or
+// missing one would leave CUDA per-op times silently off). Without a GPU, enabling the records
+// may fail for want of a driver: that failure is named, and a second start is refused while
+// a first holds CUPTI.
+TEST(CudaHost, CuptiBindsTheToolkitsLibrary) {
+  std::string why;
+  std::unique_ptr<CuptiActivity> a = CuptiActivity::start(&why);
+  if (!a) {
+    EXPECT_EQ(why.find("could not be opened"), std::string::npos) << why;
+    EXPECT_EQ(why.find("lacks an activity entry point"), std::string::npos) << why;
+    EXPECT_EQ(why.rfind("none: enabling CUPTI activity records: ", 0), 0u) << why;
+    return;
+  }
+  std::string second;
+  EXPECT_EQ(CuptiActivity::start(&second), nullptr);
+  EXPECT_EQ(second, "none: another device in this process holds CUPTI's activity API");
 }
 
 }  // namespace
