@@ -246,6 +246,11 @@ class Device {
     return false;
   }
 
+  // What the backend chose at run time for the work it has done, in words, one entry each
+  // (CUDA: the cuBLASLt algorithm per GEMM shape, the fastest of the heuristic's candidates
+  // as timed on first use). Empty where the backend chooses nothing.
+  virtual std::vector<std::string> kernel_choices() const { return {}; }
+
  private:
   [[noreturn]] void no_graphs() const;
   [[noreturn]] void no_mixed() const;

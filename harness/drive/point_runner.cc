@@ -271,6 +271,8 @@ RankSample rank_sample(const RunSpec& spec, const World& w, const Device& dev, c
   RankRecord& r = s.rank;
   r = rank_identity(w, dev, group, inj, {mem.need, mem.have}, run.clock);
   r.telemetry = run.window.telemetry;
+  if (std::vector<std::string> k = dev.kernel_choices(); !k.empty())
+    r.kernel_choices = std::move(k);
   const StepWindow& win = run.window;
   const double secs = win.t1 - win.t0;
   if (inj.mem_contend)

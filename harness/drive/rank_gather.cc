@@ -85,6 +85,8 @@ std::vector<RankSample> gather_rank_samples(MPI_Comm comm, const RankSample& min
   // they travel as their JSON text; nlohmann prints doubles round-trip exact.
   const auto injects = gather_strings(comm, r.inject.dump(), root);
   const auto telemetry = gather_strings(comm, r.telemetry.dump(), root);
+  const auto choices = gather_strings(
+      comm, r.kernel_choices ? nlohmann::ordered_json(*r.kernel_choices).dump() : "", root);
   std::vector<RankSample> out;
   for (std::size_t i = 0; i < fixed.size(); ++i) {
     RankFixed g;
@@ -95,6 +97,9 @@ std::vector<RankSample> gather_rank_samples(MPI_Comm comm, const RankSample& min
     if (s.rank.mem_contend) s.rank.mem_contend->where = wheres[i];
     s.rank.inject = nlohmann::ordered_json::parse(injects[i]);
     s.rank.telemetry = nlohmann::ordered_json::parse(telemetry[i]);
+    if (!choices[i].empty())
+      s.rank.kernel_choices =
+          nlohmann::ordered_json::parse(choices[i]).get<std::vector<std::string>>();
     out.push_back(std::move(s));
   }
   return out;

@@ -178,6 +178,8 @@ struct RankRecord {
   // Device-specific and open-ended (NVML fields, sampling, clock locks): kept as the telemetry
   // code wrote it rather than typed here, so a new counter needs no change to the record.
   nlohmann::ordered_json telemetry;
+  // What the rank's backend chose at run time (Device::kernel_choices; 1.10.0), where it chose.
+  std::optional<std::vector<std::string>> kernel_choices;
 };
 
 struct StragglerRecord {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -415,6 +416,13 @@ std::string CudaDevice::pci_bus_id() const {
 }
 std::string CudaDevice::gemm_algos() const {
   return impl_->gemm->algos();
+}
+std::vector<std::string> CudaDevice::kernel_choices() const {
+  std::vector<std::string> out;
+  std::istringstream lines(gemm_algos());
+  for (std::string l; std::getline(lines, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
 }
 double CudaDevice::mark_uncertainty_s() const {
   return impl_->clock->uncertainty_s();

@@ -89,8 +89,9 @@ class CudaDevice final : public Device {
   void* stream() const;  // the cudaStream_t all of this device's work runs on
   int device_index() const;
   int sm_count() const;
-  std::string pci_bus_id() const;     // "0000:1B:00.0", for NVML
-  std::string gemm_algos() const;     // the cuBLASLt heuristic's choice per GEMM shape, one a line
+  std::string pci_bus_id() const;  // "0000:1B:00.0", for NVML
+  std::string gemm_algos() const;  // the cuBLASLt heuristic's choice per GEMM shape, one a line
+  std::vector<std::string> kernel_choices() const override;  // gemm_algos(), an entry a line
   double mark_uncertainty_s() const;  // half the narrowest calibration bracket
   void set_sync_poll(std::function<void(double waited_s)> poll);
 

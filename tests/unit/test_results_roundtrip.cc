@@ -143,6 +143,23 @@ TEST(ResultsRoundTrip, MpiModeIsOptionalInParams) {
   EXPECT_EQ((++key).key(), "mpi_mode");
 }
 
+// ranks[].kernel_choices (1.10.0): absent on the CPU goldens; present, it round-trips as a list
+// of lines after `telemetry`.
+TEST(ResultsRoundTrip, KernelChoicesAreOptionalPerRank) {
+  const oj in = golden("results_run.json")["points"][0];
+  ASSERT_FALSE(in["ranks"][0].contains("kernel_choices"));
+  PointRecord p = point_from_json(in);
+  EXPECT_FALSE((*p.ranks)[0].kernel_choices);
+  (*p.ranks)[0].kernel_choices = std::vector<std::string>{"4096x1x4096 bf16: algo 6", "b"};
+  const oj out = to_json(p);
+  EXPECT_EQ(out["ranks"][0]["kernel_choices"][0], "4096x1x4096 bf16: algo 6");
+  EXPECT_FALSE(out["ranks"][1].contains("kernel_choices"));
+  EXPECT_EQ(to_json(point_from_json(out)).dump(), out.dump());
+  auto key = out["ranks"][0].begin();
+  while (key.key() != "telemetry") ++key;
+  EXPECT_EQ((++key).key(), "kernel_choices");
+}
+
 TEST(ResultsRoundTrip, MissingRequiredFieldIsBadInput) {
   oj in = golden("results_run.json")["points"][0];
   in["params"].erase("batch");

@@ -289,6 +289,7 @@ void fields(V& v, R& r) {
   v("memory", r.memory);
   v("clock", r.clock);
   v("telemetry", r.telemetry);
+  v("kernel_choices", r.kernel_choices);
 }
 
 template <class V, Is<StragglerRecord> R>
