@@ -148,7 +148,7 @@ void CpuDevice::fill(void* dst, DType t, const FillSpec& f) {
 void CpuDevice::gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
                      DType t) {
   require_fp32(t);
-  cpu_gemm(f32(x), f32(w), f32(y), m, n, k);
+  cpu_gemm(f32(x), f32(w), f32(y), m, n, k, gemm_scratch_);
 }
 
 void CpuDevice::rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,

@@ -63,12 +63,14 @@ class CpuDevice final : public Device {
  private:
   DeviceCaps caps_;
   std::vector<int64_t> marks_;
-  std::vector<float> scratch_;  // attention scores; grows during warm-up only
+  std::vector<float> scratch_;       // attention scores; grows during warm-up only
+  std::vector<float> gemm_scratch_;  // decode GEMMs' repacked x (skinny_gemm); likewise
   double allocated_ = 0;
 };
 
-// y[m, n] = x[m, k] * w[n, k]^T, fp32 (cpu_gemm.cc).
-void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
+// y[m, n] = x[m, k] * w[n, k]^T, fp32 (cpu_gemm.cc); `scratch` as skinny_gemm's.
+void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
+              std::vector<float>& scratch);
 
 // Attention kernels (cpu_attention.cc), fp32.
 void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v_cache, float* out,

@@ -11,14 +11,16 @@
 #include <cblas.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "layers/cpu/cpu_device.h"
 #include "layers/cpu/skinny_gemm.h"
 
 namespace tpb {
 
-void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k) {
-  if (m <= kSkinnyMaxM) return skinny_gemm(x, w, y, m, n, k);
+void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
+              std::vector<float>& scratch) {
+  if (m <= kSkinnyMaxM) return skinny_gemm(x, w, y, m, n, k, scratch);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
               static_cast<int>(k), 1.0f, x, static_cast<int>(k), w, static_cast<int>(k), 0.0f, y,
               static_cast<int>(n));

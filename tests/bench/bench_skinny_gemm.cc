@@ -61,7 +61,8 @@ std::vector<Case> tiny_cases() {
   return out;
 }
 
-void blas_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k) {
+void blas_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
+               std::vector<float>&) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
               static_cast<int>(k), 1.0f, x, static_cast<int>(k), w, static_cast<int>(k), 0.0f, y,
               static_cast<int>(n));
@@ -74,11 +75,13 @@ void BM_SkinnyVsBlas(benchmark::State& state, const Case& c, const ProbeResult& 
   std::vector<float> x(c.m * c.k), w(w_floats * copies), y(c.m * c.n);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.01f * static_cast<float>(i % 97);
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.001f * static_cast<float>(i % 251);
-  using Gemm = void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t);
+  using Gemm =
+      void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t, std::vector<float>&);
+  std::vector<float> scratch;
   auto per_call = [&](Gemm g) {  // seconds per GEMM over one walk through every copy
     const double s = best_seconds(1, [&] {
       for (int i = 0; i < copies; ++i)
-        g(x.data(), w.data() + i * w_floats, y.data(), c.m, c.n, c.k);
+        g(x.data(), w.data() + i * w_floats, y.data(), c.m, c.n, c.k, scratch);
       benchmark::ClobberMemory();
     });
     return s / copies;

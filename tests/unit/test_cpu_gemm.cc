@@ -1,6 +1,8 @@
 // cpu_gemm and skinny_gemm against a double-precision loop, over shapes that reach every path:
 // each of skinny_gemm's two paths (generic: 8 lanes, tiles of up to 3 tokens; avx512: 16
-// lanes, up to 6) at every m = 1..33 (every tile size and every split into even tiles) and
+// lanes, up to 6, and past kLanesFrom tokens in the lanes of two vectors, 12 rows a tile and
+// the rest one by one) at every m = 1..33 (every tile size and every split
+// into even tiles) and
 // beyond, n % 4 = 0..3 (its four row quarters and the leftover rows, n < 4 with no quarter at
 // all), k % 16 and k % 8 tails (the prefetching 16-column loop, the vector loop, the scalar
 // tail), k = 0, k over the 1024-column chunk (the chunks that add to y), and BLAS (cpu_gemm at
@@ -25,7 +27,8 @@ float value(int64_t i, int64_t salt) {
   return static_cast<float>(h) / 500001.5f - 1.0f;
 }
 
-using Gemm = void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t);
+using Gemm = void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t,
+                      std::vector<float>&);
 
 // Every element of y = x * w^T against the dot product in double. Tolerance: a float dot
 // product of length k, summed in any order (lanes, tiles, column chunks, BLAS blocking), with
@@ -38,7 +41,8 @@ void expect_matches(Gemm gemm, int64_t m, int64_t n, int64_t k) {
   std::vector<float> x(m * k), w(n * k), y(m * n, -7.0f);
   for (int64_t i = 0; i < m * k; ++i) x[i] = value(i, 1);
   for (int64_t i = 0; i < n * k; ++i) w[i] = value(i, 2);
-  gemm(x.data(), w.data(), y.data(), m, n, k);
+  std::vector<float> scratch;
+  gemm(x.data(), w.data(), y.data(), m, n, k, scratch);
   const double ku = static_cast<double>(k) * std::ldexp(1.0, -24);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t r = 0; r < n; ++r) {
@@ -105,8 +109,8 @@ TEST_P(SkinnyGemmPath, MatchesReferenceOnTinyShapes) {
 
 TEST_P(SkinnyGemmPath, ZeroColumnsGiveZeros) {
   for (int64_t m : {1, 3, 6, 13}) {
-    std::vector<float> y(m * 6, -7.0f);
-    GetParam().gemm(nullptr, nullptr, y.data(), m, 6, 0);
+    std::vector<float> y(m * 6, -7.0f), scratch;
+    GetParam().gemm(nullptr, nullptr, y.data(), m, 6, 0, scratch);
     for (float v : y) EXPECT_EQ(v, 0.0f) << "m=" << m;
   }
 }
