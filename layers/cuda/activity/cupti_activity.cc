@@ -20,7 +20,6 @@ struct CuptiApi {
   decltype(&cuptiActivityRegisterTimestampCallback) register_timestamp = nullptr;
   decltype(&cuptiActivityFlushAll) flush_all = nullptr;
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
-  decltype(&cuptiActivityGetNumDroppedRecords) dropped = nullptr;
   decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
   decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
@@ -74,6 +73,13 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
+// A kernel, memcpy or memset record: the three share the fields the join needs.
+template <class Record>
+void add_work(ActivityJoin& join, const CUpti_Activity* rec) {
+  const auto* r = reinterpret_cast<const Record*>(rec);
+  join.add_work(r->correlationId, r->start, r->end);
+}
+
 template <class F>
 bool bind(void* lib, const char* name, F& f) {
   f = reinterpret_cast<F>(dlsym(lib, name));
@@ -100,7 +106,6 @@ std::unique_ptr<CuptiApi> open_cupti(std::string* why) {
       bind(api->lib, "cuptiActivityRegisterTimestampCallback", api->register_timestamp) &&
       bind(api->lib, "cuptiActivityFlushAll", api->flush_all) &&
       bind(api->lib, "cuptiActivityGetNextRecord", api->next_record) &&
-      bind(api->lib, "cuptiActivityGetNumDroppedRecords", api->dropped) &&
       bind(api->lib, "cuptiActivityPushExternalCorrelationId", api->push) &&
       bind(api->lib, "cuptiActivityPopExternalCorrelationId", api->pop) &&
       bind(api->lib, "cuptiGetResultString", api->result_string);
@@ -159,22 +164,9 @@ void CuptiActivity::collect(const ActivitySlots& slots, std::size_t first, std::
                             int64_t* host_ns) {
   // Forced: the buffers in use are handed over too, so every record of finished work is in.
   api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  std::size_t dropped = 0;
-  api_->dropped(nullptr, 0, &dropped);
   std::lock_guard<std::mutex> lock(mu_);
-  dropped_ += dropped;
   join_.join();
   fill_intervals(slots, join_, first, count, host_ns);
-}
-
-std::size_t CuptiActivity::unclaimed() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return join_.unclaimed();
-}
-
-std::size_t CuptiActivity::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return dropped_;
 }
 
 void CuptiActivity::take_buffer(uint8_t* buffer, std::size_t valid_bytes) {
@@ -183,21 +175,15 @@ void CuptiActivity::take_buffer(uint8_t* buffer, std::size_t valid_bytes) {
   while (api_->next_record(buffer, valid_bytes, &rec) == CUPTI_SUCCESS) {
     switch (rec->kind) {
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      case CUPTI_ACTIVITY_KIND_KERNEL: {
-        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-        join_.add_work(k->correlationId, k->start, k->end);
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+        add_work<CUpti_ActivityKernel10>(join_, rec);
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-        join_.add_work(m->correlationId, m->start, m->end);
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        add_work<CUpti_ActivityMemcpy6>(join_, rec);
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
-        join_.add_work(m->correlationId, m->start, m->end);
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        add_work<CUpti_ActivityMemset4>(join_, rec);
         break;
-      }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
         if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)

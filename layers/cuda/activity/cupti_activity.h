@@ -36,10 +36,6 @@ class CuptiActivity {
   // After the device synchronized: delivers every record, joins them, and answers as
   // Device::collect_activity does (fill_intervals), in host steady-clock ns.
   void collect(const ActivitySlots& slots, std::size_t first, std::size_t count, int64_t* host_ns);
-  // Work no op claimed since start (graph replays, stamps), and records CUPTI dropped.
-  std::size_t unclaimed() const;
-  std::size_t dropped() const;
-
   // CUPTI's buffer callbacks land here (a CUPTI thread, or the flushing one).
   void take_buffer(uint8_t* buffer, std::size_t valid_bytes);
 
@@ -48,7 +44,6 @@ class CuptiActivity {
   std::unique_ptr<CuptiApi> api_;
   mutable std::mutex mu_;  // take_buffer runs on CUPTI's thread
   ActivityJoin join_;
-  std::size_t dropped_ = 0;
 };
 
 }  // namespace tpb

@@ -20,12 +20,6 @@ std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
 void CuptiActivity::push(uint64_t) {}
 void CuptiActivity::pop() {}
 void CuptiActivity::collect(const ActivitySlots&, std::size_t, std::size_t, int64_t*) {}
-std::size_t CuptiActivity::unclaimed() const {
-  return 0;
-}
-std::size_t CuptiActivity::dropped() const {
-  return 0;
-}
 void CuptiActivity::take_buffer(uint8_t*, std::size_t) {}
 
 }  // namespace tpb
