@@ -7,11 +7,9 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -99,12 +97,13 @@ HostBeacon::HostBeacon(MPI_Comm world, const std::vector<int>& peers,
   if (world_rank_ == 0) token_ = std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
   TPB_MPI_CHECK(MPI_Bcast(&token_, 1, MPI_UINT64_T, 0, world));
   for (int r : peers) peers_.push_back({r, all[static_cast<std::size_t>(r)], false, {}, {}});
-  if (fd_ >= 0) thread_ = std::thread([this] { loop(); });
+  if (fd_ >= 0)
+    ticker_ = std::make_unique<SignalTicker>(SignalTicker::Line::beacon, period_s_,
+                                             [this] { tick(); });
 }
 
 HostBeacon::~HostBeacon() {
-  stop_.store(true, std::memory_order_release);
-  if (thread_.joinable()) thread_.join();
+  ticker_.reset();  // first: no tick may run on a closed socket
   if (fd_ >= 0) close(fd_);
 }
 
@@ -129,36 +128,24 @@ void HostBeacon::receive_all() {
   Datagram d;
   while (recv(fd_, &d, sizeof d, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof d)) {
     if (d.magic != kMagic || d.token != token_) continue;
-    std::lock_guard<std::mutex> lk(m_);
     for (Peer& p : peers_)
       if (p.rank == d.rank && (!p.heard || d.state.seq >= p.state.seq)) {
         p.heard = true;
-        p.last = Clock::now();
+        p.last = Clock::now();  // clock_gettime: safe in a signal handler
         p.state = d.state;
       }
   }
 }
 
-void HostBeacon::loop() {
-  const auto period = std::chrono::duration<double>(period_s_);
-  auto next_send = Clock::now();
-  while (!stop_.load(std::memory_order_acquire)) {
-    if (Clock::now() >= next_send) {
-      send_all(own_());
-      // From now, not from the last deadline: a rank descheduled for a while sends once, not a
-      // burst to catch up.
-      next_send = Clock::now() + std::chrono::duration_cast<Clock::duration>(period);
-    }
-    pollfd p{fd_, POLLIN, 0};
-    const auto wait =
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_send - Clock::now());
-    (void)poll(&p, 1, static_cast<int>(std::max<int64_t>(1, wait.count())));
-    receive_all();
-  }
+// Every period: what arrived since the last tick, then this rank's own word. A rank
+// descheduled for a while sends once when it runs again, not a burst to catch up.
+void HostBeacon::tick() {
+  receive_all();
+  send_all(own_());
 }
 
 std::optional<HeardFrom> HostBeacon::heard_from(int world_rank) const {
-  std::lock_guard<std::mutex> lk(m_);
+  const SignalTicker::Hold hold(SignalTicker::Line::beacon);
   for (const Peer& p : peers_) {
     if (p.rank != world_rank) continue;
     HeardFrom h;

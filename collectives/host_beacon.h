@@ -4,18 +4,20 @@
 // rank sends its board slot to its TP peers on other hosts in a UDP datagram, and keeps the last
 // one heard from each. A timed-out collective can then say where a remote peer was last seen
 // and how long ago it went quiet: a host that stopped answering, not just a late rank.
-// The thread makes no MPI calls; only the constructor (collective over `world`) does.
+// It ticks on a timer signal (signal_ticker.h), not on a thread, so MPI can run at
+// MPI_THREAD_SINGLE; the tick makes no MPI calls, only the constructor (collective over
+// `world`) does. Made, read and destroyed on the thread that makes the MPI calls.
 #pragma once
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "collectives/signal_ticker.h"
 
 namespace tpb {
 
@@ -35,8 +37,8 @@ struct HeardFrom {
 class HostBeacon {
  public:
   // Collective over `world`: every rank passes its own remote `peers` (world ranks on other
-  // hosts it wants to hear from and be heard by; may be empty). `own` is read on the beacon's
-  // thread and must be safe there (atomic loads).
+  // hosts it wants to hear from and be heard by; may be empty). `own` is read in the tick's
+  // signal handler and must be safe there (atomic loads).
   HostBeacon(MPI_Comm world, const std::vector<int>& peers, std::function<BeaconState()> own,
              double period_s = 0.2);
   ~HostBeacon();
@@ -50,7 +52,7 @@ class HostBeacon {
 
  private:
   struct Peer;
-  void loop();
+  void tick();
   void send_all(const BeaconState& s) const;
   void receive_all();
 
@@ -59,10 +61,8 @@ class HostBeacon {
   int fd_ = -1;
   int world_rank_ = 0;
   uint64_t token_ = 0;  // the job's: datagrams of another job are ignored
-  std::vector<Peer> peers_;
-  mutable std::mutex m_;  // guards the peers' heard state
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::vector<Peer> peers_;  // the heard state is the tick's: read it under a Hold
+  std::unique_ptr<SignalTicker> ticker_;  // last; none without a socket
 };
 
 }  // namespace tpb

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "collectives/topology_presets.h"
 #include "harness/config/axis.h"
@@ -12,7 +13,9 @@
 #include "harness/config/cli.h"
 #include "harness/config/config_dir.h"
 #include "harness/mpi/agreement.h"
+#include "harness/mpi/thread_need.h"
 #include "harness/mpi/world.h"
+#include "harness/record/rerun.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"
 #include "layers/cpu/blas_core.h"
@@ -54,31 +57,44 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }
 
+// SINGLE unless a helper thread may start (harness/mpi/thread_need.h); a rerun is judged by
+// its recorded point. Input that cannot be read asks for FUNNELED: the verb refuses it later.
+int thread_level_for(const tpb::CliResult& cli) {
+  if (cli.help) return MPI_THREAD_SINGLE;
+  try {
+    const nlohmann::json config =
+        cli.from.empty() ? cli.config : tpb::rerun_config(cli.from, cli.from_point, cli.config);
+    return tpb::needs_helper_threads(config) ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+  } catch (const tpb::Error&) {
+    return MPI_THREAD_FUNNELED;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // Before MPI_Init: OpenBLAS fixed its kernels in its constructor, so a better core needs a
   // fresh image of this process (same PID, so mpirun still knows it). See blas_core.h.
   tpb::reexec_with_blas_core(argv);
-  // FUNNELED: only the main thread calls MPI. The threads beside it make no MPI calls: the hang
-  // watchdog (collectives/hang_watchdog.h) reads the shared-memory progress board and ends the
-  // process with _Exit, and the bandwidth hog and the NVML sampler never touch MPI. SINGLE would
-  // forbid those threads; its price: Open MPI turns on its internal locking for any level above
-  // SINGLE, about 1 us more per 4 KB all-reduce on 2 ranks of one host (16 KB and up: within
-  // noise). tests/bench/allreduce_side_by_side.sh shows both levels.
+  // Parsed before MPI_Init, which needs the thread level the command implies. Parsing is
+  // deterministic: every rank reaches the same verdict without talking, and a refusal is
+  // reported once MPI is up, as every agreed error is.
+  tpb::CliResult cli;
+  std::optional<tpb::AgreedError> refused;
+  try {
+    cli = tpb::parse_cli(argc, argv);
+  } catch (const tpb::Error& e) {
+    refused.emplace(e.code(), e.what());
+  }
+  // Only the main thread ever calls MPI. SINGLE spares the all-reduces Open MPI's locking
+  // (tests/bench/allreduce_side_by_side.sh); FUNNELED when a thread beside it may run.
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(&argc, &argv, refused ? MPI_THREAD_SINGLE : thread_level_for(cli), &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;
   try {
-    tpb::CliResult cli;
-    // Parsing is deterministic: every rank reaches the same verdict without talking.
-    try {
-      cli = tpb::parse_cli(argc, argv);
-    } catch (const tpb::Error& e) {
-      throw tpb::AgreedError(e.code(), e.what());
-    }
+    if (refused) throw *refused;
     if (!cli.help) code = dispatch(cli, tpb::describe_world(MPI_COMM_WORLD));
   } catch (const tpb::AgreedError& e) {
     code = static_cast<int>(e.code());

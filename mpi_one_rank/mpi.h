@@ -61,6 +61,7 @@ typedef struct {
 
 int MPI_Init(int* argc, char*** argv);
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided);
+int MPI_Query_thread(int* provided);
 int MPI_Finalize(void);
 int MPI_Finalized(int* flag);
 int MPI_Abort(MPI_Comm comm, int errorcode);

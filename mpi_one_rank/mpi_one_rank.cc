@@ -17,7 +17,8 @@ namespace {
 struct State {
   std::mutex mu;
   bool finalized = false;
-  int next_comm = 3;  // after MPI_COMM_NULL, MPI_COMM_WORLD and MPI_COMM_SELF
+  int thread_level = 0;  // MPI_THREAD_SINGLE until MPI_Init_thread says otherwise
+  int next_comm = 3;     // after MPI_COMM_NULL, MPI_COMM_WORLD and MPI_COMM_SELF
   int next_win = 1;
   std::map<int, void*> windows;
 };
@@ -65,7 +66,15 @@ int MPI_Init(int*, char***) {
 }
 
 int MPI_Init_thread(int*, char***, int required, int* provided) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().thread_level = required;
   *provided = required;
+  return MPI_SUCCESS;
+}
+
+int MPI_Query_thread(int* provided) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  *provided = state().thread_level;
   return MPI_SUCCESS;
 }
 

@@ -9,7 +9,7 @@
 namespace tpb {
 
 enum class MpiMode {
-  blocking,     // MPI_Allreduce and its kin, as applications call them; a watchdog thread beside
+  blocking,     // MPI_Allreduce and its kin, as applications call them; a watchdog ticking beside
   nonblocking,  // MPI_Iallreduce and its kin, polled with MPI_Test against the deadline
 };
 

@@ -14,9 +14,9 @@ namespace tpb {
 
 namespace {
 
-// The watchdog's end of the job. MPI_Abort would be an MPI call from a second thread, which
-// MPI_THREAD_FUNNELED does not allow, so the process exits by itself: mpirun then ends the other
-// ranks and returns this exit code. Nothing is lost: the results files are written and fsynced
+// The watchdog's end of the job. It runs in the watchdog's tick, a signal handler cutting into
+// the blocked MPI call, where a second MPI call (MPI_Abort) is not allowed, so the process exits
+// by itself: mpirun then ends the other ranks and returns this exit code. Nothing is lost: the results files are written and fsynced
 // as each point finishes (harness/record/results_writer.h), and stdout is flushed here for the
 // table rows already printed.
 [[noreturn]] void end_hung_job(int world_rank, const std::string& report) {
@@ -24,6 +24,14 @@ namespace {
   std::fprintf(stderr, "%s\n", rank_error_line(world_rank, report).c_str());
   std::fflush(stderr);
   std::_Exit(static_cast<int>(ExitCode::collective_timeout));
+}
+
+// Said if the report itself never finishes (hang_watchdog.h): the message without the board.
+HangWatchdog::LastWord last_word(int world_rank, double timeout_s) {
+  return {rank_error_line(world_rank, ""),
+          " did not complete within " + seconds_text(timeout_s) +
+              " s (where the other ranks were could not be told)",
+          static_cast<int>(ExitCode::collective_timeout)};
 }
 
 }  // namespace
@@ -60,7 +68,7 @@ MpiCaller::MpiCaller(MpiWait wait) : wait_(std::move(wait)) {
   dog_ = std::make_unique<HangWatchdog>(wait_.timeout_s, [this](const char* what) {
     const std::string msg = timeout_message(what, wait_.timeout_s);
     end_hung_job(world_rank_, wait_.report ? wait_.report(msg) : msg);
-  });
+  }, last_word(world_rank_, wait_.timeout_s));
 }
 
 MpiWatch::MpiWatch(double timeout_s) : timeout_s_(timeout_s) {
@@ -69,7 +77,7 @@ MpiWatch::MpiWatch(double timeout_s) : timeout_s_(timeout_s) {
   dog_ = std::make_unique<HangWatchdog>(timeout_s_, [this](const char* what) {
     const std::string msg = timeout_message(what, timeout_s_);
     end_hung_job(world_rank_, report_ ? report_(msg) : msg);
-  });
+  }, last_word(world_rank_, timeout_s_));
 }
 
 void MpiCaller::barrier(MPI_Comm comm, const char* what) {

@@ -228,6 +228,9 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   std::optional<ScopedSmClock> clock_lock(std::in_place, *telemetry, inj.sm_clock_mhz);
   std::unique_ptr<BandwidthHog> contender;
   if (inj.mem_contend) {
+    // A thread beside the MPI calls: main asked for FUNNELED from the same config.
+    TPB_ASSERT(w.thread_level >= MPI_THREAD_FUNNELED,
+               "the mem_contend hog under MPI_THREAD_SINGLE");
     contender = dev.start_bandwidth_hog(hog_bytes);
     if (!contender) contender = std::make_unique<MemContender>(hog_bytes);
   }

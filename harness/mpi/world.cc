@@ -16,6 +16,19 @@ CommHandle::~CommHandle() {
   if (c_ != MPI_COMM_NULL && !finalized && std::uncaught_exceptions() == 0) MPI_Comm_free(&c_);
 }
 
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "single";
+    case MPI_THREAD_FUNNELED:
+      return "funneled";
+    case MPI_THREAD_SERIALIZED:
+      return "serialized";
+    default:
+      return "multiple";
+  }
+}
+
 World describe_world(MPI_Comm comm) {
   World w;
   w.comm = comm;
@@ -24,6 +37,7 @@ World describe_world(MPI_Comm comm) {
   char name[256] = {0};
   gethostname(name, sizeof(name) - 1);
   w.host = name;
+  TPB_MPI_CHECK(MPI_Query_thread(&w.thread_level));
   MPI_Comm local;
   TPB_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &local));
   TPB_MPI_CHECK(MPI_Comm_rank(local, &w.local_rank));

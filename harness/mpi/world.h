@@ -16,7 +16,13 @@ struct World {
   // two. `node` is the world rank of this host's first rank; `nodes` counts the hosts.
   int node = 0, nodes = 1;
   std::string host;
+  // MPI_Query_thread's answer: MPI_THREAD_SINGLE unless the command starts helper threads
+  // (harness/mpi/thread_need.h).
+  int thread_level = 0;
 };
+
+// "single", "funneled", "serialized" or "multiple".
+const char* thread_level_name(int level);
 
 World describe_world(MPI_Comm comm);
 

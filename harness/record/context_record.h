@@ -68,6 +68,9 @@ struct RunContextRecord {
   // --backend model (1.6.0): each modelled interconnect's preset file as read, by name, with
   // the source of every figure; the ranks are virtual and this process is the only real one.
   std::optional<nlohmann::ordered_json> fabric;
+  // 1.11.0: the MPI thread level the ranks ran at ("single" unless a helper thread could run:
+  // harness/config/thread_need.h); above SINGLE, Open MPI locks inside every call.
+  std::optional<std::string> mpi_thread_level;
 };
 
 }  // namespace tpb

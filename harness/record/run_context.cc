@@ -124,6 +124,7 @@ RunContextRecord collect_context(const World& w, const std::vector<std::string>&
   c.env = env_of_interest();
   c.host_ranks = host_ranks(c.ranks);
   c.links = launcher_links();
+  c.mpi_thread_level = thread_level_name(w.thread_level);
   return c;
 }
 

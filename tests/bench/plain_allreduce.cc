@@ -4,7 +4,8 @@
 // can hold the two side by side. Usage: mpirun -np 2 plain_allreduce MINBYTES MAXBYTES FACTOR
 // WARMUP ITERS [single|funneled]; prints "bytes seconds" per size on rank 0. The thread level
 // is a choice because it moves the figure: Open MPI 4.1 is slower per small call under
-// MPI_THREAD_FUNNELED, which tpbench needs for its watchdog thread, than under MPI_Init's SINGLE.
+// MPI_THREAD_FUNNELED (tpbench's level when a helper thread runs) than under SINGLE (its level
+// otherwise, and MPI_Init's).
 #include <mpi.h>
 
 #include <cstdio>

@@ -1,8 +1,8 @@
 """A rank that hangs at step 3 ends the job within timeout + 5 s, the report names it, the
 exit code is 3 (collective timeout), and the results written before it are kept, in both
 --mpi-mode values: nonblocking (the polled wait throws, main() aborts) and blocking (the
-default: the waiting ranks are stuck inside MPI_Allreduce, so only their watchdog threads can
-end the job: without one this test would hang until its subprocess timeout).
+default: the waiting ranks are stuck inside MPI_Allreduce, so only their watchdogs' timer
+signals can end the job: without them this test would hang until its subprocess timeout).
 A sweep whose second point hangs keeps its first point in results.json and points.jsonl.
 On virtual ranks (--backend model, one process, no mpirun) the same inject ends the job the
 same way: exit 3, one line worded as the board's report (rank, step, the timeout), the finished

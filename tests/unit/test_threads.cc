@@ -1,16 +1,21 @@
-// The harness's own threads, written to be run under TSan (tests/sanitize.sh, preset tsan):
-// the --inject mem_contend bandwidth hog (MemContender) beside a rank's timed work, its
-// counter read from the main thread, and its shutdown at any moment; the hang watchdog beside
-// blocking collectives, armed and disarmed at call rate, firing once for a call in flight, and
-// stopped while armed. In a plain build these are ordinary functional tests.
+// The harness's own threads and signal ticks, written to be run under TSan (tests/sanitize.sh,
+// preset tsan): the --inject mem_contend bandwidth hog (MemContender) beside a rank's timed
+// work, its counter read from the main thread, and its shutdown at any moment; the hang
+// watchdog's tick beside blocking collectives, armed and disarmed at call rate, firing once for
+// a call in flight, stopped while armed, and its last word when the expiry handler is stuck; a
+// ticker destroyed with a tick pending. In a plain build these are ordinary functional tests.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "collectives/hang_watchdog.h"
+#include "collectives/signal_ticker.h"
 #include "harness/drive/mem_contender.h"
 #include "layers/base/host_clock.h"
 #include "layers/cpu/cpu_device.h"
@@ -112,6 +117,52 @@ TEST(HangWatchdog, StopsWhenDestroyedWhileArmed) {
     dog.arm("left armed");
   }
   EXPECT_EQ(e.count.load(), 0);
+}
+
+TEST(HangWatchdogDeathTest, SaysItsLastWordWhenTheExpiryHandlerIsStuck) {
+  // An expiry handler that never returns (as one blocked on a lock the interrupted call holds
+  // would): the watchdog's next ticks cut into it, and two seconds on they write the last word
+  // and end the process with its code. Without them the rank would hang forever.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        HangWatchdog dog(0.05,
+                         [](const char*) {
+                           for (;;) pause();
+                         },
+                         {"tpbench: error on rank 7: ", " did not complete (stuck report)", 3});
+        dog.arm("stuck call");
+        for (;;) pause();
+      },
+      testing::ExitedWithCode(3), "rank 7: stuck call did not complete \\(stuck report\\)");
+}
+
+bool tick_pending(SignalTicker::Line line) {
+  sigset_t pending;
+  sigpending(&pending);
+  return sigismember(&pending, SignalTicker::signal_of(line)) == 1;
+}
+
+TEST(SignalTicker, TicksOnItsThreadAndDropsATickPendingAtDestruction) {
+  const auto line = SignalTicker::Line::beacon;
+  std::atomic<int> ticks{0};
+  std::optional<SignalTicker> t(std::in_place, line, 0.002, [&ticks] { ticks.fetch_add(1); });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (ticks.load() < 3 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GE(ticks.load(), 3);
+  {
+    // Held back, a tick falls due and waits; the ticker ends while it waits, and the tick must
+    // go with it rather than reach freed memory once the hold lifts.
+    SignalTicker::Hold hold(line);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(tick_pending(line));
+    t.reset();
+    EXPECT_FALSE(tick_pending(line));
+  }
+  const int after = ticks.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(ticks.load(), after);
 }
 
 }  // namespace

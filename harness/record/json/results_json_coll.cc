@@ -232,6 +232,7 @@ void fields(V& v, R& r) {
   v("host_ranks", r.host_ranks);
   v("links", r.links);
   v("fabric", r.fabric);
+  v("mpi_thread_level", r.mpi_thread_level);
 }
 
 template <class V, Is<Verdict> R>
