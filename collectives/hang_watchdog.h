@@ -74,7 +74,7 @@ class HangWatchdog {
   int64_t since_ns_ = 0;                     // when the call in flight was first seen
   std::atomic<int64_t> firing_since_ns_{0};  // the expiry's start; 0 before it
   std::atomic<bool> done_{false};            // the expiry returned: watch no more
-  SignalTicker ticker_;  // last: it ticks once every member above exists
+  SignalTicker ticker_;                      // last: it ticks once every member above exists
 };
 
 // Arms `dog` (when not null) for the scope of one call; an exception from the call disarms it.

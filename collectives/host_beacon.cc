@@ -98,8 +98,8 @@ HostBeacon::HostBeacon(MPI_Comm world, const std::vector<int>& peers,
   TPB_MPI_CHECK(MPI_Bcast(&token_, 1, MPI_UINT64_T, 0, world));
   for (int r : peers) peers_.push_back({r, all[static_cast<std::size_t>(r)], false, {}, {}});
   if (fd_ >= 0)
-    ticker_ = std::make_unique<SignalTicker>(SignalTicker::Line::beacon, period_s_,
-                                             [this] { tick(); });
+    ticker_ =
+        std::make_unique<SignalTicker>(SignalTicker::Line::beacon, period_s_, [this] { tick(); });
 }
 
 HostBeacon::~HostBeacon() {

@@ -60,8 +60,8 @@ class HostBeacon {
   const std::function<BeaconState()> own_;
   int fd_ = -1;
   int world_rank_ = 0;
-  uint64_t token_ = 0;  // the job's: datagrams of another job are ignored
-  std::vector<Peer> peers_;  // the heard state is the tick's: read it under a Hold
+  uint64_t token_ = 0;                    // the job's: datagrams of another job are ignored
+  std::vector<Peer> peers_;               // the heard state is the tick's: read it under a Hold
   std::unique_ptr<SignalTicker> ticker_;  // last; none without a socket
 };
 

@@ -16,9 +16,9 @@ namespace {
 
 // The watchdog's end of the job. It runs in the watchdog's tick, a signal handler cutting into
 // the blocked MPI call, where a second MPI call (MPI_Abort) is not allowed, so the process exits
-// by itself: mpirun then ends the other ranks and returns this exit code. Nothing is lost: the results files are written and fsynced
-// as each point finishes (harness/record/results_writer.h), and stdout is flushed here for the
-// table rows already printed.
+// by itself: mpirun then ends the other ranks and returns this exit code. Nothing is lost: the
+// results files are written and fsynced as each point finishes (harness/record/results_writer.h),
+// and stdout is flushed here for the table rows already printed.
 [[noreturn]] void end_hung_job(int world_rank, const std::string& report) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s\n", rank_error_line(world_rank, report).c_str());
@@ -65,19 +65,25 @@ void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool 
 MpiCaller::MpiCaller(MpiWait wait) : wait_(std::move(wait)) {
   TPB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_));
   if (wait_.mode != MpiMode::blocking || wait_.timeout_s <= 0) return;
-  dog_ = std::make_unique<HangWatchdog>(wait_.timeout_s, [this](const char* what) {
-    const std::string msg = timeout_message(what, wait_.timeout_s);
-    end_hung_job(world_rank_, wait_.report ? wait_.report(msg) : msg);
-  }, last_word(world_rank_, wait_.timeout_s));
+  dog_ = std::make_unique<HangWatchdog>(
+      wait_.timeout_s,
+      [this](const char* what) {
+        const std::string msg = timeout_message(what, wait_.timeout_s);
+        end_hung_job(world_rank_, wait_.report ? wait_.report(msg) : msg);
+      },
+      last_word(world_rank_, wait_.timeout_s));
 }
 
 MpiWatch::MpiWatch(double timeout_s) : timeout_s_(timeout_s) {
   TPB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_));
   if (timeout_s_ <= 0) return;
-  dog_ = std::make_unique<HangWatchdog>(timeout_s_, [this](const char* what) {
-    const std::string msg = timeout_message(what, timeout_s_);
-    end_hung_job(world_rank_, report_ ? report_(msg) : msg);
-  }, last_word(world_rank_, timeout_s_));
+  dog_ = std::make_unique<HangWatchdog>(
+      timeout_s_,
+      [this](const char* what) {
+        const std::string msg = timeout_message(what, timeout_s_);
+        end_hung_job(world_rank_, report_ ? report_(msg) : msg);
+      },
+      last_word(world_rank_, timeout_s_));
 }
 
 void MpiCaller::barrier(MPI_Comm comm, const char* what) {
