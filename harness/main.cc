@@ -65,7 +65,7 @@ int thread_level_for(const tpb::CliResult& cli) {
     const nlohmann::json config =
         cli.from.empty() ? cli.config : tpb::rerun_config(cli.from, cli.from_point, cli.config);
     return tpb::needs_helper_threads(config) ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
-  } catch (const tpb::Error&) {
+  } catch (const std::exception&) {  // a tpb::Error, or JSON the verb will refuse
     return MPI_THREAD_FUNNELED;
   }
 }

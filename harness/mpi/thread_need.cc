@@ -9,8 +9,10 @@ namespace tpb {
 namespace {
 
 // The value as text: a string as it is, anything else as JSON.
+// Text that is not UTF-8 is replaced, not refused: the fields' own parsers refuse it later.
 std::string text_of(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return v.is_string() ? v.get<std::string>()
+                       : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 bool mentions(const nlohmann::json& config, const char* key, const char* word) {

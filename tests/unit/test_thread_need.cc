@@ -35,5 +35,11 @@ TEST(ThreadNeed, HelperThreadsAskForMore) {
   EXPECT_TRUE(needs({"run", "--set", "backend=cuda"}));
 }
 
+TEST(ThreadNeed, TextThatIsNotUtf8IsLeftToTheFieldsParsers) {
+  // Refusing it is the verb's job (exit 2 naming the field), after MPI_Init: not a throw here.
+  EXPECT_FALSE(needs({"run", "--inject", "rank=0:slowdown=2\xff"}));
+  EXPECT_TRUE(needs({"run", "--inject", "\xffrank=0:mem_contend=1"}));
+}
+
 }  // namespace
 }  // namespace tpb
