@@ -131,5 +131,29 @@ TEST(SkinnyGemm, Avx512PathTakenWhereTheCpuHasIt) {
 #endif
 }
 
+// The fill writes a shard of a full tensor: every element the same bits as fill_value, the
+// row tails (cols not a multiple of any vector width) included, and nothing past dst_ld's row.
+TEST(CpuFill, ShardMatchesFillValueBitForBit) {
+  CpuDevice dev{DeviceOptions{}};
+  const FillSpec f{9, 0.3f, 1000, 5, 3, 17, 37, 40, 2};
+  const std::size_t total = 2 + 3 * 40;
+  std::vector<float> pattern(total, -7.0f);
+  DeviceBuffer buf = dev.alloc(total * sizeof(float));
+  dev.upload(buf.get(), pattern.data(), total, DType::fp32);
+  dev.fill(buf.get(), DType::fp32, f);
+  std::vector<float> got(total);
+  dev.download(got.data(), buf.get(), total, DType::fp32);
+  for (int64_t i = 0; i < f.rows; ++i)
+    for (int64_t j = 0; j < f.dst_ld; ++j) {
+      const float v = got[static_cast<std::size_t>(2 + i * f.dst_ld + j)];
+      if (j < f.cols)
+        EXPECT_EQ(v, fill_value(f, i, j)) << "row " << i << " col " << j;
+      else
+        EXPECT_EQ(v, -7.0f) << "row " << i << " col " << j << " is past the shard";
+    }
+  EXPECT_EQ(got[0], -7.0f);
+  EXPECT_EQ(got[1], -7.0f);
+}
+
 }  // namespace
 }  // namespace tpb
