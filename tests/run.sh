@@ -15,7 +15,15 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # getconf, not nproc: nproc obeys OMP_NUM_THREADS=1 (exported above) and would build serially.
 JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 
-stage() { printf '\n=== %s ===\n' "$*"; }
+# Each stage's wall time, printed as it ends and summed at the end: the CI budget is 40 min.
+STAGE_NAME="" STAGE_T0=$SECONDS TIMES=""
+stage() {
+  if [ -n "$STAGE_NAME" ]; then
+    TIMES+=$(printf '%6ds  %s' $((SECONDS - STAGE_T0)) "$STAGE_NAME")$'\n'
+  fi
+  STAGE_NAME=$* STAGE_T0=$SECONDS
+  printf '\n=== %s ===\n' "$*"
+}
 
 stage "format check (clang-format)"
 tests/format_check.sh
@@ -52,3 +60,4 @@ if [ -x tests/fuzz/run_fuzz.sh ]; then
   tests/fuzz/run_fuzz.sh "${TPB_FUZZ_SECONDS:-60}"
 fi
 stage "all tests passed"
+printf 'stage times:\n%s%6ds  in all\n' "$TIMES" "$SECONDS"

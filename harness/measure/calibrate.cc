@@ -25,20 +25,30 @@ double best_of(Device& dev, int reps, F&& f) {
 
 }  // namespace
 
-std::vector<GemmShapeResult> measure_gemm_shapes(Device& dev, const ModelShape& shape, int tp,
-                                                 DType t, const std::vector<int64_t>& ms, int reps,
-                                                 double llc_bytes) {
-  const ShardShape sh = shard_shape(shape, tp);
-  const int64_t d = shape.head_dim, h = shape.hidden;
-  struct Gemm {
-    Op op;
-    const char* name;
-    int64_t n, k;
-  };
-  const Gemm gemms[] = {{Op::qkv_proj, "qkv_proj", (sh.q_heads + 2 * sh.kv_heads) * d, h},
-                        {Op::o_proj, "o_proj", h, sh.q_heads * d},
-                        {Op::gate_up_proj, "gate_up_proj", 2 * sh.inter, h},
-                        {Op::down_proj, "down_proj", h, sh.inter}};
+namespace {
+
+struct Gemm {
+  Op op;
+  const char* name;
+  int64_t n, k;
+};
+
+// Every token count on one GEMM's weights: several copies of W (together 4x the LLC), filled
+// once and called in turn round-robin, so that W comes from memory as in a step (where every
+// layer has its own weights) and not from a cache the last call warmed. A timed rep makes
+// `walk` of those calls (64 MiB of W, at least one): each copy is still read again only after
+// every other one, whatever the walk, and at m = 512 a rep over all copies took seconds (the
+// whole table ~20 s of a calibrate). out[i] is ms[i]'s result.
+std::vector<GemmShapeResult> time_gemm(Device& dev, const ModelShape& shape, int tp, DType t,
+                                       const Gemm& g, const std::vector<int64_t>& ms, int reps,
+                                       double llc_bytes) {
+  const std::size_t w_bytes = static_cast<std::size_t>(g.n * g.k) * dtype_bytes(t);
+  const int copies = static_cast<int>(
+      std::clamp(4.0 * llc_bytes / static_cast<double>(w_bytes), 1.0, 64.0) + 0.999);
+  const int walk = std::min(copies, static_cast<int>((64 << 20) / w_bytes) + 1);
+  int next = 0;  // the copy the next call reads
+  DeviceBuffer w = dev.alloc(w_bytes * copies);
+  dev.fill(w.get(), t, whole_tensor_fill(2, 0.1f, g.n * copies, g.k));
   std::vector<GemmShapeResult> out;
   for (int64_t m : ms) {
     CostQuery q;
@@ -48,32 +58,45 @@ std::vector<GemmShapeResult> measure_gemm_shapes(Device& dev, const ModelShape& 
     q.prompt = m;
     q.tp = tp;
     q.dtype = t;
-    for (const Gemm& g : gemms) {
-      const OpCost c = op_cost(q, g.op);
-      // The cost model is the source of FLOPs and bytes; its dims must be the ones timed.
-      if (c.flops != 2.0 * m * g.n * g.k)
-        throw std::logic_error("calibrate: GEMM dims disagree with the cost model for " +
-                               std::string(g.name));
-      // Several copies of W, walked in turn, so that W comes from memory as in a step (where
-      // every layer has its own weights) and not from a cache the last call warmed.
-      const std::size_t w_bytes = static_cast<std::size_t>(g.n * g.k) * dtype_bytes(t);
-      const int copies = static_cast<int>(
-          std::clamp(4.0 * llc_bytes / static_cast<double>(w_bytes), 1.0, 64.0) + 0.999);
-      DeviceBuffer x = dev.alloc(static_cast<std::size_t>(m * g.k) * dtype_bytes(t));
-      DeviceBuffer w = dev.alloc(w_bytes * copies);
-      DeviceBuffer y = dev.alloc(static_cast<std::size_t>(m * g.n) * dtype_bytes(t));
-      dev.fill(x.get(), t, whole_tensor_fill(1, 0.1f, m, g.k));
-      dev.fill(w.get(), t, whole_tensor_fill(2, 0.1f, g.n * copies, g.k));
-      const double s = best_of(dev, reps,
-                               [&] {
-                                 for (int c = 0; c < copies; ++c)
-                                   dev.gemm(x.get(), static_cast<char*>(w.get()) + c * w_bytes,
-                                            y.get(), m, g.n, g.k, t);
-                               }) /
-                       copies;
-      out.push_back({g.name, m, g.n, g.k, s, c.flops, c.bytes_read + c.bytes_written});
-    }
+    const OpCost c = op_cost(q, g.op);
+    // The cost model is the source of FLOPs and bytes; its dims must be the ones timed.
+    if (c.flops != 2.0 * m * g.n * g.k)
+      throw std::logic_error("calibrate: GEMM dims disagree with the cost model for " +
+                             std::string(g.name));
+    DeviceBuffer x = dev.alloc(static_cast<std::size_t>(m * g.k) * dtype_bytes(t));
+    DeviceBuffer y = dev.alloc(static_cast<std::size_t>(m * g.n) * dtype_bytes(t));
+    dev.fill(x.get(), t, whole_tensor_fill(1, 0.1f, m, g.k));
+    const double s = best_of(dev, reps,
+                             [&] {
+                               for (int i = 0; i < walk; ++i, next = (next + 1) % copies)
+                                 dev.gemm(x.get(), static_cast<char*>(w.get()) + next * w_bytes,
+                                          y.get(), m, g.n, g.k, t);
+                             }) /
+                     walk;
+    out.push_back({g.name, m, g.n, g.k, s, c.flops, c.bytes_read + c.bytes_written});
   }
+  return out;
+}
+
+}  // namespace
+
+// Results ordered by token count, then GEMM, as the table prints; timed GEMM by GEMM, so that
+// each one's copies of W are filled once (the fill was most of a calibrate's time).
+std::vector<GemmShapeResult> measure_gemm_shapes(Device& dev, const ModelShape& shape, int tp,
+                                                 DType t, const std::vector<int64_t>& ms, int reps,
+                                                 double llc_bytes) {
+  const ShardShape sh = shard_shape(shape, tp);
+  const int64_t d = shape.head_dim, h = shape.hidden;
+  const Gemm gemms[] = {{Op::qkv_proj, "qkv_proj", (sh.q_heads + 2 * sh.kv_heads) * d, h},
+                        {Op::o_proj, "o_proj", h, sh.q_heads * d},
+                        {Op::gate_up_proj, "gate_up_proj", 2 * sh.inter, h},
+                        {Op::down_proj, "down_proj", h, sh.inter}};
+  std::vector<std::vector<GemmShapeResult>> by_gemm;
+  for (const Gemm& g : gemms)
+    by_gemm.push_back(time_gemm(dev, shape, tp, t, g, ms, reps, llc_bytes));
+  std::vector<GemmShapeResult> out;
+  for (std::size_t i = 0; i < ms.size(); ++i)
+    for (const auto& g : by_gemm) out.push_back(g[i]);
   return out;
 }
 

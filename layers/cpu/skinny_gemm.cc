@@ -122,17 +122,38 @@ template <int L, int T>
   }
 }
 
+// What a tile prefetches. The first tile of a pass, the one that brings W from memory, takes
+// each stream kPrefetch floats ahead, one line per 16 columns (near). The others, which read
+// W from L1, take their share of the next pass's lines (far): lines far0 + (i * every + nth) *
+// kLine for their i-th 16 columns, below far_end. Without them memory sat idle while those
+// tiles ran, and the GEMM read W at the rate of its first tile only (m = 8: two tiles).
+// prefetcht1 (into L2): the next pass's 16 KiB would otherwise evict this pass's W and x from
+// L1. Side by side at m = 8 (bench_skinny_gemm, TP 1, two rounds, all four GEMMs): 8.6-10.9 ->
+// 11.2-12.4 GB/s; in tiny's decode step at B = 8 (8 alternating sweeps) 61.6 -> 58.9 ms median,
+// the step's GEMMs streaming slower than the benchmark's (gate_up 9.1 GB/s).
+struct Prefetch {
+  bool near = false;
+  int64_t far0 = 0, far_end = 0;  // columns past the pass's kb, on each stream
+  int64_t every = 1, nth = 0;
+};
+
 // T tokens x 4 rows of dot products over the pass's columns; the k % L columns left over are
-// summed one by one after the vector loop. The first tile of a pass, the one that brings W
-// from memory, also prefetches each stream kPrefetch floats ahead, one line per 16 columns.
+// summed one by one after the vector loop.
 template <int L, int T>
 [[gnu::always_inline]] inline void tile(const float* x, int64_t k, const Pass p, const Out& o,
-                                        bool prefetch) {
+                                        const Prefetch& pf) {
   vec<L> acc[T][kRows] = {};
   int64_t j = p.kb;
-  if (prefetch)
+  if (pf.near)
     for (; j + kLine <= p.ke; j += kLine) {
       for (int s = 0; s < kRows; ++s) __builtin_prefetch(p.w[s] + j + kPrefetch, 0, 3);
+      for (int u = 0; u < kLine; u += L) fma_step<L, T>(acc, x, k, p, j + u);
+    }
+  else if (pf.far_end > pf.far0)
+    for (int64_t f = p.kb + pf.far0 + pf.nth * kLine; j + kLine <= p.ke; j += kLine) {
+      if (f < p.kb + pf.far_end)
+        for (int s = 0; s < kRows; ++s) __builtin_prefetch(p.w[s] + f, 0, 2);
+      f += pf.every * kLine;
       for (int u = 0; u < kLine; u += L) fma_step<L, T>(acc, x, k, p, j + u);
     }
   for (; j + L <= p.ke; j += L) fma_step<L, T>(acc, x, k, p, j);
@@ -152,21 +173,30 @@ template <int L, int T>
 // The tile of `size` tokens (1..T), as a chain of constant sizes the compiler can unroll.
 template <int L, int T>
 [[gnu::always_inline]] inline void tile_of(int64_t size, const float* x, int64_t k, const Pass& p,
-                                           const Out& o, bool prefetch) {
-  if (size == T) return tile<L, T>(x, k, p, o, prefetch);
-  if constexpr (T > 1) tile_of<L, T - 1>(size, x, k, p, o, prefetch);
+                                           const Out& o, const Prefetch& pf) {
+  if (size == T) return tile<L, T>(x, k, p, o, pf);
+  if constexpr (T > 1) tile_of<L, T - 1>(size, x, k, p, o, pf);
 }
 
 // Every token of one pass, in ceil(m / T) tiles as even as they go (m = 7, T = 6: 4 + 3, not
 // 6 + 1): a 1-token tile has only 4 FMA chains, too few to hide the FMA latency once W is in
 // L1. m = 1 is a single 1 x 4 tile: four FMA chains over four streams, bound by memory.
+// The next pass's columns on each stream start where this pass's end (the quarter's rows are
+// contiguous, and a row's next chunk follows it), so the far lines are [len, 2 len) past kb,
+// less the first kPrefetch floats, which the next pass's first tile prefetches itself.
 template <int L, int T>
 [[gnu::always_inline]] inline void pass_tokens(const float* x, int64_t m, int64_t k, const Pass& p,
                                                Out o) {
-  const int64_t tiles = (m + T - 1) / T;
+  const int64_t tiles = (m + T - 1) / T, len = p.ke - p.kb;
   for (int64_t i = 0, t = 0; t < tiles; ++t) {
     const int64_t size = m / tiles + (t < m % tiles ? 1 : 0);
-    tile_of<L, T>(size, x + i * k, k, p, o, i == 0);
+    Prefetch pf;
+    pf.near = t == 0;
+    pf.far0 = len + kPrefetch;
+    pf.far_end = 2 * len;
+    pf.every = tiles - 1;
+    pf.nth = t - 1;
+    tile_of<L, T>(size, x + i * k, k, p, o, pf);
     i += size;
     o.y += size * o.n;
   }

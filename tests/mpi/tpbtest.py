@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 
 class Ctx:
@@ -31,7 +32,10 @@ class Ctx:
     def mpi(self, np, args, timeout=300, expect_rc=0, bind="none"):
         """Runs tpbench under mpirun; returns (rc, stdout, stderr). bind: mpirun --bind-to."""
         cmd = [self.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", bind, self.tpbench] + args
+        t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=timeout)
+        # Each call's wall time in the log, so that the CI budget can be spent knowingly.
+        print(f"     {time.monotonic() - t0:6.1f} s  np {np}: {' '.join(args)[:110]}", flush=True)
         if expect_rc is not None and p.returncode != expect_rc:
             self.fail(f"{' '.join(cmd)} -> rc {p.returncode}, expected {expect_rc}\n"
                       f"stdout: {p.stdout[-3000:]}\nstderr: {p.stderr[-3000:]}")
