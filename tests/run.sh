@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # launch/deps.sh installs the missing Debian packages with apt-get (CI machines start bare).
 command -v apt-get >/dev/null || { echo "tests/run.sh: needs apt-get (Debian)" >&2; exit 1; }
 source launch/deps.sh
-tpb_install_deps
+tpb_install_deps ccache  # ccache: CI only, see the no-MPI stage
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
@@ -32,6 +32,13 @@ tests/format_check.sh
 # sm_90 SASS, sm_100 PTX where nvcc has it), so CI compiles what users run. TPB_CI_CUDA_ARCHS=90-real
 # narrows it for a quicker local run.
 CUDA_ARCHS=${TPB_CI_CUDA_ARCHS-}
+# The Release and the no-MPI builds share a ccache (in this checkout, new each CI run): the
+# translation units that never include mpi.h preprocess to the same text in both, so the
+# no-MPI build compiles only the ~1/3 that do (measured: 240 -> 112 s; the cold cache costs the
+# Release build ~6%). Objects are reused only for identical preprocessed source and flags, so
+# the no-MPI binary is what a plain build makes. Off for the sanitizer trees (other compiler).
+export CCACHE_DIR=$PWD/build-ccache CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 stage "release build (CUDA: $(command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] && echo "auto-on, archs ${CUDA_ARCHS:-default}" || echo off))"
 cmake --preset release ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"} >/dev/null
 cmake --build build -j"$JOBS"
@@ -50,6 +57,7 @@ TPBENCH=build/tpbench tests/multihost/run.sh
 
 stage "build without MPI (-DTPB_MPI=OFF: one rank, no mpirun)"
 tests/nompi.sh
+unset CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER
 
 if [ -x tests/sanitize.sh ]; then
   stage "sanitizers (ASan+UBSan, TSan)"
