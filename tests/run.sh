@@ -15,7 +15,7 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # getconf, not nproc: nproc obeys OMP_NUM_THREADS=1 (exported above) and would build serially.
 JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 
-# Each stage's wall time, printed as it ends and summed at the end: the CI budget is 40 min.
+# Each stage's wall time, listed after the last stage with the total: the CI budget is 40 min.
 STAGE_NAME="" STAGE_T0=$SECONDS TIMES=""
 stage() {
   if [ -n "$STAGE_NAME" ]; then

@@ -23,10 +23,6 @@ double best_of(Device& dev, int reps, F&& f) {
   });
 }
 
-}  // namespace
-
-namespace {
-
 struct Gemm {
   Op op;
   const char* name;
@@ -81,7 +77,7 @@ std::vector<GemmShapeResult> time_gemm(Device& dev, const ModelShape& shape, int
 }  // namespace
 
 // Results ordered by token count, then GEMM, as the table prints; timed GEMM by GEMM, so that
-// each one's copies of W are filled once (the fill was most of a calibrate's time).
+// each one's copies of W are filled once for all token counts.
 std::vector<GemmShapeResult> measure_gemm_shapes(Device& dev, const ModelShape& shape, int tp,
                                                  DType t, const std::vector<int64_t>& ms, int reps,
                                                  double llc_bytes) {
