@@ -7,20 +7,9 @@
 #include <cstdint>
 #include <limits>
 
-namespace tpb::cpu_kernels {
+#include "layers/cpu/vec_math.h"
 
-// Softmax of row[0..n) in place; returns nothing, row becomes probabilities.
-inline void softmax_inplace(float* row, int64_t n) {
-  float mx = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, row[i]);
-  float sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    row[i] = std::exp(row[i] - mx);
-    sum += row[i];
-  }
-  const float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; ++i) row[i] *= inv;
-}
+namespace tpb::cpu_kernels {
 
 // Eight floats as one value: one AVX register in the x86-64-v3 clone, two SSE halves in the
 // baseline one. Loads and stores go through memcpy, so no alignment is assumed. The helpers
@@ -43,6 +32,42 @@ typedef float F8 __attribute__((vector_size(32)));
 }
 [[gnu::always_inline]] inline float sum8(const F8& v) {
   return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+
+// Softmax of row[0..n) in place, eight lanes at a time; the n % 8 left over go through one
+// more vector padded with -inf, whose exp is 0, so every element takes the same exp.
+[[gnu::always_inline]] inline void softmax_inplace(float* row, int64_t n) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const int64_t body = n / 8 * 8, tail = n - body;
+  F8 mv = F8{} - kInf, v;
+  for (int64_t i = 0; i < body; i += 8) {
+    load8(v, row + i);
+    select_lanes(mv, v > mv, v, mv);
+  }
+  float mx = -kInf;
+  for (int l = 0; l < 8; ++l) mx = std::max(mx, mv[l]);
+  for (int64_t i = body; i < n; ++i) mx = std::max(mx, row[i]);
+  F8 sv = {}, e;
+  for (int64_t i = 0; i < body; i += 8) {
+    load8(v, row + i);
+    v -= mx;
+    exp_lanes(e, v);
+    store8(row + i, e);
+    sv += e;
+  }
+  if (tail > 0) {
+    float pad[8];
+    std::fill_n(pad, 8, -kInf);
+    std::copy_n(row + body, tail, pad);
+    load8(v, pad);
+    v -= mx;
+    exp_lanes(e, v);
+    store8(pad, e);
+    std::copy_n(pad, tail, row + body);
+    sv += e;
+  }
+  const float inv = 1.0f / sum8(sv);
+  for (int64_t i = 0; i < n; ++i) row[i] *= inv;
 }
 
 // One sequence's decode geometry: c positions per stream (0 when the head dim is not a

@@ -246,13 +246,7 @@ void CpuDevice::attention_prefill(const void* qkv, const void* k_cache, const vo
 
 void CpuDevice::swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) {
   require_fp32(t);
-  const float* gu = f32(gate_up);
-  float* o = f32(out);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < inter; ++i) {
-      const float g = gu[r * 2 * inter + i], u = gu[r * 2 * inter + inter + i];
-      o[r * inter + i] = g / (1.0f + std::exp(-g)) * u;
-    }
+  cpu_swiglu(f32(gate_up), f32(out), rows, inter);
 }
 
 void CpuDevice::add(void* x, const void* y, std::size_t count, DType t) {

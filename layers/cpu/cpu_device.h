@@ -77,6 +77,8 @@ void cpu_attention_decode(const float* qkv, const float* k_cache, const float* v
                           int64_t ctx_len, const AttnShape& s, std::vector<float>& scratch);
 void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* v_cache, float* out,
                            int64_t seq, const AttnShape& s, std::vector<float>& scratch);
+// out[r, i] = silu(gate_up[r, i]) * gate_up[r, inter + i], fp32 (cpu_swiglu.cc).
+void cpu_swiglu(const float* gate_up, float* out, int64_t rows, int64_t inter);
 // Paged attention of a mixed step (cpu_attention_varlen.cc), fp32.
 void cpu_attention_varlen(const float* qkv, const float* k_cache, const float* v_cache, float* out,
                           const StepBatch& b, const KvLayout& kv, const AttnShape& s,
