@@ -16,13 +16,14 @@
 // step time nearly linearly with the batch.
 //
 // Past kLanesFrom tokens the AVX-512 path turns the tile around: the tokens go in the vector
-// lanes (x packed once per call as xp[j][32], two vectors of 16 tokens, zero-padded) and each
-// W element is broadcast into an FMA with every token at once, 12 rows at a time. W is then
-// read once, in order, with no tile re-reading it from L1 and no horizontal sums, and each
-// broadcast feeds two FMAs. Side by side in tiny's decode step (TP 1, context 128, medians of
-// 3 sweeps, both binaries alternating): B = 32 128 -> 110 ms (gate_up_proj 60 -> 49 ms per step);
-// at B = 16 one vector of tokens, 16 rows a tile, was slower in the step (70 -> 87 ms, though
-// faster alone), so 16 tokens and fewer stay on the dot-product tile. 12 rows was the best
+// lanes (x packed once per call as xp[j][16 V], V = 1 vector of 16 tokens up to 16 tokens,
+// else 2, zero-padded) and each W element is broadcast into an FMA with every token at once,
+// 12 rows at a time. W is then read once, in order, with no tile re-reading it from L1 and no
+// horizontal sums. Side by side in tiny's decode step (TP 1, context 128, medians of 3 sweeps,
+// both binaries alternating): B = 32 128 -> 110 ms (gate_up_proj 60 -> 49 ms per step) when
+// it came; B = 16 79 -> 60 ms (gate_up_proj 39 -> 29) once the tile's row addressing stopped
+// spilling (lane_tile12). At 8..12 tokens half the lanes or more would be padding, and the
+// dot-product tile stayed faster (A/B driver, m = 8: lanes 0.65-0.9x). 12 rows was the best
 // of 8..14.
 #include "layers/cpu/skinny_gemm.h"
 
@@ -237,33 +238,62 @@ template <int V>
     for (int64_t t = 0; t < V * 16; ++t) xp[j * V * 16 + t] = t < m ? x[t * k + j] : 0.0f;
 }
 
-// y[t, r0 + r] for R rows and every token: acc[r][v] += xp[j][v] * w[r0 + r][j] over all j.
-template <int R, int V>
-[[gnu::always_inline]] inline void lane_tile(const float* xp, const float* w, float* y, int64_t m,
-                                             int64_t n, int64_t k, int64_t r0) {
-  vec<16> acc[R][V] = {};
-  const float* wr = w + r0 * k;
+// y[t, r] for one row r and every token: the n % 12 rows left over after the 12-row tiles.
+template <int V>
+[[gnu::always_inline]] inline void lane_row(const float* xp, const float* w, float* y, int64_t m,
+                                            int64_t n, int64_t k, int64_t r) {
+  vec<16> acc[V] = {};
+  const float* wr = w + r * k;
   for (int64_t j = 0; j < k; ++j) {
     vec<16> xv[V];
     for (int v = 0; v < V; ++v) load<16>(xv[v], xp + (j * V + v) * 16);
+    for (int v = 0; v < V; ++v) acc[v] += xv[v] * wr[j];
+  }
+  for (int v = 0; v < V; ++v)
+    for (int l = 0; l < 16 && v * 16 + l < m; ++l) y[(v * 16 + l) * n + r] = acc[v][l];
+}
+
+// y[t, r0 + r] for 12 rows and every token: acc[r][v] += xp[j][v] * w[r0 + r][j] over all j.
+// The rows go as three groups of four, each group one pointer that advances along its first
+// row, the other three reached by index (k, 2k by scale, 3k): five registers for twelve
+// rows. With a pointer per row they did not fit the sixteen general registers, and GCC
+// reloaded five from the stack on every column; side by side (A/B driver, W in L2 and W
+// streamed, m = 16) the change made the tile 1.3-1.45x faster.
+template <int V>
+[[gnu::always_inline]] inline void lane_tile12(const float* xp, const float* w, float* y, int64_t m,
+                                               int64_t n, int64_t k, int64_t r0) {
+  vec<16> acc[12][V] = {};
+  const float* b0 = w + r0 * k;
+  const float* b1 = b0 + 4 * k;
+  const float* b2 = b0 + 8 * k;
+  const int64_t k3 = 3 * k;
+  for (int64_t j = 0; j < k; ++j, ++b0, ++b1, ++b2, xp += V * 16) {
+    vec<16> xv[V];
+    for (int v = 0; v < V; ++v) load<16>(xv[v], xp + v * 16);
+    const float* g[3] = {b0, b1, b2};
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      const float s = wr[r * k + j];
-      for (int v = 0; v < V; ++v) acc[r][v] += xv[v] * s;
+    for (int q = 0; q < 3; ++q) {
+      const float s0 = g[q][0], s1 = g[q][k], s2 = g[q][2 * k], s3 = g[q][k3];
+      for (int v = 0; v < V; ++v) {
+        acc[4 * q][v] += xv[v] * s0;
+        acc[4 * q + 1][v] += xv[v] * s1;
+        acc[4 * q + 2][v] += xv[v] * s2;
+        acc[4 * q + 3][v] += xv[v] * s3;
+      }
     }
   }
   for (int v = 0; v < V; ++v)
     for (int l = 0; l < 16 && v * 16 + l < m; ++l)
-      for (int r = 0; r < R; ++r) y[(v * 16 + l) * n + r0 + r] = acc[r][v][l];
+      for (int r = 0; r < 12; ++r) y[(v * 16 + l) * n + r0 + r] = acc[r][v][l];
 }
 
-template <int R, int V>
+template <int V>
 [[gnu::always_inline]] inline void lanes(const float* x, const float* w, float* y, int64_t m,
                                          int64_t n, int64_t k, float* xp) {
   pack_lanes<V>(x, m, k, xp);
   int64_t r0 = 0;
-  for (; r0 + R <= n; r0 += R) lane_tile<R, V>(xp, w, y, m, n, k, r0);
-  for (; r0 < n; ++r0) lane_tile<1, V>(xp, w, y, m, n, k, r0);
+  for (; r0 + 12 <= n; r0 += 12) lane_tile12<V>(xp, w, y, m, n, k, r0);
+  for (; r0 < n; ++r0) lane_row<V>(xp, w, y, m, n, k, r0);
 }
 
 }  // namespace
@@ -284,7 +314,8 @@ TPB_TARGET_V4 void skinny_gemm_avx512(const float* x, const float* w, float* y, 
   if (m <= kLanesFrom || m > 32) return skinny<16, 6>(x, w, y, m, n, k);
   if (scratch.size() < skinny_gemm_scratch_floats(m, k))
     scratch.resize(skinny_gemm_scratch_floats(m, k));
-  lanes<12, 2>(x, w, y, m, n, k, scratch.data());
+  if (m <= 16) return lanes<1>(x, w, y, m, n, k, scratch.data());
+  lanes<2>(x, w, y, m, n, k, scratch.data());
 }
 #else
 void skinny_gemm_avx512(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,

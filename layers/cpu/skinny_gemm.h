@@ -12,7 +12,7 @@ namespace tpb {
 inline constexpr int64_t kSkinnyMaxM = 32;
 
 // From this many tokens on, the AVX-512 path puts the tokens in the vector lanes (skinny_gemm.cc).
-inline constexpr int64_t kLanesFrom = 16;
+inline constexpr int64_t kLanesFrom = 12;
 
 // y[m, n] = x[m, k] * w[n, k]^T, fp32, reading w from memory once whatever m is.
 // Runs the AVX-512 path where the CPU has it (skinny_gemm_has_avx512), else the generic one.

@@ -1,13 +1,12 @@
 // cpu_gemm and skinny_gemm against a double-precision loop, over shapes that reach every path:
 // each of skinny_gemm's two paths (generic: 8 lanes, tiles of up to 3 tokens; avx512: 16
-// lanes, up to 6, and past kLanesFrom tokens in the lanes of two vectors, 12 rows a tile and
-// the rest one by one) at every m = 1..33 (every tile size and every split
-// into even tiles) and
-// beyond, n % 4 = 0..3 (its four row quarters and the leftover rows, n < 4 with no quarter at
-// all), k % 16 and k % 8 tails (the prefetching 16-column loop, the vector loop, the scalar
-// tail), k = 0, k over the 1024-column chunk (the chunks that add to y), and BLAS (cpu_gemm at
-// m > kSkinnyMaxM). The --check run cannot catch a wrong kernel on its own: the reference and
-// the shards call the same one.
+// lanes, up to 6, and past kLanesFrom tokens in the lanes of one vector up to 16 tokens and
+// of two past it, 12 rows a tile and the rest one by one) at every m = 1..33 (every tile size,
+// every split into even tiles, both lane counts) and beyond, n % 4 = 0..3 (its four row quarters
+// and the leftover rows, n < 4 with no quarter at all), k % 16 and k % 8 tails (the prefetching
+// 16-column loop, the vector loop, the scalar tail), k = 0, k over the 1024-column chunk (the
+// chunks that add to y), and BLAS (cpu_gemm at m > kSkinnyMaxM). The --check run cannot catch a
+// wrong kernel on its own: the reference and the shards call the same one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -104,7 +103,7 @@ TEST_P(SkinnyGemmPath, MatchesReferenceOnTinyShapes) {
     int64_t n, k;
   };
   for (const Shape s : {Shape{2048, 1024}, Shape{1024, 4096}, Shape{1024, 512}, Shape{4096, 1024}})
-    for (int64_t m : {1, 4, 8, 32}) expect_matches(GetParam().gemm, m, s.n, s.k);
+    for (int64_t m : {1, 4, 8, 16, 32}) expect_matches(GetParam().gemm, m, s.n, s.k);
 }
 
 TEST_P(SkinnyGemmPath, ZeroColumnsGiveZeros) {
