@@ -76,6 +76,15 @@ def main():
         flops = s["GFLOPs"] * 1e9 * s["time_s"]
         c.check(abs(flops - 2 * s["m"] * s["n"] * s["k"]) <= 1e-6 * flops and s["time_s"] > 0,
                 f"{s['op']} m={s['m']}: GFLOP/s x time = 2mnk ({flops:.0f})")
+    # No peak below a rate calibrate measured: the table's fractions are at most 1, and a shape
+    # that set a peak is named in the source.
+    top = max(shapes, key=lambda s: s["of_peak_flops"])
+    c.check(all(s["of_peak_flops"] <= 1 + 1e-9 and s["of_peak_bw"] <= 1 + 1e-9 for s in shapes),
+            f"no shape beats the profile's peaks (best of_peak_flops {top['of_peak_flops']:.3f})")
+    c.check(abs(top["GFLOPs"] * 1e9 / hw["peak_flops"]["fp32"] - top["of_peak_flops"]) < 1e-6,
+            "of_peak_flops is against the profile's peak")
+    c.check(top["of_peak_flops"] < 1 - 1e-9 or f"{top['op']} m={top['m']}" in hw["source"],
+            f"a shape that set the peak is named: {hw['source']}")
     # tiny at tp=2: qkv is (8 + 2*4) * 64 = 1024 by hidden 1024; gate_up 2 * 2048 by 1024.
     dims = {(s["op"], s["n"], s["k"]) for s in shapes}
     c.check(("qkv_proj", 1024, 1024) in dims and ("gate_up_proj", 4096, 1024) in dims
