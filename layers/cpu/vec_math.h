@@ -32,9 +32,11 @@ template <class V>
   using I = decltype(x < x);
   const V zero = {};
   const V lo = zero - 104.0f, hi = zero + 89.0f;
+  const I nan = x != x;
   V xc;
   select_lanes(xc, x < lo, lo, x);
   select_lanes(xc, xc > hi, hi, xc);
+  select_lanes(xc, nan, zero, xc);  // NaN would not convert to an int; it is put back below
   // Round to nearest by adding and removing 1.5 * 2^23 (|x / ln 2| < 2^22 after the clamp).
   const V shift = zero + 12582912.0f;
   const V n = (xc * 1.44269504088896341f + shift) - shift;
@@ -51,7 +53,7 @@ template <class V>
   const I half = ni >> 1;  // arithmetic shift: floor(n / 2)
   const V s1 = (V)((half + 127) << 23), s2 = (V)((ni - half + 127) << 23);
   const V e = p * s1 * s2;
-  select_lanes(y, x != x, x, e);
+  select_lanes(y, nan, x, e);
 }
 
 }  // namespace tpb::cpu_kernels
