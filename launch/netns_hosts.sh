@@ -15,7 +15,7 @@
 #   netns_hosts.sh shape HOST --rate RATE [--delay US] | shape HOST --clear   (replaces
 #                                                     the host's shaping: what is not given goes)
 #   netns_hosts.sh link HOST down|up                  the host's cable: its bridge port
-#   netns_hosts.sh measure [HOST...] [--rate]         ping RTT (and a 1 s TCP transfer) again
+#   netns_hosts.sh measure [HOST...] [--rate]         ping RTT (and three 1 s TCP transfers) again
 #   netns_hosts.sh mpirun NP [MPIRUN ARGS] -- CMD...  Open MPI across the hosts, rank k on h(k%N)
 #   netns_hosts.sh slurm up|down                      munged, slurmctld (h0), one slurmd per host
 #   netns_hosts.sh srun [SRUN ARGS] -- CMD...         srun from inside h0

@@ -58,8 +58,11 @@ elif op == "status":
 links() { "$PY" -c "$LINKS_PY" "$STATE/links.json" "$@"; }
 
 # ---------------------------------------------------------------------------------------------
-# Measuring. RTT: median of 20 pings 10 ms apart from a peer that has its link up. Rate: a
-# python3 TCP stream from the peer into the host for 1 s (what tbf on the bridge side lets in).
+# Measuring. RTT: median of 20 pings 10 ms apart from a peer that has its link up. Rate: the
+# fastest of three python3 TCP streams from the peer into the host, 1 s each (what tbf on the
+# bridge side lets in). One stream alone read a 1gbit link at 501 Mbit/s once, on a host whose
+# CPU was slowed by a neighbour (tbf releases frames on timers); a link's rate is what it can
+# carry, so the best of a few is the figure, as for the other peaks.
 peer_of() { # HOST: another host with its link up, h0 first
   local h
   for h in $(hosts); do
@@ -117,6 +120,14 @@ print("%.1f" % (d["bytes"] * 8 / d["seconds"] / 1e6) if d["seconds"] > 0 else ""
   rm -f "$out"
   echo "$r"
 }
+best_rate_mbit() { # FROM TO -> the fastest of three 1 s streams, empty if all failed
+  local i r best=""
+  for i in 1 2 3; do
+    r=$(rate_mbit "$1" "$2" 1.0)
+    [ -n "$r" ] && { [ -z "$best" ] || "$PY" -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' "$r" "$best"; } && best=$r
+  done
+  echo "$best"
+}
 measure_host() { # HOST [rate|keep]: measure and record (rate: also the rate; keep: leave the
   local h=$1 want_rate=${2:-} p rtt r  # recorded rate as it is; default: the rate if one is set)
   if [ "$(links get "$h" link)" != up ]; then
@@ -135,9 +146,9 @@ measure_host() { # HOST [rate|keep]: measure and record (rate: also the rate; ke
     "measured.rtt_method=\"median of ping -n -c 20 -i 0.01 from $p to $(addr_of "$h") (84-byte ICMP echo)\""
   [ "$want_rate" = keep ] && return
   if [ "$want_rate" = rate ] || [ -n "$(links get "$h" rate)" ]; then
-    r=$(rate_mbit "$p" "$h" 1.0)
+    r=$(best_rate_mbit "$p" "$h")
     links set "$h" "measured.rate_mbit=${r:-null}" \
-      "measured.rate_method=\"python3 TCP stream $p -> $h for 1.0 s, bytes delivered / time from first byte to EOF\""
+      "measured.rate_method=\"python3 TCP stream $p -> $h for 1.0 s, the fastest of 3: bytes delivered / time from first byte to EOF\""
   else
     links set "$h" measured.rate_mbit=null measured.rate_method=null
   fi
