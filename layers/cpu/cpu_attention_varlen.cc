@@ -3,9 +3,8 @@
 // (one block per sequence) is one run and the kernels below do what cpu_attention.cc does on
 // a contiguous cache. Decode rows stream each KV head's positions once for the whole GQA
 // group (the cost model's KV bytes); a chunk of several tokens packs each KV head once for
-// its group and uses BLAS on 64-row query blocks.
-#include <cblas.h>
-
+// its group and uses BLAS on 64-row query blocks, the group's heads stacked
+// (cpu_attention_block).
 #include <algorithm>
 #include <cmath>
 
@@ -86,32 +85,30 @@ void pack_head(const float* cache, const Paged& pc, const SeqSlice& s, int64_t l
 }
 
 // A chunk of n > 1 new tokens after `cached` positions, per KV head: its K and V packed, then
-// per query head of the group and 64-row query block, scores with one GEMM over the causal
-// extent, mask and softmax, and P.V with another (cpu_attention_prefill's scheme).
+// per 64-row query block the group's heads together (cpu_attention_block, as prefill does).
 void chunk_rows(const float* qkv, const Paged& pc, const SeqSlice& s, const AttnShape& a,
                 float* scratch, float* out) {
-  constexpr int64_t kBlock = 64;
   const int64_t d = a.head_dim, group = a.q_heads / a.kv_heads, len = s.cached + s.new_tokens;
   const int64_t row = (a.q_heads + 2 * a.kv_heads) * d, ow = a.q_heads * d;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  float *kp = scratch, *vp = scratch + len * d, *sc = scratch + 2 * len * d;
+  float *kp = scratch, *vp = scratch + len * d, *block = scratch + 2 * len * d;
   for (int64_t g = 0; g < a.kv_heads; ++g) {
     pack_head(pc.k, pc, s, len, g, d, kp);
     pack_head(pc.v, pc, s, len, g, d, vp);
-    for (int64_t h = g * group; h < (g + 1) * group; ++h)
-      for (int64_t i0 = 0; i0 < s.new_tokens; i0 += kBlock) {
-        const int64_t rows = std::min(kBlock, s.new_tokens - i0), cols = s.cached + i0 + rows;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, d, scale,
-                    qkv + i0 * row + h * d, row, kp, d, 0.0f, sc, cols);
-        for (int64_t r = 0; r < rows; ++r) {
-          float* sr = sc + r * cols;
-          const int64_t valid = s.cached + i0 + r + 1;
-          std::fill(sr + valid, sr + cols, 0.0f);
-          softmax_inplace(sr, valid);
-        }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, cols, 1.0f, sc, cols, vp, d,
-                    0.0f, out + i0 * ow + h * d, ow);
-      }
+    for (int64_t i0 = 0; i0 < s.new_tokens; i0 += kPrefillBlock) {
+      const AttnBlock b{qkv + i0 * row + g * group * d,
+                        row,
+                        kp,
+                        vp,
+                        d,
+                        out + i0 * ow + g * group * d,
+                        ow,
+                        group,
+                        d,
+                        std::min(kPrefillBlock, s.new_tokens - i0),
+                        s.cached + i0,
+                        1.0f / std::sqrt(static_cast<float>(d))};
+      cpu_attention_block(b, block);
+    }
   }
 }
 
@@ -124,8 +121,11 @@ void cpu_attention_varlen(const float* qkv, const float* k_cache, const float* v
   std::size_t need = 0;
   for (const SeqSlice& s : b.seqs) {
     const int64_t len = s.cached + s.new_tokens;
-    const int64_t n = s.new_tokens == 1 ? a.q_heads * len : (2 * d + 64) * len;
-    need = std::max(need, static_cast<std::size_t>(n));
+    const std::size_t n = s.new_tokens == 1 ? static_cast<std::size_t>(a.q_heads * len)
+                                            : static_cast<std::size_t>(2 * d * len) +
+                                                  attention_block_scratch(a.q_heads / a.kv_heads, d,
+                                                                          kPrefillBlock, len);
+    need = std::max(need, n);
   }
   if (scratch.size() < need) scratch.resize(need);
   const Paged pc{k_cache, v_cache, kv.block_tokens, a.kv_heads * d};

@@ -79,6 +79,26 @@ void cpu_attention_prefill(const float* qkv, const float* k_cache, const float* 
                            int64_t seq, const AttnShape& s, std::vector<float>& scratch);
 // out[r, i] = silu(gate_up[r, i]) * gate_up[r, inter + i], fp32 (cpu_swiglu.cc).
 void cpu_swiglu(const float* gate_up, float* out, int64_t rows, int64_t inter);
+// Causal attention of one block of query rows for one KV head's whole query group, the group's
+// heads stacked into one GEMM of group x rows rows (cpu_attention.cc): the prefill kernels'
+// inner step. q, k, v and out point at the block's first row and the group's first head.
+struct AttnBlock {
+  const float* q;
+  int64_t q_ld;  // floats between query rows
+  const float* k;
+  const float* v;
+  int64_t kv_ld;  // floats between cache positions; k and v start at position 0
+  float* out;
+  int64_t out_ld;
+  int64_t group, d, rows;
+  int64_t prior;  // positions before the block's first row: row r sees prior + r + 1 of them
+  float scale;
+};
+// Query rows per block: each row's causal extent is rounded up to the block's last row.
+inline constexpr int64_t kPrefillBlock = 64;
+// Floats of scratch that cpu_attention_block needs for blocks of up to `rows` rows.
+std::size_t attention_block_scratch(int64_t group, int64_t d, int64_t rows, int64_t positions);
+void cpu_attention_block(const AttnBlock& a, float* scratch);
 // Paged attention of a mixed step (cpu_attention_varlen.cc), fp32.
 void cpu_attention_varlen(const float* qkv, const float* k_cache, const float* v_cache, float* out,
                           const StepBatch& b, const KvLayout& kv, const AttnShape& s,

@@ -60,5 +60,51 @@ TEST(CpuAttentionDecode, MatchesReference) {
   }
 }
 
+// Prefill: row i of a sequence attends to positions 0..i. The shapes take one block and
+// several (kPrefillBlock = 64 rows, with a short last block), GQA groups of 1, 2 and 4 (the
+// heads of a group stacked into one GEMM), head dims 8 and 64, and batch > 1.
+TEST(CpuAttentionPrefill, MatchesReference) {
+  struct Case {
+    int64_t batch, q_heads, kv_heads, head_dim, seq;
+  };
+  const Case cases[] = {
+      {1, 2, 2, 8, 1}, {1, 4, 2, 64, 7}, {2, 4, 1, 16, 65}, {1, 8, 2, 64, 130}, {2, 2, 1, 8, 64}};
+  for (const Case& t : cases) {
+    const int64_t max_ctx = t.seq + 3;
+    const AttnShape s{t.batch, t.q_heads, t.kv_heads, t.head_dim, max_ctx};
+    const int64_t d = t.head_dim, kvw = t.kv_heads * d, row = (t.q_heads + 2 * t.kv_heads) * d;
+    const int64_t group = t.q_heads / t.kv_heads, ow = t.q_heads * d;
+    std::vector<float> qkv(t.batch * t.seq * row), k(t.batch * max_ctx * kvw), v(k.size());
+    for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] = value(i, 4);
+    for (std::size_t i = 0; i < k.size(); ++i) k[i] = value(i, 5), v[i] = value(i, 6);
+    std::vector<float> out(t.batch * t.seq * ow, -7.0f), scratch;
+    cpu_attention_prefill(qkv.data(), k.data(), v.data(), out.data(), t.seq, s, scratch);
+
+    for (int64_t b = 0; b < t.batch; ++b)
+      for (int64_t i = 0; i < t.seq; ++i)
+        for (int64_t h = 0; h < t.q_heads; ++h) {
+          const float* q = qkv.data() + (b * t.seq + i) * row + h * d;
+          const float* kb = k.data() + b * max_ctx * kvw + (h / group) * d;
+          const float* vb = v.data() + b * max_ctx * kvw + (h / group) * d;
+          std::vector<double> sc(i + 1);
+          double mx = -1e300, sum = 0;
+          for (int64_t p = 0; p <= i; ++p) {
+            double dot = 0;
+            for (int64_t c = 0; c < d; ++c) dot += double(q[c]) * kb[p * kvw + c];
+            sc[p] = dot / std::sqrt(double(d));
+            mx = std::max(mx, sc[p]);
+          }
+          for (double& x : sc) sum += (x = std::exp(x - mx));
+          for (int64_t c = 0; c < d; ++c) {
+            double want = 0;
+            for (int64_t p = 0; p <= i; ++p) want += sc[p] / sum * vb[p * kvw + c];
+            ASSERT_NEAR(out[(b * t.seq + i) * ow + h * d + c], want, 1e-5)
+                << "batch " << t.batch << " heads " << t.q_heads << "/" << t.kv_heads << " d " << d
+                << " seq " << t.seq << " at b " << b << " row " << i << " h " << h << " c " << c;
+          }
+        }
+  }
+}
+
 }  // namespace
 }  // namespace tpb
