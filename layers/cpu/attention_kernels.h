@@ -11,17 +11,6 @@
 
 namespace tpb::cpu_kernels {
 
-// Eight floats as one value: one AVX register in the x86-64-v3 clone, two SSE halves in the
-// baseline one. Loads and stores go through memcpy, so no alignment is assumed. The helpers
-// take and give F8 by reference: a 32-byte vector by value has a different ABI with and
-// without AVX, and these are inlined into both clones.
-typedef float F8 __attribute__((vector_size(32)));
-[[gnu::always_inline]] inline void load8(F8& v, const float* p) {
-  __builtin_memcpy(&v, p, sizeof v);
-}
-[[gnu::always_inline]] inline void store8(float* p, const F8& v) {
-  __builtin_memcpy(p, &v, sizeof v);
-}
 // Eight floats from each of the four streams at p, p + cs, p + 2cs, p + 3cs.
 [[gnu::always_inline]] inline void load8x4(F8& v0, F8& v1, F8& v2, F8& v3, const float* p,
                                            int64_t cs) {

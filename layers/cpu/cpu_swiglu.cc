@@ -3,7 +3,6 @@
 // through one more vector padded with zeros, so every element takes the same arithmetic.
 #include <algorithm>
 
-#include "layers/cpu/attention_kernels.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/cpu/target_clones.h"
 #include "layers/cpu/vec_math.h"

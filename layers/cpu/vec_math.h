@@ -1,15 +1,27 @@
-// exp over a whole vector of floats, for the CPU kernels' softmax and SwiGLU. Internal to
-// layers/cpu. std::exp is a library call per element that the compiler cannot vectorise
-// without -ffast-math: in tiny's decode step at B = 32 the SwiGLU alone took 5.6 ms of 84
-// (~8 ns an element), more than its memory traffic needs by ~20x.
+// Vector basics of the CPU kernels (an 8-float value, its loads and stores, lane selects) and
+// exp over a whole vector of floats, for softmax and SwiGLU. Internal to layers/cpu.
+// std::exp is a library call per element that the compiler cannot vectorise without
+// -ffast-math: in tiny's decode step at B = 32 the SwiGLU alone took 5.6 ms of 84 (~8 ns an
+// element), more than its memory traffic needs by ~20x.
 //
 // V is any GCC/Clang float vector (vector_size); each caller's target clone compiles it for
-// its own ISA. Like the other kernels' helpers, vectors pass by reference only (see
-// attention_kernels.h).
+// its own ISA.
 #pragma once
 #include <cstdint>
 
 namespace tpb::cpu_kernels {
+
+// Eight floats as one value: one AVX register in the x86-64-v3 clone, two SSE halves in the
+// baseline one. Loads and stores go through memcpy, so no alignment is assumed. The helpers
+// take and give F8 by reference: a 32-byte vector by value has a different ABI with and
+// without AVX, and these are inlined into both clones.
+typedef float F8 __attribute__((vector_size(32)));
+[[gnu::always_inline]] inline void load8(F8& v, const float* p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+[[gnu::always_inline]] inline void store8(float* p, const F8& v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
 
 // out = a in the lanes where m is set (all ones), b in the others; out may be a or b.
 template <class V, class I>
