@@ -294,6 +294,7 @@ RankSample rank_sample(const RunSpec& spec, const World& w, const Device& dev, c
   s.tolerance = run.ver.tolerance;
   s.passed = run.ver.passed;
   s.tokens_match = run.ver.tokens_match;
+  s.verify = run.ver.detail;
   return s;
 }
 

@@ -16,6 +16,7 @@ struct RankFixed {
   int64_t rank = 0, group = 0, group_rank = 0, node = 0;
   int64_t is_verifier = 0, passed = 0, tokens_checked = 0, tokens_match = 0;
   double max_abs_err = 0, tolerance = 0;
+  VerifySample verify;
   MemoryRecord memory;
   RankClockRecord clock;
   int64_t has_host_thread = 0;
@@ -38,6 +39,7 @@ RankFixed fixed_part(const RankSample& s) {
   f.tokens_match = s.tokens_match.value_or(false);
   f.max_abs_err = s.max_abs_err;
   f.tolerance = s.tolerance;
+  f.verify = s.verify;
   f.memory = r.memory;
   f.clock = r.clock;
   f.has_host_thread = r.host_thread.has_value();
@@ -63,6 +65,7 @@ RankSample from_fixed(const RankFixed& f) {
   if (f.tokens_checked) s.tokens_match = f.tokens_match != 0;
   s.max_abs_err = f.max_abs_err;
   s.tolerance = f.tolerance;
+  s.verify = f.verify;
   r.memory = f.memory;
   r.clock = f.clock;
   if (f.has_host_thread) r.host_thread = f.host_thread;

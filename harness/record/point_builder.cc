@@ -10,6 +10,7 @@
 #include <set>
 
 #include "harness/analysis/stats.h"
+#include "layers/reference/tolerance.h"
 
 namespace tpb {
 
@@ -163,8 +164,44 @@ ClockSyncRecord clock_sync_record(const std::vector<RankSample>& samples, int vi
   return c;
 }
 
+// JSON has no infinity: a non-finite error (a NaN in the output) is kept as 1e300, which still
+// fails the check.
+double json_error(double e) {
+  return std::isfinite(e) ? e : 1e300;
+}
+
+// run --check's second comparison (TP > 1), over every verifier.
+void add_sharded(VerificationRecord& v, const VerifySample& d) {
+  if (!d.sharded_checked) return;
+  ShardedCheckRecord& s = v.sharded_vs_unsharded
+                              ? *v.sharded_vs_unsharded
+                              : v.sharded_vs_unsharded.emplace(ShardedCheckRecord{0, 0, true, {}});
+  s.max_abs_err = std::max(s.max_abs_err, json_error(d.sharded_max_abs_err));
+  s.tolerance = std::max(s.tolerance, d.sharded_tolerance);
+  s.passed = s.passed && d.sharded_passed;
+  if (d.sharded_tokens_checked)
+    s.tokens_match = s.tokens_match.value_or(true) && d.sharded_tokens_match;
+}
+
+// run --check (1.12.0): the figures are against the host fp64 layer stack.
+void add_host_reference(VerificationRecord& v, const VerifySample& d, const RunSpec& spec,
+                        int64_t layers) {
+  v.reference =
+      "host fp64 layer stack: the same seeded weights, KV cache and input, every activation in "
+      "double on the host, no Device";
+  if (spec.lm_head)
+    v.reference +=
+        "; and its logits for the greedy tokens (an id may differ only where the reference's "
+        "top two logits lie within the tolerance)";
+  v.max_abs_ref = std::max(v.max_abs_ref.value_or(0.0), d.max_abs_ref);
+  v.tolerance_rule = ref::tolerance_rule(spec.dtype, spec.shape, layers);
+  if (spec.lm_head) v.tokens_near_tie = v.tokens_near_tie.value_or(0) + d.tokens_near_tie;
+  add_sharded(v, d);
+}
+
 // Every verifier (group rank 0 of each TP group) must pass.
-std::optional<VerificationRecord> verification_record(const std::vector<RankSample>& samples) {
+std::optional<VerificationRecord> verification_record(const RunSpec& spec, int64_t layers,
+                                                      const std::vector<RankSample>& samples) {
   std::optional<VerificationRecord> v;
   for (const auto& s : samples) {
     if (!s.is_verifier) continue;
@@ -177,6 +214,7 @@ std::optional<VerificationRecord> verification_record(const std::vector<RankSamp
           "unsharded tp=1 step, same weights, KV cache and input; and its greedy "
           "tokens (the LM head's argmax) for every sequence";
     }
+    if (s.verify.host_reference) add_host_reference(*v, s.verify, spec, layers);
     v->max_abs_err = std::max(v->max_abs_err, s.max_abs_err);
     v->tolerance = std::max(v->tolerance, s.tolerance);
   }
@@ -356,7 +394,7 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
       StragglerRecord{a.straggler.rank, a.straggler.arrived_last_share,
                       a.straggler.excess_compute_fraction, "lower median of the rank's TP group"};
   p.clock_sync = clock_sync_record(samples, a.clock_condition_violations);
-  p.verification = verification_record(samples);
+  p.verification = verification_record(spec, layers, samples);
   p.warnings = warnings(cost, peaks, a, samples, caps);
   if (caps.fused_elementwise && spec.stamps == StampLevel::collectives)
     p.warnings->push_back(

@@ -14,6 +14,20 @@
 
 namespace tpb {
 
+// What run --check knows beyond RankSample's four figures (1.12.0). Trivially copyable, so it
+// travels in rank_gather's fixed part. All zero for serve --check, whose reference is still the
+// unsharded tp = 1 step.
+struct VerifySample {
+  bool host_reference = false;  // the four figures are against the host fp64 layer stack
+  double max_abs_ref = 0;
+  int64_t tokens_near_tie = 0;  // sequences where the reference's top two logits nearly tie
+  // TP > 1: the sharded step against the unsharded tp = 1 step on the same device as well.
+  bool sharded_checked = false;
+  double sharded_max_abs_err = 0, sharded_tolerance = 0;
+  bool sharded_passed = false;
+  bool sharded_tokens_checked = false, sharded_tokens_match = false;
+};
+
 // One rank's own measurements, gathered to rank 0 before the analysis. `rank` holds what the
 // rank knows (host, device, group, inject, host thread, memory, clock, telemetry); the
 // analysis fills in its metrics. Only verifiers (group rank 0 with --check) carry a result.
@@ -22,7 +36,8 @@ struct RankSample {
   bool is_verifier = false;
   double max_abs_err = 0, tolerance = 0;
   bool passed = false;
-  std::optional<bool> tokens_match;  // with --lm-head: the sampled ids equal the reference's
+  std::optional<bool> tokens_match;  // with --lm-head: the sampled ids match the reference's
+  VerifySample verify;
 };
 
 PointParams params_record(const RunSpec& spec, int64_t layers);

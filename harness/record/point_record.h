@@ -195,11 +195,24 @@ struct ClockSyncRecord {
   std::vector<double> offsets_s;  // per rank, at the start
 };
 
+// run --check at TP > 1 (1.12.0): the sharded step against the unsharded tp = 1 step on the
+// same device, a check of the split and the all-reduce beside the host reference's.
+struct ShardedCheckRecord {
+  double max_abs_err = 0, tolerance = 0;
+  bool passed = false;
+  std::optional<bool> tokens_match;  // with --lm-head
+};
+
 struct VerificationRecord {
   double max_abs_err = 0, tolerance = 0;
   bool passed = false;
   std::string reference;
   std::optional<bool> tokens_match;  // run --lm-head: every sampled id equal (1.5.0)
+  // run --check against the host fp64 layer stack (1.12.0); absent for serve --check.
+  std::optional<double> max_abs_ref;
+  std::optional<std::string> tolerance_rule;
+  std::optional<int64_t> tokens_near_tie;                  // with --lm-head
+  std::optional<ShardedCheckRecord> sharded_vs_unsharded;  // TP > 1
 };
 
 struct SamplesRecord {

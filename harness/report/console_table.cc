@@ -30,6 +30,20 @@ std::string rank_rows(const std::vector<RankRecord>& ranks, int64_t straggler) {
   return out;
 }
 
+// The --check verdict: against the host fp64 reference (run, 1.12.0) or the unsharded step
+// (serve), and at TP > 1 the sharded step against the unsharded one as well.
+std::string verification_line(const VerificationRecord& v) {
+  std::string out = fmt::format(
+      "verification: {} against the {} (max abs err {:.3g}, tolerance {:.3g}",
+      v.passed ? "PASSED" : "FAILED", v.max_abs_ref ? "host fp64 reference" : "unsharded reference",
+      v.max_abs_err, v.tolerance);
+  if (v.tokens_match) out += fmt::format(", tokens {}", *v.tokens_match ? "match" : "DIFFER");
+  if (const auto& s = v.sharded_vs_unsharded)
+    out += fmt::format("); sharded vs unsharded tp=1: {} (max abs err {:.3g}, tolerance {:.3g}",
+                       s->passed ? "PASSED" : "FAILED", s->max_abs_err, s->tolerance);
+  return out + ")\n";
+}
+
 std::string summary_lines(const PointRecord& p) {
   const MetricsRecord& m = *p.metrics;
   std::string out =
@@ -52,10 +66,7 @@ std::string summary_lines(const PointRecord& p) {
   out +=
       fmt::format("clock sync: max offset {:.3f} ms, uncertainty {:.1f} us, violations {}\n",
                   cs.max_offset_s * 1e3, cs.max_uncertainty_s * 1e6, cs.clock_condition_violations);
-  if (p.verification)
-    out += fmt::format("verification: {} (max abs err {:.3g}, tolerance {:.3g})\n",
-                       p.verification->passed ? "PASSED" : "FAILED", p.verification->max_abs_err,
-                       p.verification->tolerance);
+  if (p.verification) out += verification_line(*p.verification);
   out += fmt::format("peaks: {:.3g} FLOP/s, {:.3g} B/s ({})\n", m.peaks.flops, m.peaks.bw,
                      m.peaks.source);
   for (const auto& w : p.warnings.value_or(std::vector<std::string>{}))

@@ -127,6 +127,21 @@ std::string rank_row(const RankRecord& r, int64_t straggler) {
       r.compute_s, r.wait_s, r.transfer_s, r.arrived_last, off);
 }
 
+// The --check verdict: against the host fp64 reference (run, 1.12.0) or the unsharded step
+// (serve), and at TP > 1 the sharded step against the unsharded one as well.
+std::string verification_text(const VerificationRecord& v) {
+  std::string out =
+      fmt::format("\nVerification against the {}: {} (max abs err {:.3g}, tolerance {:.3g}).\n",
+                  v.max_abs_ref ? "host fp64 reference" : "unsharded reference",
+                  v.passed ? "passed" : "**FAILED**", v.max_abs_err, v.tolerance);
+  if (const auto& s = v.sharded_vs_unsharded)
+    out += fmt::format(
+        "The sharded step against the unsharded tp=1 step: {} (max abs err {:.3g}, tolerance "
+        "{:.3g}).\n",
+        s->passed ? "passed" : "**FAILED**", s->max_abs_err, s->tolerance);
+  return out;
+}
+
 std::string measured_section(const PointRecord& p) {
   const MetricsRecord m = p.metrics.value_or(MetricsRecord{});
   std::string out = fmt::format(
@@ -140,12 +155,7 @@ std::string measured_section(const PointRecord& p) {
       "compute (s) | wait (s) | transfer (s) | arrived last | off-core |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : p.ranks.value_or(std::vector<RankRecord>{})) out += rank_row(r, straggler);
-  if (p.verification)
-    out += fmt::format(
-        "\nVerification against the unsharded reference: {} (max abs err {:.3g}, "
-        "tolerance {:.3g}).\n",
-        p.verification->passed ? "passed" : "**FAILED**", p.verification->max_abs_err,
-        p.verification->tolerance);
+  if (p.verification) out += verification_text(*p.verification);
   return out;
 }
 

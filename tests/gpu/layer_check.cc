@@ -1,4 +1,4 @@
-// Per-op correctness of one TP=1 layer on the GPU against tests/gpu/layer_reference, with the
+// Per-op correctness of one TP=1 layer on the GPU against layers/reference/ref_ops, with the
 // fused pairs (add_rmsnorm, rope_kv_write) checked on copies of the same inputs.
 #include "tests/gpu/layer_check.h"
 
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "tests/gpu/layer_reference.h"
+#include "layers/reference/ref_ops.h"
 
 namespace tpb {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "layers/fill_hash.h"
-#include "tests/gpu/layer_reference.h"
+#include "layers/reference/ref_ops.h"
 
 namespace tpb {
 namespace {

@@ -47,7 +47,9 @@ def main():
             if isinstance(v, dict) and "text" in v:
                 c.check(v["text"] in md, f"{path}: diagnosis line in the report: {v['text'][:60]}")
     c.check(md.count("### Point ") == 4, f"four point sections ({md.count('### Point ')})")
-    c.check("Verification against the unsharded reference: passed" in md, "the --check verdict is reported")
+    c.check("Verification against the host fp64 reference: passed" in md
+            and "The sharded step against the unsharded tp=1 step: passed" in md,
+            "the --check verdicts are reported")
 
     images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
     made = "Made by" in md

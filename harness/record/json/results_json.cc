@@ -310,6 +310,14 @@ void fields(V& v, R& r) {
   v("offsets_s", r.offsets_s);
 }
 
+template <class V, Is<ShardedCheckRecord> R>
+void fields(V& v, R& r) {
+  v("max_abs_err", r.max_abs_err);
+  v("tolerance", r.tolerance);
+  v("passed", r.passed);
+  v("tokens_match", r.tokens_match);
+}
+
 template <class V, Is<VerificationRecord> R>
 void fields(V& v, R& r) {
   v("max_abs_err", r.max_abs_err);
@@ -317,6 +325,10 @@ void fields(V& v, R& r) {
   v("passed", r.passed);
   v("reference", r.reference);
   v("tokens_match", r.tokens_match);
+  v("max_abs_ref", r.max_abs_ref);
+  v("tolerance_rule", r.tolerance_rule);
+  v("tokens_near_tie", r.tokens_near_tie);
+  v("sharded_vs_unsharded", r.sharded_vs_unsharded);
 }
 
 template <class V, Is<SamplesRecord> R>
