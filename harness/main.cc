@@ -37,8 +37,7 @@ void prepare_topology(const tpb::CliResult& cli, const tpb::World& w) {
   const std::string family = config_text(c, "collective", tpb::default_collective(backend));
   // A modelled fabric sets no knob of a real run; the model backend reads it itself.
   if (family == "model") return;
-  tpb::prepare_topologies(texts, family, config_text(c, "config_dir", tpb::default_config_dir()),
-                          w.size, cli.argv, w.nodes);
+  tpb::prepare_topologies(texts, family, tpb::config_dir_for(c), w.size, cli.argv, w.nodes);
 }
 
 int dispatch(const tpb::CliResult& cli, const tpb::World& w) {

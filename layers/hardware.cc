@@ -85,6 +85,15 @@ OpEfficiency parse_efficiency(const nlohmann::json& e, const std::string& where)
   out.source = e["source"].get<std::string>();
   if (e.contains("context"))
     out.context = static_cast<int64_t>(number(e["context"], "efficiency.context", false, where));
+  if (e.contains("dtype")) {
+    const nlohmann::json& d = e["dtype"];
+    const bool known = d.is_string() && std::find(kDTypeNames.begin(), kDTypeNames.end(),
+                                                  d.get<std::string>()) != kDTypeNames.end();
+    if (!known)
+      throw BadInput(prefix(where) + "field 'efficiency.dtype' must be a dtype name (fp32, bf16, " +
+                     "fp16, fp8)");
+    out.dtype = d.get<std::string>();
+  }
   for (std::size_t i = 0; i < e["points"].size(); ++i)
     out.points.push_back(
         parse_fraction(e["points"][i], "efficiency.points[" + std::to_string(i) + "]", where));
@@ -220,7 +229,9 @@ nlohmann::ordered_json hardware_to_json(const Hardware& h) {
                      {"tp", p.tp},
                      {"tokens", p.tokens},
                      {"fraction", p.fraction}});
-    j[kEff] = {{"source", h.efficiency.source}, {"context", h.efficiency.context}, {"points", pts}};
+    j[kEff] = {{"source", h.efficiency.source}, {"context", h.efficiency.context}};
+    if (!h.efficiency.dtype.empty()) j[kEff]["dtype"] = h.efficiency.dtype;
+    j[kEff]["points"] = pts;
   }
   return j;
 }

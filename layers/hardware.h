@@ -25,7 +25,12 @@ struct OpEfficiency {
   std::vector<OpFraction> points;
   std::string source;
   int64_t context = 0;  // decode points: the cached context they were measured at
+  // The dtype the fractions were measured in (calibrate's run dtype): an op's fraction of its
+  // bf16 roofline says nothing of its fp32 one. "": a profile written before calibrate said it,
+  // taken to hold for every dtype as it was then.
+  std::string dtype;
   bool empty() const { return points.empty(); }
+  bool applies_to(DType t) const { return dtype.empty() || dtype == dtype_name(t); }
   // The op's fraction at (phase, tp, tokens): its points in that phase at the nearest TP
   // degree (in log2), linear in log2(tokens) between the two around `tokens`, the end value
   // outside them. 1 (the roofline) when the op has no point in that phase.

@@ -189,6 +189,15 @@ class NcclCollective final : public Collective {
 
 }  // namespace
 
+std::string nccl_version() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";  // linked all the same
+  // NCCL_VERSION_CODE: major * 10000 + minor * 100 + patch since 2.9, major * 1000 before.
+  const int major = v >= 10000 ? v / 10000 : v / 1000;
+  const int minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+}
+
 std::unique_ptr<Collective> make_nccl_collective(MPI_Comm tp_comm, Device& dev, double timeout_s) {
   auto* cuda = dynamic_cast<CudaDevice*>(&dev);
   if (!cuda)

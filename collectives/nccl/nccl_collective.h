@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 
 #include "collectives/collective.h"
 #include "layers/device.h"
@@ -13,5 +14,10 @@ namespace tpb {
 // `dev` must be a CudaDevice (BadInput otherwise); `tp_comm` is the TP group. Collective:
 // every rank of tp_comm calls this (the NCCL id travels by MPI_Bcast from group rank 0).
 std::unique_ptr<Collective> make_nccl_collective(MPI_Comm tp_comm, Device& dev, double timeout_s);
+
+// The linked NCCL's version ("2.27.7", from ncclGetVersion: no GPU needed), or "" in a build
+// with the stand-in (configure found no NCCL), whose make_nccl_collective only refuses. What
+// `info` lists and a run may choose follows this, not the build having CUDA.
+std::string nccl_version();
 
 }  // namespace tpb

@@ -11,4 +11,8 @@ std::unique_ptr<Collective> make_nccl_collective(MPI_Comm, Device&, double) {
       "not found at configure time); use --collective mpi");
 }
 
+std::string nccl_version() {
+  return "";
+}
+
 }  // namespace tpb

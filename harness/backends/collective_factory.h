@@ -19,7 +19,11 @@ namespace tpb {
 std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_comm, Device& dev,
                                             HangReport report = {});
 
-// Names of the collectives compiled into this binary, in the registry's order.
+// Names of the collectives compiled into this binary, in the registry's order: nccl only
+// where NCCL itself is linked, not its stand-in.
 std::vector<std::string> built_collectives();
+
+// The version of the NCCL this binary links ("2.27.7"); "" when none (no CUDA, or the stand-in).
+std::string linked_nccl_version();
 
 }  // namespace tpb

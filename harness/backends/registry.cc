@@ -33,6 +33,9 @@ struct CollectiveEntry {
   bool device_memory;
   // `wait`: the MPI transports wait as it says; NCCL takes its timeout only.
   std::unique_ptr<Collective> (*make)(MPI_Comm tp_comm, Device& dev, const MpiWait& wait);
+  // Whether the library behind it is linked (nullptr: always). An unlinked entry stays in the
+  // table so that asking for it gets its stand-in's message, but it is not listed as built.
+  bool (*linked)() = nullptr;
 };
 
 std::unique_ptr<Device> make_cpu_device(const DeviceOptions& o) {
@@ -54,7 +57,8 @@ constexpr CollectiveEntry kCollectives[] = {
     {"nccl", true,
      [](MPI_Comm c, Device& d, const MpiWait& w) {
        return make_nccl_collective(c, d, w.timeout_s);
-     }},
+     },
+     [] { return !nccl_version().empty(); }},
 #endif
 };
 
@@ -100,8 +104,17 @@ std::unique_ptr<Collective> make_collective(const RunSpec& spec, MPI_Comm tp_com
 std::vector<std::string> built_collectives() {
   std::vector<std::string> names;
   for (const CollectiveEntry& c : kCollectives)
-    if (std::find(names.begin(), names.end(), c.name) == names.end()) names.emplace_back(c.name);
+    if ((!c.linked || c.linked()) && std::find(names.begin(), names.end(), c.name) == names.end())
+      names.emplace_back(c.name);
   return names;
+}
+
+std::string linked_nccl_version() {
+#if defined(TPB_HAVE_CUDA)
+  return nccl_version();
+#else
+  return "";
+#endif
 }
 
 std::unique_ptr<TelemetrySampler> make_telemetry(Device& dev) {

@@ -226,8 +226,8 @@ void add_calibrate(CLI::App& app, CliValues& v) {
       app.add_subcommand("calibrate",
                          "measure peaks, GEMM FLOP/s by shape and the all-reduce curve; write a "
                          "hardware profile");
-  for (const char* key : {"backend", "collective", "model", "tp", "context", "out", "blas_threads",
-                          "collective_timeout", "config_dir"})
+  for (const char* key : {"backend", "collective", "model", "dtype", "tp", "context", "out",
+                          "blas_threads", "collective_timeout", "config_dir"})
     for (const auto& o : kPointOptions)
       if (std::string(o.key) == key)
         calibrate->add_option(field_name(o.key), v.values[o.key], o.help);

@@ -36,6 +36,7 @@ using oj = nlohmann::ordered_json;
 
 struct CalibrateSpec {
   std::string backend, collective, model, out, name, config_dir;
+  DType dtype = DType::fp32;  // the GEMM table's and the op profile's: the run's (backend default)
   int tp = 1, blas_threads = 1, reps = 5;
   int64_t max_bytes = 0, context = 1024;
   bool op_profile = true;
@@ -57,7 +58,9 @@ CalibrateSpec resolve_calibrate_spec(const nlohmann::json& cfg, const World& w, 
   if (s.backend == "model")
     throw BadInput("--backend: calibrate measures a real device; model is not one");
   s.collective = f.choice("collective", default_collective(s.backend), {"mpi", "nccl"});
-  s.config_dir = f.str("config_dir", default_config_dir());
+  s.dtype =
+      parse_dtype(f.str("dtype", dtype_name(backend_traits(s.backend).default_dtype)), "--dtype");
+  s.config_dir = f.str("config_dir", config_dir_for(cfg));
   s.model = f.str("model", "tiny");
   shape = load_model(s.model, s.config_dir);
   s.tp = static_cast<int>(f.integer("tp", w.size, 1, 1 << 20));
@@ -78,6 +81,18 @@ CalibrateSpec resolve_calibrate_spec(const nlohmann::json& cfg, const World& w, 
   s.op_repeats = static_cast<int>(f.integer("op_repeats", 3, 1, 100));
   f.reject_unknown();
   return s;
+}
+
+// As `run` refuses it: a dtype the device cannot compute in, named before anything is measured.
+void check_calibrate_dtype(DType t, const DeviceCaps& caps) {
+  if (std::find(caps.dtypes.begin(), caps.dtypes.end(), t) != caps.dtypes.end()) return;
+  if (caps.dtypes == std::vector<DType>{DType::fp32})
+    throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
+                   dtype_name(t) + ")");
+  std::string have;
+  for (DType d : caps.dtypes) have += (have.empty() ? "" : ", ") + std::string(dtype_name(d));
+  throw BadInput("--dtype: the " + caps.backend + " backend has no " + dtype_name(t) + " (it has " +
+                 have + ")");
 }
 
 DeviceOptions calibrate_device_options(const CalibrateSpec& s, const World& w) {
@@ -129,7 +144,8 @@ void add_probe_peaks(const World& w, const DeviceCaps& caps, CalPeaks& p) {
   if (gf > p.flops["fp32"]) p.flops["fp32"] = gf, p.fl_from = "sgemm 1024^3";
 }
 
-// 2. GEMM FLOP/s by shape (the slowest rank's time: it bounds a TP step). A shape that beats
+// 2. GEMM FLOP/s by shape in the run's dtype (a bf16 run's GEMMs are not fp32's: on an H200
+// the two differ 16x in peak), the slowest rank's time: it bounds a TP step. A shape that beats
 // the peaks raises them: a peak below a rate this run measured is not a peak (on a host whose
 // speed drifts, the ~0.1 s sgemm probe can land in a slow spell that the ~40 s table outlasts;
 // seen here: 1024^3 at 110 GFLOP/s, the m = 512 shapes at 118-123), and the table's fractions
@@ -137,7 +153,7 @@ void add_probe_peaks(const World& w, const DeviceCaps& caps, CalPeaks& p) {
 oj measure_shapes(const World& w, Device& dev, const ModelShape& shape, const CalibrateSpec& s,
                   CalPeaks& p) {
   TPB_MPI_CHECK(MPI_Barrier(w.comm));
-  const DType t0 = dev.caps().dtypes.front();
+  const DType t0 = s.dtype;
   const std::vector<GemmShapeResult> got =
       measure_gemm_shapes(dev, shape, s.tp, t0, {1, 8, 64, 512}, s.reps, dev.caps().llc_bytes);
   std::vector<double> secs;
@@ -145,7 +161,8 @@ oj measure_shapes(const World& w, Device& dev, const ModelShape& shape, const Ca
   for (const GemmShapeResult& g : got) {
     const double sec = max_over_ranks(w, g.seconds);
     secs.push_back(sec);
-    const std::string what = fmt::format("{} m={} (calibrate's GEMM table)", g.op, g.m);
+    const std::string what =
+        fmt::format("{} {} m={} (calibrate's GEMM table)", dtype_name(t0), g.op, g.m);
     if (g.flops / sec > peak_flops) peak_flops = g.flops / sec, p.fl_from = what;
     if (g.bytes / sec > p.bw) p.bw = g.bytes / sec, p.bw_from = what;
   }
@@ -226,9 +243,9 @@ std::string op_profile_source(const World& w, const CalibrateSpec& s, const Mode
                               const std::string& date) {
   return fmt::format(
       "measured by tpbench calibrate on {} at {}: roofline time / measured time of each op in "
-      "real layer steps of {} (TP 1 and {}, {} ranks at once; decode batch 1, 4, 16, 64 at "
+      "real {} layer steps of {} (TP 1 and {}, {} ranks at once; decode batch 1, 4, 16, 64 at "
       "context {}; prefill 128, 512; the fastest of {} repeats), against this profile's peaks",
-      w.host, date, shape.name, w.size, w.size, s.context, s.op_repeats);
+      w.host, date, dtype_name(s.dtype), shape.name, w.size, w.size, s.context, s.op_repeats);
 }
 
 // A topology preset whose fabric is the all-reduce curve just measured (--topology DIR/
@@ -286,8 +303,9 @@ void print_summary(const World& w, const CalibrateSpec& s, const CalPeaks& p, co
   std::cout << fmt::format("peaks: {:.2f} GB/s ({}), ", p.bw / 1e9, p.bw_from);
   for (const auto& [k, v] : p.flops) std::cout << fmt::format("{} {:.1f} GFLOP/s ", k, v / 1e9);
   std::cout << "(" << p.fl_from << ")\n";
-  std::cout << fmt::format("{:>13} {:>5} {:>6} {:>6} {:>10} {:>9} {:>8} {:>6} {:>6}\n", "gemm", "m",
-                           "n", "k", "time_us", "GFLOP/s", "GB/s", "%flop", "%bw");
+  std::cout << fmt::format("{:>13} {:>5} {:>6} {:>6} {:>10} {:>9} {:>8} {:>6} {:>6}\n",
+                           fmt::format("gemm {}", dtype_name(s.dtype)), "m", "n", "k", "time_us",
+                           "GFLOP/s", "GB/s", "%flop", "%bw");
   for (const auto& g : shapes)
     std::cout << fmt::format(
         "{:>13} {:>5} {:>6} {:>6} {:>10.1f} {:>9.1f} {:>8.2f} {:>6.1f} {:>6.1f}\n",
@@ -315,6 +333,7 @@ int verb_calibrate(const CliResult& cli, const World& w) {
     s = resolve_calibrate_spec(cli.config, w, shape);
     if (w.rank == 0) ensure_writable_dir(s.out);
     dev = make_device(calibrate_device_options(s, w));
+    check_calibrate_dtype(s.dtype, dev->caps());
   });
   const DeviceCaps& caps = dev->caps();
   const RunContextRecord context = collect_context(w, cli.argv, caps, built_backends());
@@ -330,18 +349,22 @@ int verb_calibrate(const CliResult& cli, const World& w) {
   OpProfile ops;
   if (s.op_profile)
     ops = measure_op_profile(w, *dev,
-                             {s.backend, s.collective, s.model, s.config_dir, w.size, s.context,
-                              s.blas_threads, s.collective_timeout_s, s.op_repeats},
+                             {s.backend, s.collective, s.model, s.config_dir, s.dtype, w.size,
+                              s.context, s.blas_threads, s.collective_timeout_s, s.op_repeats},
                              peaks.flops, peaks.bw);
   if (w.rank != 0) return 0;
 
-  if (s.op_profile) ops.efficiency.source = op_profile_source(w, s, shape, context.date);
+  if (s.op_profile) {
+    ops.efficiency.source = op_profile_source(w, s, shape, context.date);
+    ops.efficiency.dtype = dtype_name(s.dtype);  // the model backend applies it to this dtype only
+  }
   const oj hw = hardware_profile(w, s, caps, peaks, busbw_asym, context.date, ops.efficiency);
   oj cal;
   cal["schema"] = "tpbench.calibration";
   cal["schema_version"] = 1;
   cal["context"] = to_json(context);
   cal["model"] = {{"name", shape.name}, {"tp", s.tp}};
+  cal["dtype"] = dtype_name(s.dtype);  // of gemm_shapes and op_profile
   cal["peaks"] = peaks.json;
   cal["gemm_shapes"] = shapes;
   cal["all_reduce"] = ar;

@@ -42,6 +42,7 @@ RunSpec grid_spec(const OpProfileSpec& s, const GridPoint& p, int world) {
                         {"collective", s.collective},
                         {"model", s.model},
                         {"config_dir", s.config_dir},
+                        {"dtype", dtype_name(s.dtype)},
                         {"phase", p.phase},
                         {"batch", p.batch},
                         {"tp", p.tp},

@@ -10,6 +10,7 @@
 
 #include "harness/analysis/peaks.h"
 #include "harness/mpi/world.h"
+#include "layers/base/dtype.h"
 #include "layers/device.h"
 #include "layers/hardware.h"
 
@@ -17,8 +18,9 @@ namespace tpb {
 
 struct OpProfileSpec {
   std::string backend, collective, model, config_dir;
-  int tp = 1;              // the widest TP degree profiled (the world); 1 is profiled too
-  int64_t context = 1024;  // decode points' cached context
+  DType dtype = DType::fp32;  // the run's: the table's fractions hold for this dtype only
+  int tp = 1;                 // the widest TP degree profiled (the world); 1 is profiled too
+  int64_t context = 1024;     // decode points' cached context
   int blas_threads = 1;
   double collective_timeout_s = 600;
   int repeats = 3;  // each grid point this many times, spread over the profile; the fastest kept

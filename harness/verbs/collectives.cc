@@ -68,7 +68,7 @@ int verb_collectives(const CliResult& cli, const World& w) {
   CollectivesSpec s;
   std::unique_ptr<Device> dev;
   agree(w.comm, [&] {
-    s = resolve_coll_spec(cli.config, w.size, default_config_dir());
+    s = resolve_coll_spec(cli.config, w.size, config_dir_for(cli.config));
     if (w.rank == 0 && !s.out.empty()) ensure_writable_dir(s.out);
     if (s.collective == "model") return;  // virtual ranks: no device
     DeviceOptions o;

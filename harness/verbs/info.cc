@@ -1,4 +1,5 @@
-// `tpbench info`: what this binary can do, as JSON.
+// `tpbench info`: what this binary can do, as JSON: the versions record, the NCCL version where
+// it is linked, and the collectives it can run.
 #include <iostream>
 
 #include "harness/backends/collective_factory.h"
@@ -12,6 +13,9 @@ namespace tpb {
 int verb_info(const CliResult&, const World& w) {
   if (w.rank != 0) return 0;
   nlohmann::ordered_json j = to_json(versions_record(built_backends()));
+  // Only where NCCL is linked, as nccl in `collectives` (a stand-in is not a transport): a
+  // launcher's `grep '"nccl"'` then still means what it did.
+  if (const std::string nccl = linked_nccl_version(); !nccl.empty()) j["nccl"] = nccl;
   j["collectives"] = built_collectives();
   std::cout << j.dump(2) << std::endl;
   return 0;

@@ -27,7 +27,7 @@ int verb_run(const CliResult& cli, const World& w) {
   agree(w.comm, [&] {
     const nlohmann::json config =
         cli.from.empty() ? cli.config : rerun_config(cli.from, cli.from_point, cli.config);
-    spec = resolve_run_spec(config, w.size, default_config_dir());
+    spec = resolve_run_spec(config, w.size, config_dir_for(config));
     spec.trace_file = ResultsWriter::run_trace_name();
     if (w.rank == 0) ensure_writable_dir(spec.out);
     if (spec.backend == "model") return;  // virtual ranks: no device

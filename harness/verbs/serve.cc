@@ -79,7 +79,7 @@ struct ServeSetup {
 ServeSetup resolve_serve(const CliResult& cli, const World& w) {
   ServeSetup s;
   agree(w.comm, [&] {
-    s.spec = resolve_serve_spec(cli.config, w.size, default_config_dir());
+    s.spec = resolve_serve_spec(cli.config, w.size, config_dir_for(cli.config));
     const RunSpec& r = s.spec.run;
     if (w.rank == 0) ensure_writable_dir(r.out);
     if (w.rank == 0 && !s.spec.resume.empty()) {

@@ -67,7 +67,7 @@ SweepSetup resolve_sweep(const CliResult& cli, const World& w) {
     }
     s.plan = plan_sweep(cfg);
     for (const auto& p : s.plan.points) {
-      s.specs.push_back(resolve_run_spec(p, w.size, default_config_dir()));
+      s.specs.push_back(resolve_run_spec(p, w.size, config_dir_for(p)));
       s.specs.back().trace_file = ResultsWriter::sweep_trace_name(s.specs.size() - 1);
     }
     if (w.rank == 0) {

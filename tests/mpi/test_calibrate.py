@@ -7,7 +7,9 @@ bandwidth and busbw = algbw * 2(n-1)/n. The op profile (real layer steps at a gr
 fills the profile's efficiency table with every compute op at every grid shape, each fraction
 its roofline time over its time, and topology.json (the measured all-reduce curve) drives a
 model run that gives back, at a grid shape, exactly the op times calibrate measured. On 1 rank
-there is no curve and link_bw is 0; --op-profile off leaves the table out."""
+there is no curve and link_bw is 0; --op-profile off leaves the table out. The GEMM table and
+the op profile run in the run's dtype (the CPU's fp32 by default) and say so; --dtype bf16 on
+the CPU is refused as `run` refuses it."""
 import json
 import os
 
@@ -70,6 +72,9 @@ def main():
     c.check(det["schema"] == "tpbench.calibration" and det["hardware"] == hw, "calibration.json embeds the profile")
 
     shapes = det["gemm_shapes"]
+    c.check(det["dtype"] == "fp32" and {s["dtype"] for s in shapes} == {"fp32"}
+            and hw["efficiency"]["dtype"] == "fp32" and " fp32 layer steps " in hw["efficiency"]["source"],
+            f"the CPU's run dtype by default, recorded: table {det['dtype']}, efficiency {hw['efficiency']['dtype']}")
     c.check(len(shapes) == 16 and {s["op"] for s in shapes} == {"qkv_proj", "o_proj", "gate_up_proj", "down_proj"},
             f"4 GEMMs x 4 token counts ({len(shapes)})")
     for s in shapes:
@@ -117,6 +122,15 @@ def main():
             "one rank: no all-reduce curve, link_bw 0")
     c.check("efficiency" not in hw1 and not os.path.exists(os.path.join(cal1, "topology.json")),
             "--op-profile off on one rank: no efficiency table, no topology.json")
+
+    # --dtype as `run` takes it: refused on the CPU with run's own line, before anything is measured.
+    lines = {}
+    for verb, extra in (("run", ["--model", "tiny"]), ("calibrate", ["--reps", "1", "--op-profile", "off"])):
+        _, _, err = c.mpi(1, [verb, "--backend", "cpu", "--dtype", "bf16", "--out", c.out(f"{verb}-bf16")] + extra,
+                          expect_rc=2)
+        lines[verb] = [ln for ln in err.splitlines() if ln.startswith("tpbench:")]
+    c.check(len(lines["calibrate"]) == 1 and "--dtype" in lines["calibrate"][0]
+            and lines["calibrate"] == lines["run"], f"calibrate --dtype bf16 on the CPU: {lines}")
     c.finish()
 
 

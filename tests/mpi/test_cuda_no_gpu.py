@@ -1,11 +1,17 @@
 """--backend cuda where no GPU is visible: every rank exits 2 with one clear line from rank 0,
-and nobody hangs. On a GPU machine the same command must instead run (see launch/)."""
+and nobody hangs. On a GPU machine the same command must instead run (see launch/). `info` lists
+nccl exactly where it names the NCCL version linked (never for the stand-in)."""
 import json
+import re
 import subprocess
 from tpbtest import Ctx
 
 c = Ctx()
 info = json.loads(subprocess.run([c.tpbench, "info"], capture_output=True, text=True, env=c.env).stdout)
+c.check(("nccl" in info["collectives"]) == ("nccl" in info)
+        and re.fullmatch(r"\d+\.\d+\.\d+|unknown", info.get("nccl", "0.0.0")) is not None
+        and ("nccl" not in info or "cuda" in info["backends"]),
+        f"info: nccl listed with its linked version ({info.get('nccl')}, {info['collectives']})")
 has_gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0 if \
     subprocess.run(["which", "nvidia-smi"], capture_output=True).returncode == 0 else False
 if has_gpu:

@@ -2,6 +2,7 @@
 // the names `info` lists, device options from a spec, and the CPU device's caps flags.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "harness/backends/collective_factory.h"
@@ -47,7 +48,10 @@ TEST(BackendRegistry, BuiltNames) {
   const auto colls = built_collectives();
   ASSERT_FALSE(colls.empty());
   EXPECT_EQ(colls.front(), "mpi");
-  EXPECT_EQ(colls.size(), backends.size());  // nccl comes with cuda
+  // nccl where NCCL itself is linked (not its stand-in), and then info names its version.
+  const bool listed = std::find(colls.begin(), colls.end(), "nccl") != colls.end();
+  EXPECT_EQ(listed, TPB_NCCL_LINKED == 1);
+  EXPECT_EQ(!linked_nccl_version().empty(), listed) << linked_nccl_version();
   EXPECT_EQ(bad_input([] {
               make_device(DeviceOptions{"tpu"});
             }).rfind("--backend: 'tpu' is not built into this tpbench (built: cpu", 0),

@@ -81,6 +81,12 @@ void apply_virtual_clocks(const RunSpec& spec, const Fabric& fabric, std::vector
 void efficiency_warnings(const RunSpec& spec, ModelUse use, std::vector<std::string>& w) {
   const OpEfficiency& e = spec.hw.efficiency;
   if (e.empty()) return;
+  if (!e.applies_to(spec.dtype)) {
+    w.push_back("efficiency_dtype: the profile's efficiency table was measured in " + e.dtype +
+                ", this point runs " + dtype_name(spec.dtype) +
+                ": its compute ops take their roofline time");
+    return;
+  }
   const bool decode = use.serving || spec.phase == Phase::decode;
   if (decode && e.context > 0 && (use.serving || e.context != spec.context))
     w.push_back("efficiency_context: the profile's decode fractions were measured at context " +
@@ -104,7 +110,7 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse
   c.llc_source = "hardware profile";
   c.device_memory = true;
   const std::string compute =
-      spec.hw.efficiency.empty()
+      spec.hw.efficiency.empty() || !spec.hw.efficiency.applies_to(spec.dtype)
           ? "compute ops at their roofline time (the profile's peaks, efficiency 1, no launch "
             "overhead)"
           : "compute ops at the fraction of their roofline time the profile's efficiency table "

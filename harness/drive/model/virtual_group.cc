@@ -33,7 +33,9 @@ PricedOp compute_op(const RunSpec& spec, const OpCost& c, Phase phase, int64_t t
                     const Peaks& peaks) {
   const OpEfficiency& e = spec.hw.efficiency;
   const char* ph = phase_name(phase);
-  const double f = e.fraction(efficiency_name(e, c.op, ph), ph, spec.tp, tokens);
+  // A table measured in another dtype prices nothing here (the efficiency_dtype warning).
+  const double f =
+      e.applies_to(spec.dtype) ? e.fraction(efficiency_name(e, c.op, ph), ph, spec.tp, tokens) : 1;
   PricedOp p{c.op, 0, c.flops / peaks.flops / f, (c.bytes_read + c.bytes_written) / peaks.bw / f};
   p.s = std::max(p.flop_s, p.byte_s);
   return p;
