@@ -1,26 +1,77 @@
 #!/usr/bin/env bash
-# Makes DIR (default device-bundle/, ignored by git) for a machine with nvcc and CMake but no
-# package registry (the GPU device machine): include/ with this machine's nlohmann/json,
-# CLI11, fmt (used header-only) and OpenBLAS headers, lib/ with OpenBLAS and the Fortran
-# runtime it needs. About 40 MB. Build there with -DTPB_DEPS_DIR=DIR (launch/device-check.sh
-# does) and carry DIR with the working tree.
-# Usage: launch/device-bundle.sh [DIR]
+# Makes the folder that a lent GPU machine runs (it has nvcc, CMake and PyTorch but no MPI and
+# no registry, and every minute there counts): tpbench built here without MPI and with CUDA,
+# the layer check tpb_device_check, the libraries they load that such a machine lacks, the
+# model configs (found beside the binary), and the check's scripts. Nothing is built there.
+# What the bundle leaves to the machine: glibc and libstdc++, the CUDA toolkit's libraries
+# (cuBLASLt alone is several times the whole bundle), NCCL, and the driver (libcuda, NVML).
+# Usage: launch/device-bundle.sh [--arch LIST] [--build DIR] [OUT]
+#   --arch   CMake CUDA architectures (default 90-real: the H200 this is made for; env
+#            TPB_BUNDLE_ARCH); "default" takes the top CMakeLists.txt's list
+#   --build  build folder (default build-device; reused, so a second bundle is incremental)
+#   OUT      the bundle (default device-bundle/, ignored by git); at most 60 MiB, else exit 1
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-DIR=${1:-$ROOT/device-bundle}
+ARCH=${TPB_BUNDLE_ARCH:-90-real} BUILD=$ROOT/build-device OUT=$ROOT/device-bundle
+while (($#)); do
+  case "$1" in
+    --arch) ARCH=$2; shift 2 ;;
+    --build) BUILD=$2; shift 2 ;;
+    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    -*) echo "device-bundle.sh: unknown option '$1'" >&2; exit 2 ;;
+    *) OUT=$1; shift ;;
+  esac
+done
+LIMIT_MIB=60
+T0=$SECONDS
+die() { echo "device-bundle.sh: $*" >&2; exit 1; }
 source "$ROOT/launch/deps.sh"
 tpb_install_deps >/dev/null
-rm -rf "$DIR"
-mkdir -p "$DIR/include" "$DIR/lib"
-cp -r /usr/include/nlohmann /usr/include/CLI /usr/include/fmt "$DIR/include/"
-blas_inc=$(pkg-config --variable=includedir openblas)
-cp "$blas_inc"/cblas.h "$blas_inc"/openblas_config.h "$DIR/include/"
-blas_lib=$(pkg-config --variable=libdir openblas)/libopenblas.so.0
-# The library and what it loads beyond glibc, by the names it asks for (its DT_NEEDED).
-cp -L "$blas_lib" "$DIR/lib/libopenblas.so.0"
-for dep in libgfortran.so.5 libquadmath.so.0; do
-  path=$(ldd "$blas_lib" | awk -v d="$dep" '$1 == d {print $3}')
-  if [[ -n "$path" ]]; then cp -L "$path" "$DIR/lib/$dep"; fi
+command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] || die "no nvcc: the bundle's tpbench is a CUDA build"
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+CUDA_HOME=${CUDA_HOME:-$(cd "$(dirname "$NVCC")/.." && pwd)}
+JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
+
+# ccache where it is installed (CI shares one with the Release build; see tests/run.sh).
+launch=()
+if command -v ccache >/dev/null; then
+  launch=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+mkdir -p "$BUILD"
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTPB_MPI=OFF -DTPB_CUDA=ON \
+  -DTPB_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="${ARCH/#default/}" \
+  "${launch[@]}" >"$BUILD/bundle-cmake.log" 2>&1 || die "cmake failed: $(tail -5 "$BUILD/bundle-cmake.log")"
+cmake --build "$BUILD" -j"$JOBS" --target tpbench >"$BUILD/bundle-build.log" 2>&1 ||
+  die "build failed: $(grep -m3 error "$BUILD/bundle-build.log")"
+echo "tpbench built ($((SECONDS - T0)) s, CUDA $ARCH)"
+# The layer check: nvcc alone, its file list in layer_check_build.sh (sm_ARCH from the first entry).
+source "$ROOT/launch/layer_check_build.sh"
+LC_ARCH=${ARCH%%[-;,]*}
+[[ "$LC_ARCH" =~ ^[0-9]+$ ]] || LC_ARCH=90
+(ARCH=$LC_ARCH; build_layer_check "$BUILD/layer-check") >"$BUILD/bundle-layer-check.log" 2>&1 ||
+  die "the layer check did not build: $(grep -m3 error "$BUILD/bundle-layer-check.log")"
+echo "tpb_device_check built ($((SECONDS - T0)) s)"
+
+rm -rf "$OUT"
+mkdir -p "$OUT/lib"
+strip -o "$OUT/tpbench" "$BUILD/tpbench"
+strip -o "$OUT/tpb_device_check" "$BUILD/layer-check/tpb_device_check"
+cp -r "$ROOT/configs" "$OUT/configs"
+cp "$ROOT/launch/device-check.sh" "$ROOT/launch/device_plan.sh" "$ROOT/launch/device_libs.sh" \
+  "$ROOT/launch/device_table.py" "$ROOT/launch/peer_torch.py" "$OUT/"
+
+# Every library the two binaries load that the GPU machine does not bring: not the C/C++
+# runtime, not the toolkit's or NCCL's, not the driver's.
+provided='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libcuda|libnvidia-ml|libnccl|libcu[a-z]*|libnv[a-zA-Z]*)\.so'
+for bin in "$OUT/tpbench" "$OUT/tpb_device_check"; do
+  ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
+done | sort -u | while read -r name path; do
+  [[ "$name" =~ $provided || "$path" == "$CUDA_HOME"/* ]] && continue
+  cp -L "$path" "$OUT/lib/$name"
 done
-du -sh "$DIR"
-echo "device-bundle: $DIR (build with -DTPB_DEPS_DIR=$DIR)"
+echo "{\"git_sha\": \"$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)\"," \
+  "\"dirty\": $([[ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ]] && echo false || echo true)," \
+  "\"cuda_architectures\": \"$ARCH\", \"made\": \"$(date -u +%FT%TZ)\"}" >"$OUT/bundle.json"
+mib=$(du -sm "$OUT" | cut -f1)
+echo "device-bundle: $OUT, ${mib} MiB ($(ls "$OUT/lib" | tr '\n' ' ')), $((SECONDS - T0)) s"
+((mib <= LIMIT_MIB)) || die "$OUT is ${mib} MiB, over the ${LIMIT_MIB} MiB a device call can carry"

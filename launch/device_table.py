@@ -1,99 +1,228 @@
 #!/usr/bin/env python3
-"""The device check's table (launch/device-check.sh): every point of the given results with
-its MBU, MFU, ceiling and host gap, then the issue's targets, each PASS or FAIL:
-- decode B=1: achieved bandwidth >= 0.80 of the copy bandwidth calibrate measured in the same
-  run (MBU x the point's peak bandwidth / the measured one; the datasheet MBU is shown too);
-- prefill S=4096: MFU >= 0.60 of the profile's dense peak;
-- decode with --cuda-graph: host gap <= 5% of the step.
-A target with no point to judge it is FAIL (nothing measured is not a pass). Exits 1 when any
-target fails.
-Usage: device_table.py --calibration CAL/calibration.json [--dtype bf16] RESULTS_DIR..."""
+"""The device check's table (launch/device-check.sh), from what one call left in its folder:
+1. the steps: exit code and seconds of each, from steps.tsv;
+2. every tpbench point: step time, MBU, MBU against the copy bandwidth calibrate measured in the
+   same call, MFU, its ceiling and the host gap; a failed point shows its reason;
+3. side by side with the peer reference (peer_torch.py's JSON lines), for the target model;
+4. the --check verdict (the step against the independent host reference);
+5. the targets (issue 30's, in one call), judged on the target model's points only: a model
+   whose shape cannot reach them (tiny: launch-bound, hidden 1024) is never judged. A target
+   with no point to judge it is FAIL: nothing measured is not a pass.
+It reads result folders (sub-folders holding results.json) and skips everything else there
+(logs, archives), and a folder it cannot read is a row saying so, not a crash.
+Exit: 0 every target passes, 1 a --check failed, 3 a target fails, 2 bad usage.
+Usage: device_table.py [--steps steps.tsv] [--calibration calibration.json] [--peer peer.jsonl]
+                       [--target-model NAME] [--dtype bf16] DIR..."""
 import argparse
 import json
 import os
 import sys
 
 
+def result_dirs(roots):
+    """Each root that holds results.json, else its sub-folders that do; sorted, files skipped."""
+    out = []
+    for r in roots:
+        if os.path.isfile(os.path.join(r, "results.json")):
+            out.append(r)
+        elif os.path.isdir(r):
+            out += [os.path.join(r, d) for d in sorted(os.listdir(r))
+                    if os.path.isfile(os.path.join(r, d, "results.json"))]
+    return out
+
+
 def load_points(dirs):
+    """(set name, point, cuda_graph) rows; an unreadable set is one row with status 'unreadable'."""
     rows = []
     for d in dirs:
-        with open(os.path.join(d, "results.json")) as f:
-            doc = json.load(f)
-        graph = bool(doc.get("config", {}).get("cuda_graph"))  # a run's setting, not a point's
-        for p in doc["points"]:
-            p["params"]["cuda_graph"] = graph
-            rows.append((os.path.basename(d.rstrip("/")), p))
+        name = os.path.basename(d.rstrip("/"))
+        try:
+            with open(os.path.join(d, "results.json")) as f:
+                doc = json.load(f)
+            graph = bool(doc.get("config", {}).get("cuda_graph"))  # a run's setting
+            rows += [(name, p, graph) for p in doc.get("points", [])]
+        except (OSError, ValueError, AttributeError) as e:
+            rows.append((name, {"status": "unreadable", "reason": str(e)[:80], "params": {}}, False))
     return rows
 
 
-def measured_copy_bw(cal, dtype):
-    with open(cal) as f:
-        doc = json.load(f)
-    ops = doc["peaks"]["device_ops"]
-    return ops[dtype]["add_GBps"] * 1e9 if dtype in ops else None
+def read_jsonl(path):
+    rows = []
+    if path and os.path.isfile(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    pass
+    return rows
 
 
-def label(p):
-    q = p["params"]
-    size = f"B={q['batch']} ctx={q['context']}" if q["phase"] == "decode" else f"S={q['prompt']}"
-    graph = " graph" if q.get("cuda_graph") else ""
-    return f"{q['model']} L{q['layers']} TP{q['tp']} {q['phase']} {size}{graph}"
+def measured_copy_bw(path, dtype):
+    try:
+        with open(path) as f:
+            ops = json.load(f)["peaks"]["device_ops"]
+        return ops[dtype]["add_GBps"] * 1e9
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
-def table(rows, copy_bw):
-    print(f"{'set':18} {'point':44} {'status':6} {'step ms':>8} {'MBU':>5} {'MBU/copy':>8} "
-          f"{'MFU':>5} {'ceil':>5} {'host gap':>8}")
-    for name, p in rows:
-        m = p.get("metrics") or {}
-        if p["status"] != "ok":
-            print(f"{name:18} {label(p):44} {p['status']:6} {p.get('reason', '')[:60]}")
-            continue
-        of_copy = m["mbu"] * m["peaks"]["bw"] / copy_bw if copy_bw and m.get("mbu") is not None else None
-        f = lambda v, w=5: f"{v:{w}.3f}" if v is not None else f"{'-':>{w}}"
-        print(f"{name:18} {label(p):44} {'ok':6} {m['step_time_s']['p50'] * 1e3:8.3f} "
-              f"{f(m.get('mbu'))} {f(of_copy, 8)} {f(m.get('mfu'))} {f(m.get('mfu_ceiling'))} "
-              f"{f(m.get('host_gap_fraction'), 8)}")
-
-
-def targets(rows, copy_bw):
-    ok = [p for _, p in rows if p["status"] == "ok"]
-    dec1 = [p for p in ok if p["params"]["phase"] == "decode" and p["params"]["batch"] == 1
-            and not p["params"].get("cuda_graph")]
-    pre = [p for p in ok if p["params"]["phase"] == "prefill" and p["params"]["prompt"] == 4096]
-    graph = [p for p in ok if p["params"]["phase"] == "decode" and p["params"].get("cuda_graph")]
-    out = []
-    if copy_bw:
-        vals = [p["metrics"]["mbu"] * p["metrics"]["peaks"]["bw"] / copy_bw for p in dec1]
-        out.append(("decode B=1 bandwidth >= 0.80 of measured copy", vals, lambda v: v >= 0.80))
+def label(p, graph):
+    q = p.get("params", {})
+    ph = q.get("phase")
+    if not ph:
+        return "results.json unreadable"
+    if ph == "decode":
+        size = f"B={q.get('batch')} ctx={q.get('context')}"
+    elif ph == "prefill":
+        size = f"S={q.get('prompt')}" + (f" B={q['batch']}" if q.get("batch", 1) > 1 else "")
     else:
-        out.append(("decode B=1 bandwidth >= 0.80 of measured copy (no copy baseline)", [], None))
-    out.append(("prefill S=4096 MFU >= 0.60 of dense peak", [p["metrics"]["mfu"] for p in pre],
-                lambda v: v >= 0.60))
-    out.append(("graph decode host gap <= 5%", [p["metrics"]["host_gap_fraction"] for p in graph],
-                lambda v: v <= 0.05))
+        size = f"conc={q.get('serve', {}).get('concurrency')}"
+    return f"{q.get('model', '?')} L{q.get('layers', '?')} {ph} {size}{' graph' if graph else ''}"
+
+
+def fmt(v, w=6, d=3):
+    return f"{v:{w}.{d}f}" if isinstance(v, (int, float)) else f"{'-':>{w}}"
+
+
+def steps_table(path):
+    if not path or not os.path.isfile(path):
+        print("no steps.tsv")
+        return
+    with open(path) as f:
+        lines = [ln.rstrip("\n").split("\t") for ln in f][1:]
+    print("steps: " + "; ".join(f"{n} {'ok' if rc == '0' else 'rc=' + rc} {s}s" for n, rc, s, *_ in lines))
+
+
+def points_table(rows, copy_bw):
+    print(f"\n{'set':13} {'point':42} {'status':6} {'step ms':>8} {'MBU':>6} {'/copy':>6} "
+          f"{'MFU':>6} {'ceil':>6} {'hostgap':>7}")
+    for name, p, graph in rows:
+        m = p.get("metrics") or {}
+        if p.get("status") != "ok":
+            print(f"{name[:13]:13} {label(p, graph)[:42]:42} {p.get('status', '?')[:6]:6} "
+                  f"{str(p.get('reason', ''))[:50]}")
+            continue
+        step = (m.get("itl_s") or m.get("step_time_s") or {}).get("p50")
+        bw = (m.get("peaks") or {}).get("bw")
+        of_copy = m["mbu"] * bw / copy_bw if copy_bw and bw and m.get("mbu") is not None else None
+        print(f"{name[:13]:13} {label(p, graph)[:42]:42} {'ok':6} {fmt(step * 1e3 if step else None, 8)} "
+              f"{fmt(m.get('mbu'))} {fmt(of_copy)} {fmt(m.get('mfu'))} {fmt(m.get('mfu_ceiling'))} "
+              f"{fmt(m.get('host_gap_fraction'), 7)}")
+
+
+def ok_points(rows, model):
+    """The target model's ok single-sequence-prefill points at TP 1 with its most layers (a
+    --check run on 2 layers is no step of the model): (phase, size, graph) -> point."""
+    mine = [(p, g) for _, p, g in rows if p.get("status") == "ok"
+            and p["params"].get("model") == model and p["params"].get("tp", 1) == 1]
+    layers = max((p["params"].get("layers", 0) for p, _ in mine), default=0)
+    out = {}
+    for p, graph in mine:
+        q = p["params"]
+        if q.get("layers") != layers or (q["phase"] == "prefill" and q.get("batch", 1) != 1):
+            continue
+        if q.get("phase") == "serve":
+            key = ("serve", q.get("serve", {}).get("concurrency"), False)
+        else:
+            key = (q["phase"], q["batch"] if q["phase"] == "decode" else q["prompt"], graph)
+        out.setdefault(key, p)  # the first set that measured it (decode-first before the grid)
+    return out
+
+
+def step_ms(p):
+    return p["metrics"]["step_time_s"]["p50"] * 1e3 if p else None
+
+
+def side_by_side(pts, peer, model):
+    mine = [r for r in peer if r.get("model") == model]
+    if not mine:
+        print("\nno peer reference for " + model + " (peer.jsonl missing or empty)")
+        return {}
+    ref = {(r["mode"], r["phase"], r["batch"] if r["phase"] == "decode" else r["prompt"]): r["step_ms"]
+           for r in mine}
+    print(f"\n{model}, p50 step ms   {'torch eager':>11} {'torch graph':>11} {'compile+graph':>13} "
+          f"{'tpb eager':>9} {'tpb graph':>9} {'tpb/compile':>11}")
+    keys = sorted({(ph, s) for _, ph, s in ref} | {(ph, s) for ph, s, _ in pts if ph != "serve"})
+    for ph, s in keys:
+        e, g = step_ms(pts.get((ph, s, False))), step_ms(pts.get((ph, s, True)))
+        c = ref.get(("compile", ph, s))
+        ratio = min(x for x in (e, g) if x) / c if c and (e or g) else None
+        name = f"{ph} {'B' if ph == 'decode' else 'S'}={s}"
+        print(f"{name:23} {fmt(ref.get(('eager', ph, s)), 11, 2)} {fmt(ref.get(('graph', ph, s)), 11, 2)} "
+              f"{fmt(c, 13, 2)} {fmt(e, 9, 2)} {fmt(g, 9, 2)} {fmt(ratio, 11, 2)}")
+    return ref
+
+
+def check_verdict(rows):
+    """Prints each --check verdict; returns how many failed."""
     failed = 0
-    print()
-    for name, vals, good in out:
-        vals = [v for v in vals if v is not None]
-        verdict = "PASS" if vals and good and all(good(v) for v in vals) else "FAIL"
+    for name, p, _ in rows:
+        v = p.get("verification")
+        if v:
+            failed += not v.get("passed")
+            print(f"\n--check ({name}): {'PASS' if v.get('passed') else 'FAIL'} max_abs_err "
+                  f"{v.get('max_abs_err')} tolerance {v.get('tolerance')} against "
+                  f"'{v.get('reference', '?')}'")
+    return failed
+
+
+def targets(pts, ref, copy_bw):
+    """(name, values, test) per target; values empty when no point measured it."""
+    def vs_compile(b):
+        e, g, c = step_ms(pts.get(("decode", b, False))), step_ms(pts.get(("decode", b, True))), \
+            ref.get(("compile", "decode", b))
+        best = min([x for x in (e, g) if x] or [None]) if (e or g) else None
+        return [best / c] if best and c else []
+
+    d1 = pts.get(("decode", 1, False))
+    bw = [d1["metrics"]["mbu"] * d1["metrics"]["peaks"]["bw"] / copy_bw] if d1 and copy_bw else []
+    pre = pts.get(("prefill", 4096, False))
+    graph = [step_ms(pts[k]) / step_ms(pts[(k[0], k[1], False)]) for k in pts
+             if k[0] == "decode" and k[2] and (k[0], k[1], False) in pts]
+    serve1 = pts.get(("serve", 1, False))
+    itl = [serve1["metrics"]["itl_s"]["p50"] * 1e3 / step_ms(d1)] if serve1 and d1 else []
+    return [
+        ("decode B=1 step <= 1.06x torch.compile+graph", vs_compile(1), lambda v: v <= 1.06),
+        ("decode B=64 step <= 1.06x torch.compile+graph", vs_compile(64), lambda v: v <= 1.06),
+        ("prefill S=4096 MFU >= 0.60 (datasheet peak)", [pre["metrics"]["mfu"]] if pre else [],
+         lambda v: v >= 0.60),
+        ("--cuda-graph step / eager <= 1.02 at every batch", graph, lambda v: v <= 1.02),
+        ("serve ITL p50 at conc 1 <= 1.15x run decode B=1", itl, lambda v: v <= 1.15),
+        ("decode B=1 bandwidth >= 0.80 of measured copy", bw, lambda v: v >= 0.80),
+    ]
+
+
+def print_targets(rows, model):
+    failed = 0
+    print(f"\ntargets, judged on {model} at TP 1:")
+    for name, vals, good in rows:
+        verdict = "PASS" if vals and all(good(v) for v in vals) else "FAIL"
         failed += verdict == "FAIL"
-        shown = ", ".join(f"{v:.3f}" for v in vals) or "no point measured it"
-        print(f"{verdict}  {name}: {shown}")
+        print(f"{verdict}  {name}: {', '.join(f'{v:.3f}' for v in vals) or 'no point measured it'}")
     return failed
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--calibration", required=True)
+    ap.add_argument("--steps")
+    ap.add_argument("--calibration")
+    ap.add_argument("--peer")
+    ap.add_argument("--target-model", default="llama-3.1-8b")
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("results", nargs="+")
     a = ap.parse_args()
-    copy_bw = measured_copy_bw(a.calibration, a.dtype)
+    steps_table(a.steps)
+    copy_bw = measured_copy_bw(a.calibration, a.dtype) if a.calibration else None
     print(f"measured copy bandwidth ({a.dtype} add kernel, calibrate): "
-          f"{copy_bw / 1e9:.1f} GB/s" if copy_bw else "no measured copy bandwidth")
-    rows = load_points(a.results)
-    table(rows, copy_bw)
-    return 1 if targets(rows, copy_bw) else 0
+          + (f"{copy_bw / 1e9:.1f} GB/s" if copy_bw else "none (no calibrate result)"))
+    rows = load_points(result_dirs(a.results))
+    points_table(rows, copy_bw)
+    pts = ok_points(rows, a.target_model)
+    ref = side_by_side(pts, read_jsonl(a.peer), a.target_model)
+    wrong = check_verdict(rows)
+    missed = print_targets(targets(pts, ref, copy_bw), a.target_model)
+    return 1 if wrong else 3 if missed else 0
 
 
 if __name__ == "__main__":

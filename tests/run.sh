@@ -38,7 +38,7 @@ CUDA_ARCHS=${TPB_CI_CUDA_ARCHS-}
 # Release build ~6%). Objects are reused only for identical preprocessed source and flags, so
 # the no-MPI binary is what a plain build makes. Off for the sanitizer trees (other compiler).
 export CCACHE_DIR=$PWD/build-ccache CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
-export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
 stage "release build (CUDA: $(command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] && echo "auto-on, archs ${CUDA_ARCHS:-default}" || echo off))"
 cmake --preset release ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"} >/dev/null
 cmake --build build -j"$JOBS"
@@ -57,7 +57,16 @@ TPBENCH=build/tpbench tests/multihost/run.sh
 
 stage "build without MPI (-DTPB_MPI=OFF: one rank, no mpirun)"
 tests/nompi.sh
-unset CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER
+
+# The GPU device check rehearsed without a GPU: the bundle (a no-MPI CUDA build for sm_90, as
+# carried to an H200; its C++ comes mostly from the shared ccache), started in a
+# debootstrap minbase root with only the toolkit's and NCCL's libraries, and device-check.sh
+# with its GPU steps on the CPU backend.
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  stage "device rehearsal (the GPU check's bundle in a minimal root, its steps on the CPU)"
+  tests/device_rehearsal.sh
+fi
+unset CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER CMAKE_CUDA_COMPILER_LAUNCHER
 
 if [ -x tests/sanitize.sh ]; then
   stage "sanitizers (ASan+UBSan, TSan)"
