@@ -233,6 +233,9 @@ void add_calibrate(CLI::App& app, CliValues& v) {
         calibrate->add_option(field_name(o.key), v.values[o.key], o.help);
   for (const auto& o : kCalibrateOptions)
     calibrate->add_option(field_name(o.key), v.values[o.key], o.help);
+  calibrate->add_option("--from", v.from,
+                        "rebuild DIR/hardware.json from a recorded calibration.json; measures "
+                        "nothing (no device needed)");
   add_config_options(calibrate, v);
 }
 

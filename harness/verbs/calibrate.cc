@@ -1,6 +1,7 @@
 // `tpbench calibrate --out DIR`: writes DIR/hardware.json, a profile `--hardware` accepts (its
 // source says it was measured, by whom and when), and DIR/calibration.json with every figure
-// behind it. See harness/measure/calibrate.h for what is measured and how.
+// behind it. See harness/measure/calibrate.h for what is measured and how. `--from FILE`
+// rebuilds hardware.json from a recorded calibration.json, through the same builder.
 #include "harness/measure/calibrate.h"
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/config_fields.h"
+#include "harness/measure/calibration_profile.h"
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
@@ -24,6 +26,7 @@
 #include "harness/record/run_context.h"
 #include "harness/verbs/calibrate_ops.h"
 #include "harness/verbs/verbs.h"
+#include "layers/base/config_loader.h"
 #include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/hardware.h"
@@ -102,17 +105,11 @@ DeviceOptions calibrate_device_options(const CalibrateSpec& s, const World& w) {
   return device_options(rs, w);
 }
 
-struct CalPeaks {
-  oj json = oj::object();
-  double bw = 0;
-  std::map<std::string, double> flops;  // by dtype name
-  std::string bw_from = "Device::add", fl_from = "Device::gemm";
-};
-
-// 1. Peaks, every rank at once (the best rank is the peak, as for the start-up probe).
-CalPeaks measure_peaks(const World& w, Device& dev, int reps) {
+// 1. Peaks, every rank at once (the best rank is the peak, as for the start-up probe); the
+// record's `peaks`, from which peaks_from_record takes the profile's.
+oj measure_peaks(const World& w, Device& dev, int reps) {
   const DeviceCaps& caps = dev.caps();
-  CalPeaks p;
+  oj p = oj::object();
   const int64_t stream_bytes =
       static_cast<int64_t>(std::clamp(4.0 * caps.llc_bytes, 64.0 * (1 << 20), 512.0 * (1 << 20)));
   // A host-computed GEMM of 8192^3 would take minutes; 1024^3 is already past its cache.
@@ -121,64 +118,44 @@ CalPeaks measure_peaks(const World& w, Device& dev, int reps) {
     TPB_MPI_CHECK(MPI_Barrier(w.comm));
     const DeviceOpsPeaks d = measure_device_ops(dev, t, stream_bytes, gemm_dim, reps);
     const double bw = max_over_ranks(w, d.add_bw), fl = max_over_ranks(w, d.gemm_flops);
-    p.json["device_ops"][dtype_name(t)] = {{"add_GBps", bw / 1e9},
-                                           {"gemm_GFLOPs", fl / 1e9},
-                                           {"stream_bytes", d.stream_bytes},
-                                           {"gemm_dim", d.gemm_dim}};
-    p.flops[dtype_name(t)] = fl;
-    p.bw = std::max(p.bw, bw);
+    p["device_ops"][dtype_name(t)] = {{"add_GBps", bw / 1e9},
+                                      {"gemm_GFLOPs", fl / 1e9},
+                                      {"stream_bytes", d.stream_bytes},
+                                      {"gemm_dim", d.gemm_dim}};
   }
   return p;
 }
 
 // The start-up probe's kernels too (BLAS sdot/saxpy/sgemm), so a calibrated profile is never
 // below what a run would have measured for itself.
-void add_probe_peaks(const World& w, const DeviceCaps& caps, CalPeaks& p) {
+void add_probe_peaks(const World& w, const DeviceCaps& caps, oj& p) {
   TPB_MPI_CHECK(MPI_Barrier(w.comm));
   const ProbeResult r = run_cpu_probe(caps.llc_bytes);
   const double rd = max_over_ranks(w, r.read_bw), ax = max_over_ranks(w, r.axpy_bw),
                gf = max_over_ranks(w, r.gemm_flops);
-  p.json["cpu_probe"] = {
-      {"read_GBps", rd / 1e9}, {"axpy_GBps", ax / 1e9}, {"sgemm_GFLOPs", gf / 1e9}};
-  if (std::max(rd, ax) > p.bw) p.bw = std::max(rd, ax), p.bw_from = rd > ax ? "sdot" : "saxpy";
-  if (gf > p.flops["fp32"]) p.flops["fp32"] = gf, p.fl_from = "sgemm 1024^3";
+  p["cpu_probe"] = {{"read_GBps", rd / 1e9}, {"axpy_GBps", ax / 1e9}, {"sgemm_GFLOPs", gf / 1e9}};
 }
 
 // 2. GEMM FLOP/s by shape in the run's dtype (a bf16 run's GEMMs are not fp32's: on an H200
 // the two differ 16x in peak), the slowest rank's time: it bounds a TP step. A shape that beats
-// the peaks raises them: a peak below a rate this run measured is not a peak (on a host whose
-// speed drifts, the ~0.1 s sgemm probe can land in a slow spell that the ~40 s table outlasts;
-// seen here: 1024^3 at 110 GFLOP/s, the m = 512 shapes at 118-123), and the table's fractions
-// are then taken against the raised peak.
-oj measure_shapes(const World& w, Device& dev, const ModelShape& shape, const CalibrateSpec& s,
-                  CalPeaks& p) {
+// the peaks raises them (peaks_from_record; seen here: the ~0.1 s sgemm probe landing in a slow
+// spell that the ~40 s table outlasts), so the rows' of_peak_* are filled in after.
+oj measure_shapes(const World& w, Device& dev, const ModelShape& shape, const CalibrateSpec& s) {
   TPB_MPI_CHECK(MPI_Barrier(w.comm));
   const DType t0 = s.dtype;
   const std::vector<GemmShapeResult> got =
       measure_gemm_shapes(dev, shape, s.tp, t0, {1, 8, 64, 512}, s.reps, dev.caps().llc_bytes);
-  std::vector<double> secs;
-  double& peak_flops = p.flops[dtype_name(t0)];
+  oj shapes = oj::array();
   for (const GemmShapeResult& g : got) {
     const double sec = max_over_ranks(w, g.seconds);
-    secs.push_back(sec);
-    const std::string what =
-        fmt::format("{} {} m={} (calibrate's GEMM table)", dtype_name(t0), g.op, g.m);
-    if (g.flops / sec > peak_flops) peak_flops = g.flops / sec, p.fl_from = what;
-    if (g.bytes / sec > p.bw) p.bw = g.bytes / sec, p.bw_from = what;
-  }
-  oj shapes = oj::array();
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const GemmShapeResult& g = got[i];
     shapes.push_back({{"op", g.op},
                       {"m", g.m},
                       {"n", g.n},
                       {"k", g.k},
                       {"dtype", dtype_name(t0)},
-                      {"time_s", secs[i]},
-                      {"GFLOPs", g.flops / secs[i] / 1e9},
-                      {"GBps", g.bytes / secs[i] / 1e9},
-                      {"of_peak_flops", g.flops / secs[i] / peak_flops},
-                      {"of_peak_bw", g.bytes / secs[i] / p.bw}});
+                      {"time_s", sec},
+                      {"GFLOPs", g.flops / sec / 1e9},
+                      {"GBps", g.bytes / sec / 1e9}});
   }
   return shapes;
 }
@@ -212,9 +189,8 @@ ArCurve time_all_reduce(const World& w, Device& dev, const CalibrateSpec& s) {
   return c;
 }
 
-// 3. All-reduce curve through the run's collective; `busbw_asym` is its fitted asymptote.
-oj measure_all_reduce(const World& w, Device& dev, const CalibrateSpec& s, double& busbw_asym) {
-  busbw_asym = 0;
+// 3. All-reduce curve through the run's collective; its fitted busbw asymptote is link_bw.
+oj measure_all_reduce(const World& w, Device& dev, const CalibrateSpec& s) {
   if (w.size <= 1) return oj::object();
   const ArCurve c = time_all_reduce(w, dev, s);
   const double bf = bus_factor(CollKind::all_reduce, w.size);
@@ -227,7 +203,7 @@ oj measure_all_reduce(const World& w, Device& dev, const CalibrateSpec& s, doubl
   oj ar = {{"collective", s.collective}, {"ranks", w.size}, {"points", pts}, {"wrong", c.wrong}};
   if (c.bytes.size() >= 3) {
     const AlphaBeta ab = fit_alpha_beta(c.bytes, c.seconds);
-    busbw_asym = ab.algbw * bf;
+    const double busbw_asym = ab.algbw * bf;
     ar["alpha_s"] = ab.alpha_s;
     ar["algbw_GBps"] = ab.algbw / 1e9;
     ar["busbw_GBps"] = busbw_asym / 1e9;
@@ -236,16 +212,6 @@ oj measure_all_reduce(const World& w, Device& dev, const CalibrateSpec& s, doubl
         "largest S / (its time - alpha); busbw = algbw * 2(n-1)/n";
   }
   return ar;
-}
-
-// The --hardware profile, checked by the parser that will read it back.
-std::string op_profile_source(const World& w, const CalibrateSpec& s, const ModelShape& shape,
-                              const std::string& date) {
-  return fmt::format(
-      "measured by tpbench calibrate on {} at {}: roofline time / measured time of each op in "
-      "real {} layer steps of {} (TP 1 and {}, {} ranks at once; decode batch 1, 4, 16, 64 at "
-      "context {}; prefill 128, 512; the fastest of {} repeats), against this profile's peaks",
-      w.host, date, dtype_name(s.dtype), shape.name, w.size, w.size, s.context, s.op_repeats);
 }
 
 // A topology preset whose fabric is the all-reduce curve just measured (--topology DIR/
@@ -272,34 +238,8 @@ oj measured_topology(const World& w, const CalibrateSpec& s, const oj& ar,
   return t;
 }
 
-oj hardware_profile(const World& w, const CalibrateSpec& s, const DeviceCaps& caps,
-                    const CalPeaks& p, double busbw_asym, const std::string& date,
-                    const OpEfficiency& eff) {
-  oj hw;
-  hw["name"] = s.name;
-  hw["peak_flops"] = oj::object();
-  for (const auto& [k, v] : p.flops) hw["peak_flops"][k] = v;
-  hw["peak_bw"] = p.bw;
-  hw["memory_bytes"] = caps.memory_bytes;
-  hw["llc_bytes"] = caps.llc_bytes;
-  hw["link_bw"] = busbw_asym;
-  hw["source"] = fmt::format(
-      "measured by tpbench calibrate on {} at {} ({} ranks at once, best rank): bandwidth {}, "
-      "FLOP/s {}{}",
-      w.host, date, w.size, p.bw_from, p.fl_from,
-      w.size > 1 ? ", link_bw = all-reduce busbw asymptote" : "");
-  hw["measure_at_startup"] = false;
-  if (!eff.empty()) {
-    Hardware h;
-    h.efficiency = eff;
-    hw["efficiency"] = hardware_to_json(h)["efficiency"];
-  }
-  (void)hardware_from_json(hw, s.out + "/hardware.json");  // what --hardware will accept
-  return hw;
-}
-
-void print_summary(const World& w, const CalibrateSpec& s, const CalPeaks& p, const oj& shapes,
-                   const oj& ar) {
+void print_summary(const World& w, const CalibrateSpec& s, const CalibrationPeaks& p,
+                   const oj& shapes, const oj& ar) {
   std::cout << fmt::format("peaks: {:.2f} GB/s ({}), ", p.bw / 1e9, p.bw_from);
   for (const auto& [k, v] : p.flops) std::cout << fmt::format("{} {:.1f} GFLOP/s ", k, v / 1e9);
   std::cout << "(" << p.fl_from << ")\n";
@@ -323,9 +263,39 @@ void print_summary(const World& w, const CalibrateSpec& s, const CalPeaks& p, co
             << "/hardware.json), details in " << s.out << "/calibration.json\n";
 }
 
+// `--from FILE`: the profile rebuilt from a recorded calibration.json, measuring nothing, so
+// on any machine and with any backend. A measurement option with it is refused, not ignored:
+// the profile would not have been measured as the command line says.
+int calibrate_from(const CliResult& cli, const World& w) {
+  std::string out, name;
+  oj hw;
+  agree(w.comm, [&] {
+    for (const auto& [key, v] : cli.config.items())
+      if (key != "out" && key != "name" && key != "config_dir")
+        throw BadInput("--from: rebuilds from a recorded calibration and measures nothing; " +
+                       field_name(key) + " is a measurement option (drop it or drop --from)");
+    ConfigFields f(cli.config);
+    out = f.str("out", "");
+    if (out.empty()) throw BadInput("--out: calibrate writes DIR/hardware.json; give --out DIR");
+    name = f.str("name", "");
+    const std::string where = "--from '" + cli.from + "'";
+    const oj cal = read_json_file(cli.from, "--from");
+    if (!cal.is_object() || cal.value("schema", "") != "tpbench.calibration")
+      throw BadInput(where + ": not a calibration.json (its schema is not tpbench.calibration)");
+    hw = hardware_from_calibration(cal, name, cli.from, where);
+    if (w.rank == 0) ensure_writable_dir(out);
+  });
+  if (w.rank != 0) return 0;
+  write_file_atomic(out + "/hardware.json", hw.dump(2) + "\n");
+  std::cout << "calibrate: " << out << "/hardware.json rebuilt from " << cli.from
+            << " (use --hardware " << out << "/hardware.json)\n";
+  return 0;
+}
+
 }  // namespace
 
 int verb_calibrate(const CliResult& cli, const World& w) {
+  if (!cli.from.empty()) return calibrate_from(cli, w);
   CalibrateSpec s;
   ModelShape shape;
   std::unique_ptr<Device> dev;
@@ -341,41 +311,40 @@ int verb_calibrate(const CliResult& cli, const World& w) {
     std::cerr << "warning: " << context.ranks_per_core
               << " ranks per core: every rank measures a share of a core\n";
 
-  CalPeaks peaks = measure_peaks(w, *dev, s.reps);
-  if (caps.startup_probe) add_probe_peaks(w, caps, peaks);
-  const oj shapes = measure_shapes(w, *dev, shape, s, peaks);
-  double busbw_asym = 0;
-  const oj ar = measure_all_reduce(w, *dev, s, busbw_asym);
-  OpProfile ops;
-  if (s.op_profile)
-    ops = measure_op_profile(w, *dev,
-                             {s.backend, s.collective, s.model, s.config_dir, s.dtype, w.size,
-                              s.context, s.blas_threads, s.collective_timeout_s, s.op_repeats},
-                             peaks.flops, peaks.bw);
-  if (w.rank != 0) return 0;
-
-  if (s.op_profile) {
-    ops.efficiency.source = op_profile_source(w, s, shape, context.date);
-    ops.efficiency.dtype = dtype_name(s.dtype);  // the model backend applies it to this dtype only
-  }
-  const oj hw = hardware_profile(w, s, caps, peaks, busbw_asym, context.date, ops.efficiency);
+  // Every rank builds the record, so every rank judges the op profile by the same peaks.
+  const std::string where = "calibrate (this run's record)";
   oj cal;
   cal["schema"] = "tpbench.calibration";
   cal["schema_version"] = 1;
   cal["context"] = to_json(context);
   cal["model"] = {{"name", shape.name}, {"tp", s.tp}};
   cal["dtype"] = dtype_name(s.dtype);  // of gemm_shapes and op_profile
-  cal["peaks"] = peaks.json;
-  cal["gemm_shapes"] = shapes;
-  cal["all_reduce"] = ar;
-  cal["op_profile"] = ops.points;
+  cal["peaks"] = measure_peaks(w, *dev, s.reps);
+  if (caps.startup_probe) add_probe_peaks(w, caps, cal["peaks"]);
+  cal["gemm_shapes"] = measure_shapes(w, *dev, shape, s);
+  const CalibrationPeaks peaks = peaks_from_record(cal, where);
+  judge_gemm_shapes(cal["gemm_shapes"], peaks);
+  cal["all_reduce"] = measure_all_reduce(w, *dev, s);
+  if (s.op_profile)
+    cal["op_profile"] =
+        measure_op_profile(w, *dev,
+                           {s.backend, s.collective, s.model, s.config_dir, s.dtype, w.size,
+                            s.context, s.blas_threads, s.collective_timeout_s, s.op_repeats},
+                           peaks.flops, peaks.bw)
+            .points;
+  else
+    cal["op_profile"] = oj::array();
+  if (w.rank != 0) return 0;
+
+  const oj hw = hardware_from_calibration(cal, s.name, "", where);
   cal["hardware"] = hw;
   write_file_atomic(s.out + "/calibration.json", cal.dump(2) + "\n");
   write_file_atomic(s.out + "/hardware.json", hw.dump(2) + "\n");
+  const oj& ar = cal["all_reduce"];
   if (ar.contains("points"))
     write_file_atomic(s.out + "/topology.json",
                       measured_topology(w, s, ar, context.date).dump(2) + "\n");
-  print_summary(w, s, peaks, shapes, ar);
+  print_summary(w, s, peaks, cal["gemm_shapes"], ar);
   return 0;
 }
 

@@ -61,34 +61,25 @@ RunSpec grid_spec(const OpProfileSpec& s, const GridPoint& p, int world) {
   return resolve_run_spec(cfg, world, s.config_dir);
 }
 
-// Rank 0: each compute op's fraction of its roofline in this point, appended to `out`.
-oj op_fractions(const PointRecord& r, const GridPoint& g, const Peaks& peaks,
-                std::vector<OpFraction>& out) {
+// Rank 0: each compute op's fraction of its roofline in this point.
+oj op_fractions(const PointRecord& r, const Peaks& peaks) {
   oj ops = oj::array();
   const double mean = r.metrics->step_time_s.mean, p50 = r.metrics->step_time_s.p50;
   const double to_median = mean > 0 && p50 > 0 ? p50 / mean : 1.0;
-  const int64_t tokens = g.batch * (g.prompt > 0 ? g.prompt : 1);
   if (!r.ops) return ops;
   for (const OpRecord& o : *r.ops) {
     if (!o.flops_per_step || !o.bytes_per_step || o.time_s_per_step <= 0) continue;
     const double roof = std::max(*o.flops_per_step / peaks.flops, *o.bytes_per_step / peaks.bw);
     const double t = o.time_s_per_step * to_median;
     if (roof <= 0) continue;  // the all-reduces: no FLOPs or bytes of their own (the fabric's)
-    out.push_back({o.op, g.phase, g.tp, tokens, roof / t});
     ops.push_back(
         {{"op", o.op}, {"time_s_per_step", t}, {"roofline_s", roof}, {"fraction", roof / t}});
   }
   return ops;
 }
 
-// One grid point's repeats: each repeat's step median and its fractions.
-struct Repeats {
-  double best_p50 = 0;
-  std::vector<OpFraction> best;
-};
-
 oj grid_record(const PointRecord& r, const GridPoint& g, const OpProfileSpec& s, int rep,
-               const Peaks& peaks, Repeats& reps) {
+               const Peaks& peaks) {
   oj rec = {{"repeat", rep},
             {"phase", g.phase},
             {"tp", g.tp},
@@ -97,14 +88,12 @@ oj grid_record(const PointRecord& r, const GridPoint& g, const OpProfileSpec& s,
             {"context", g.prompt > 0 ? 0 : s.context},
             {"status", point_status_name(r.status)}};
   if (r.status == PointStatus::ok && r.metrics) {
-    const double p50 = r.metrics->step_time_s.p50;
-    rec["step_p50_s"] = p50;
+    // The fastest repeat will stand for the shape (efficiency_from_record): this VM's memory
+    // bandwidth drops by up to a third for seconds at a time, and a repeat in such a spell is
+    // the machine, not the op.
+    rec["step_p50_s"] = r.metrics->step_time_s.p50;
     rec["step_mean_s"] = r.metrics->step_time_s.mean;
-    std::vector<OpFraction> f;
-    rec["ops"] = op_fractions(r, g, peaks, f);
-    // The fastest repeat stands for the shape: this VM's memory bandwidth drops by up to a
-    // third for seconds at a time, and a repeat in such a spell is the machine, not the op.
-    if (reps.best.empty() || p50 < reps.best_p50) reps = {p50, std::move(f)};
+    rec["ops"] = op_fractions(r, peaks);
   } else {
     rec["reason"] = r.reason;
   }
@@ -121,7 +110,6 @@ OpProfile measure_op_profile(const World& w, Device& dev, const OpProfileSpec& s
   CommHandle outcome_comm(dup);
   OpProfile prof;
   const std::vector<GridPoint> points = grid(s, shape);
-  std::vector<Repeats> reps(points.size());
   for (int rep = 0; rep < s.repeats; ++rep) {
     for (std::size_t i = 0; i < points.size(); ++i) {
       const GridPoint& g = points[i];
@@ -132,12 +120,9 @@ OpProfile measure_op_profile(const World& w, Device& dev, const OpProfileSpec& s
       const Peaks peaks{f->second, bw, "tpbench calibrate (this run)"};
       const auto outcome = run_sweep_point(spec, w, dev, peaks, outcome_comm.get());
       if (w.rank != 0 || !outcome) continue;
-      prof.points.push_back(grid_record(outcome->record, g, s, rep, peaks, reps[i]));
+      prof.points.push_back(grid_record(outcome->record, g, s, rep, peaks));
     }
   }
-  for (const Repeats& r : reps)
-    prof.efficiency.points.insert(prof.efficiency.points.end(), r.best.begin(), r.best.end());
-  prof.efficiency.context = s.context;
   return prof;
 }
 

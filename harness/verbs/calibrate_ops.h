@@ -26,9 +26,11 @@ struct OpProfileSpec {
   int repeats = 3;  // each grid point this many times, spread over the profile; the fastest kept
 };
 
+// The grid's records, on rank 0 (empty elsewhere): every repeat of every point with its ops'
+// fractions. The efficiency table is built from them (harness/measure/calibration_profile.h),
+// as `calibrate --from` builds it from a recorded calibration.json.
 struct OpProfile {
-  OpEfficiency efficiency;                                          // on rank 0; empty elsewhere
-  nlohmann::ordered_json points = nlohmann::ordered_json::array();  // the grid, for the record
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
 };
 
 // Collective over the world: every rank runs every grid point. Each point is judged against
