@@ -71,10 +71,16 @@ const CollOptionDef kCollectiveOptions[] = {
     {"maxbytes", "-e,--maxbytes", "largest message, bytes"},
     {"stepfactor", "-f,--stepfactor", "multiply the size by this each step"},
     {"stepbytes", "-i,--stepbytes", "add this many bytes each step (instead of -f)"},
-    {"warmup_iters", "-w,--warmup-iters", "untimed iterations per size"},
+    {"warmup_iters", "-w,--warmup_iters,--warmup-iters", "untimed iterations per size"},
     {"iters", "-n,--iters", "timed iterations per size"},
     {"op", "-o,--op", "sum | max | min"},
-    {"dtype", "-d,--dtype", "fp32 (mpi); fp32 | bf16 | fp16 (nccl)"},
+    {"dtype", "-d,--datatype,--dtype",
+     "nccl-tests' names float | half | bfloat16 (or fp32 | fp16 | bf16); mpi on host buffers: "
+     "float only"},
+    {"average", "-a,--average",
+     "time over ranks, as nccl-tests: 0 rank 0's, 1 mean (default), 2 min, 3 max"},
+    {"output_file", "-J,--output_file,--output-file",
+     "also write nccl-tests' JSON (version 2) to this file (rank 0)"},
     {"kind", "--kind", "all_reduce | reduce_scatter | all_gather | broadcast | reduce"},
     {"root", "-r,--root", "root rank of broadcast and reduce"},
     {"collective", "--collective", "mpi | nccl | model"},
@@ -109,7 +115,21 @@ const OptionDef kServeOptions[] = {
     {"kv_budget", "KV cache capacity in tokens (default: what the memory budget leaves)"},
     {"block_tokens", "KV cache block size in tokens (paged cache; default 16)"},
     {"host_overhead", "host work per step, microseconds (tokenisation, sampling logic, ...)"},
-    {"slo", "goodput SLOs in ms: ttft=MS,tpot=MS,itl_p95=MS"},
+    {"slo",
+     "goodput SLOs in ms: ttft=MS,tpot=MS,itl_p95=MS,e2el=MS (a request counts if it "
+     "meets every one given)"},
+    // vLLM's `vllm bench serve` spellings (harness/config/vllm_aliases.h); --goodput and
+    // --save-result are added by add_serve (a list and a flag).
+    {"max_concurrency", "vLLM's spelling of --concurrency"},
+    {"request_rate",
+     "vLLM's spelling of --rate; inf: every request at once (a closed loop at "
+     "--max-concurrency, or at the request count)"},
+    {"num_prompts", "vLLM's spelling of --requests"},
+    {"random_input_len", "vLLM's spelling of a fixed --prompt-len N"},
+    {"random_output_len", "vLLM's spelling of a fixed --output-len N"},
+    {"result_dir", "with --save-result: the folder of vLLM's result files (default: --out)"},
+    {"result_filename",
+     "with --save-result: the file name (default vLLM's pattern; several loads add -point-K)"},
 };
 const char* const kNotServe[] = {"phase", "batch", "context", "prompt", "steps"};
 
@@ -128,11 +148,13 @@ const OptionDef kCalibrateOptions[] = {
 struct CliValues {
   std::map<std::string, std::string> values;  // by config key
   std::vector<std::string> injects, sets, positional;
+  std::vector<std::string> goodput;  // serve: vLLM's --goodput KEY:MS ... (space-separated)
   std::string config_file, resume, compare_out;  // compare_out: --out of compare and report
   std::string from, format;                      // format: export's --format
   long long from_point = -1;
   bool no_plots = false, check = false, inplace = false, baseline = false, cuda_graph = false;
   bool json = false;
+  bool save_result = false;  // serve: vLLM's --save-result
 };
 
 void add_config_options(CLI::App* sub, CliValues& v) {
@@ -166,7 +188,8 @@ void add_run_and_sweep(CLI::App& app, CliValues& v) {
 void add_collectives(CLI::App& app, CliValues& v) {
   CLI::App* coll = app.add_subcommand("collectives", "message-size sweep, nccl-tests style");
   for (const auto& o : kCollectiveOptions) coll->add_option(o.flags, v.values[o.key], o.help);
-  coll->add_flag("--inplace", v.inplace, "in-place buffers (default: out-of-place)");
+  coll->add_flag("--inplace", v.inplace,
+                 "the in-place half only (default: out-of-place, then in-place, as nccl-tests)");
   coll->add_flag("--baseline", v.baseline,
                  "also time a plain blocking MPI collective loop per size (mpi only)");
   add_config_options(coll, v);
@@ -185,6 +208,12 @@ void add_serve(CLI::App& app, CliValues& v) {
   serve->add_flag("--check", v.check, "verify a mixed step against an unsharded reference");
   serve->add_option("--resume", v.resume,
                     "continue the serve run whose --out is DIR (skips the loads it finished)");
+  serve
+      ->add_option("--goodput", v.goodput,
+                   "vLLM's spelling of --slo: ttft:MS tpot:MS e2el:MS (space-separated)")
+      ->expected(1, -1);
+  serve->add_flag("--save-result", v.save_result,
+                  "also write vLLM's result JSON per load (vLLM's keys, ms)");
   add_config_options(serve, v);
 }
 
@@ -268,16 +297,25 @@ void given_options(CLI::App* sub, const std::string& verb, const CliValues& v,
   for (const auto& o : kPointOptions)
     if (sub->get_option_no_throw(field_name(o.key)) && sub->count(field_name(o.key)) > 0)
       config[o.key] = v.values.at(o.key);
-  if (verb == "serve")
+  if (verb == "serve") {
     for (const auto& o : kServeOptions)
       if (sub->count(field_name(o.key)) > 0) config[o.key] = v.values.at(o.key);
+    std::string goodput;
+    for (const std::string& g : v.goodput) goodput += (goodput.empty() ? "" : " ") + g;
+    if (!v.goodput.empty()) config["goodput"] = goodput;
+    if (v.save_result) config["save_result"] = true;
+  }
   if (verb == "calibrate")
     for (const auto& o : kCalibrateOptions)
       if (sub->count(field_name(o.key)) > 0) config[o.key] = v.values.at(o.key);
   if (verb == "collectives")
-    for (const auto& o : kCollectiveOptions)
-      if (sub->count(std::string(o.flags).substr(std::string(o.flags).find("--"))) > 0)
+    for (const auto& o : kCollectiveOptions) {
+      // The first long name: CLI11 finds an option by any one of its names.
+      const std::string flags(o.flags);
+      const std::size_t at = flags.find("--");
+      if (sub->count(flags.substr(at, flags.find(',', at) - at)) > 0)
         config[o.key] = v.values.at(o.key);
+    }
 }
 
 void given_flags(const CliValues& v, nlohmann::json& config) {

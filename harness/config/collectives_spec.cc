@@ -21,6 +21,19 @@ int64_t size_field(ConfigFields& f, const nlohmann::json& cfg, const std::string
   return parse_size_suffix(v.is_string() ? v.get<std::string>() : v.dump(), field_name(key));
 }
 
+// nccl-tests' sweep: from lo to hi, adding `step` bytes when given, else multiplying by `factor`.
+std::vector<int64_t> size_list(int64_t lo, int64_t hi, int64_t step, int64_t factor) {
+  std::vector<int64_t> sizes;
+  for (int64_t b = lo; b <= hi;) {
+    sizes.push_back(b);
+    if (sizes.size() > kMaxAxisValues)
+      throw BadInput("--stepbytes: more than " + std::to_string(kMaxAxisValues) + " sizes");
+    if (lo == hi) break;
+    b = step > 0 ? b + step : b * factor;
+  }
+  return sizes;
+}
+
 }  // namespace
 
 CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
@@ -44,7 +57,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
   s.kind = parse_coll_kind(f.str("kind", "all_reduce"), "--kind");
   s.op = f.choice("op", "sum", {"sum", "max", "min"});
-  s.dtype = parse_dtype(f.str("dtype", "fp32"), "--dtype");
+  s.dtype = parse_dtype_or_nccl(f.str("dtype", "float"), "--dtype");
   s.inplace = f.boolean("inplace", false);
   s.baseline = f.boolean("baseline", false);
   s.root = static_cast<int>(f.integer("root", 0, 0, world - 1));
@@ -59,6 +72,8 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   s.topology = f.str("topology", "default");
   if (s.backend == "model" && s.topology == "default") s.topology = "nvlink4";
   s.out = f.str("out", "");
+  s.average = static_cast<int>(f.integer("average", 1, 0, 3));
+  s.output_file = f.str("output_file", "");
   f.reject_unknown();
 
   // The direct MPI path (host buffers) runs every kind, op and placement. Elsewhere the
@@ -79,19 +94,15 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
     if (s.baseline) throw BadInput("--baseline: the plain loop is MPI on host buffers only");
   }
   if (coll_kind_info(s.kind).buffers == CollBuffers::one_buffer) s.inplace = true;
+  // nccl-tests runs out-of-place, then in-place; a path that cannot place apart runs in-place.
+  s.halves = s.inplace ? std::vector<bool>{true} : std::vector<bool>{false, true};
   if (lo < 1 || hi < lo)
     throw BadInput("--minbytes/--maxbytes: need 1 <= minbytes <= maxbytes (got " +
                    std::to_string(lo) + ", " + std::to_string(hi) + ")");
   if (hi > (int64_t{1} << 34)) throw BadInput("--maxbytes: at most 16G");
   if (step == 0 && factor < 2 && lo < hi)
     throw BadInput("--stepfactor: must be >= 2 when minbytes < maxbytes (or give --stepbytes)");
-  for (int64_t b = lo; b <= hi;) {
-    s.sizes.push_back(b);
-    if (s.sizes.size() > kMaxAxisValues)
-      throw BadInput("--stepbytes: more than " + std::to_string(kMaxAxisValues) + " sizes");
-    if (lo == hi) break;
-    b = step > 0 ? b + step : b * factor;
-  }
+  s.sizes = size_list(lo, hi, step, factor);
   if (s.backend == "model") {
     // What the fabric cannot run (nvls without NVLink SHARP, a group across nodes on a
     // one-node preset) is refused here, before any output, not at the first size.
@@ -113,6 +124,9 @@ nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
                            {"backend", s.backend},
                            {"topology", s.topology},
                            {"inplace", s.inplace},
+                           {"halves", s.halves},
+                           {"average", s.average},
+                           {"output_file", s.output_file},
                            {"baseline", s.baseline},
                            {"root", s.root},
                            {"sizes", s.sizes},

@@ -20,8 +20,17 @@ struct CollectivesSpec {
   MpiMode mpi_mode = MpiMode::blocking;  // how --collective mpi waits
   std::string backend = "cpu";
   std::string topology = "default";
+  // --inplace: the in-place half only. Measurement reads `inplace` as the half it runs; the
+  // verb sets it per half on a copy.
   bool inplace = false;
-  bool baseline = false;  // also time a plain blocking MPI loop
+  // The placements measured per size, out-of-place (false) first, as nccl-tests prints them:
+  // both where the path can (MPI on host buffers, kinds with two buffers), else in-place.
+  std::vector<bool> halves;
+  // nccl-tests' -a: the time over ranks that is reported. 0 rank 0's, 1 the mean (default),
+  // 2 the minimum, 3 the maximum.
+  int average = 1;
+  std::string output_file;  // -J: nccl-tests' JSON (version 2) written here by rank 0
+  bool baseline = false;    // also time a plain blocking MPI loop
   int root = 0;
   std::vector<int64_t> sizes;  // requested bytes, ascending
   int warmup = 5, iters = 20;

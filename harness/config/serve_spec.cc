@@ -1,6 +1,10 @@
 // Resolution of `tpbench serve`: the serve keys are taken out of the config and typed here,
 // the rest goes to resolve_run_spec, and the point options that a serving run decides for
-// itself (phase, batch, context, prompt, steps) are refused by name.
+// itself (phase, batch, context, prompt, steps) are refused by name. vLLM's spellings
+// (--max-concurrency, --request-rate, --num-prompts, --random-input-len, --random-output-len,
+// --goodput) are renamed to tpbench's keys first, so either spelling gives one config; where
+// vLLM's meaning has no tpbench twin (a finite rate capped by a concurrency, a length range)
+// the value is refused with one line rather than approximated.
 #include "harness/config/serve_spec.h"
 
 #include <algorithm>
@@ -13,6 +17,89 @@
 namespace tpb {
 
 namespace {
+
+// In this order: --request-rate inf reads the concurrency and the request count once renamed.
+const std::pair<const char*, const char*> kAliases[] = {
+    {"max_concurrency", "concurrency"},
+    {"num_prompts", "requests"},
+    {"random_input_len", "prompt_len"},
+    {"random_output_len", "output_len"},
+    {"goodput", "slo"},
+    {"request_rate", "rate"},
+};
+
+std::string text_of(const nlohmann::json& v, const char* sep = ",") {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {  // a config file's [1, 2], or ["ttft:200", "tpot:50"] joined by spaces
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : sep) + text_of(x, sep);
+    return s;
+  }
+  return v.dump();
+}
+
+// vLLM's random lengths are fixed with its default --random-range-ratio 0: a whole number.
+std::string fixed_length(const std::string& key, const nlohmann::json& v) {
+  const std::string s = text_of(v);
+  const bool digits =
+      !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || std::stoll(s) < 1)
+    throw BadInput(field_name(key) + ": expected a whole number of tokens >= 1 (got '" + s +
+                   "'; for a distribution use --prompt-len / --output-len)");
+  return s;
+}
+
+// vLLM's inf sends every request at t = 0, and --max-concurrency N then keeps N in flight:
+// tpbench's closed loop at N. Without a cap all of them are in flight: a closed loop at the
+// request count.
+void request_rate(nlohmann::json& serve, int64_t default_requests) {
+  std::string s = text_of(serve["request_rate"]);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  const bool inf = s.find("inf") != std::string::npos;
+  if (inf && s != "inf")
+    throw BadInput(
+        "--request-rate: inf (all at once) cannot share a list with finite rates "
+        "(got '" +
+        s + "')");
+  if (!inf && serve.contains("concurrency"))
+    throw BadInput(
+        "--request-rate: a finite rate with --max-concurrency (an open loop capped in "
+        "flight) has no tpbench twin; give the rate alone, or inf with the cap");
+  if (!inf) {
+    serve["rate"] = serve["request_rate"];
+  } else if (!serve.contains("concurrency")) {
+    serve["concurrency"] =
+        serve.contains("requests") ? text_of(serve["requests"]) : std::to_string(default_requests);
+  }
+  serve.erase("request_rate");
+}
+
+std::vector<std::string> vllm_alias_keys() {
+  std::vector<std::string> keys;
+  for (const auto& [vllm, key] : kAliases) keys.emplace_back(vllm);
+  return keys;
+}
+
+// Renames the vLLM keys of `serve` in place; BadInput names the vLLM flag when its twin is
+// given too, or when the value has no honest tpbench meaning.
+void apply_vllm_aliases(nlohmann::json& serve, int64_t default_requests) {
+  for (const auto& [vllm, key] : kAliases) {
+    if (!serve.contains(vllm)) continue;
+    if (serve.contains(key))
+      throw BadInput(field_name(vllm) + ": the same option as " + field_name(key) +
+                     " (vLLM's spelling); give one of them");
+    const std::string k = vllm;
+    if (k == "request_rate") {
+      request_rate(serve, default_requests);
+      continue;
+    }
+    nlohmann::json v = serve[k];
+    if (k == "random_input_len" || k == "random_output_len") v = fixed_length(k, v);
+    if (k == "goodput") v = parse_goodput(text_of(v, " ")).text();  // --slo's canonical text
+    serve[key] = v;
+    serve.erase(k);
+  }
+}
 
 // Options of `run` that a serving run decides itself, with what to use instead.
 const std::pair<const char*, const char*> kRefused[] = {
@@ -52,8 +139,9 @@ std::vector<double> load_values(const nlohmann::json& v, const std::string& fiel
 
 nlohmann::json split_serve_keys(const nlohmann::json& cfg, nlohmann::json& serve) {
   nlohmann::json run = nlohmann::json::object();
+  std::vector<std::string> keys = serve_keys();
+  for (const std::string& k : vllm_alias_keys()) keys.push_back(k);
   for (auto it = cfg.begin(); it != cfg.end(); ++it) {
-    const std::vector<std::string> keys = serve_keys();
     if (std::find(keys.begin(), keys.end(), it.key()) != keys.end())
       serve[it.key()] = it.value();
     else
@@ -77,7 +165,7 @@ void read_load(ConfigFields& f, ServeSpec& s) {
       if (c != std::floor(c))
         throw BadInput("--concurrency: must be a whole number (got " + std::to_string(c) + ")");
   s.load.burstiness = f.number("burstiness", 1.0, 1e-3, 1e3);
-  s.load.requests = f.integer("requests", 64, 1, 1 << 20);
+  s.load.requests = f.integer("requests", kDefaultServeRequests, 1, 1 << 20);
   s.load.warmup_requests = f.integer("warmup_requests", 0, 0, 1 << 20);
   s.load.prompt = parse_length_dist(f.str("prompt_len", "128"), "--prompt-len");
   s.load.output = parse_length_dist(f.str("output_len", "128"), "--output-len");
@@ -106,13 +194,24 @@ void read_scheduler(ConfigFields& f, ServeSpec& s) {
   s.resume = f.str("resume", "");
 }
 
+void read_vllm_save(ConfigFields& f, ServeSpec& s) {
+  s.vllm.on = f.boolean("save_result", false);
+  s.vllm.dir = f.str("result_dir", "");
+  s.vllm.filename = f.str("result_filename", "");
+  for (const char* k : {"result_dir", "result_filename"})
+    if (!s.vllm.on && f.has(k)) throw BadInput(field_name(k) + ": needs --save-result");
+  if (s.vllm.filename.find('/') != std::string::npos)
+    throw BadInput("--result-filename: a file name; the folder is --result-dir");
+}
+
 }  // namespace
 
 std::vector<std::string> serve_keys() {
   // clang-format off
   return {"rate", "concurrency", "burstiness", "requests", "warmup_requests", "prompt_len",
           "output_len", "trace", "scheduler", "chunk", "max_batch", "max_step_tokens",
-          "kv_budget", "block_tokens", "host_overhead", "lm_head", "slo", "resume"};
+          "kv_budget", "block_tokens", "host_overhead", "lm_head", "slo", "resume",
+          "save_result", "result_dir", "result_filename"};
   // clang-format on
 }
 
@@ -136,9 +235,11 @@ ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
   if (s.run.tp != ranks)
     throw BadInput("--tp: serve runs one TP group, so tp must equal the ranks (" +
                    std::to_string(ranks) + "; got " + std::to_string(s.run.tp) + ")");
+  apply_vllm_aliases(serve, kDefaultServeRequests);
   ConfigFields f(serve);
   read_load(f, s);
   read_scheduler(f, s);
+  read_vllm_save(f, s);
   s.load.seed = s.run.seed;
   f.reject_unknown();
   if (!s.load.trace_file.empty()) read_trace(s.load.trace_file);  // bad lines fail here

@@ -14,6 +14,16 @@
 
 namespace tpb {
 
+// The default number of measured requests per point (--requests, vLLM's --num-prompts).
+inline constexpr int64_t kDefaultServeRequests = 64;
+
+// --save-result: vLLM's result file per load, beside tpbench's own results folder.
+struct VllmSaveSpec {
+  bool on = false;
+  std::string dir;       // --result-dir (default: the --out folder)
+  std::string filename;  // --result-filename (default: vLLM's pattern)
+};
+
 struct ServeSpec {
   RunSpec run;
   // The load axis: "concurrency" (closed loop) or "rate" (open loop), one point per value.
@@ -30,6 +40,7 @@ struct ServeSpec {
   bool lm_head = true;
   SloSpec slo;
   std::string resume;  // --resume DIR: the results folder of the run to continue
+  VllmSaveSpec vllm;   // an output choice, not the run's identity: not in the results' config
 
   // The point's load spec and scheduler config for loads[i] (max_ctx and kv_blocks are
   // filled by the driver once the memory plan is known).

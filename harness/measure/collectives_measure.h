@@ -4,7 +4,8 @@
 //
 // Definitions (documented in results/SCHEMA.md terms):
 //  - time_s.mean: nccl-tests' figure: each rank's (last exit - first enter) / iters on its own
-//    clock, then the maximum over ranks (the slowest rank bounds the collective).
+//    clock, then reduced over ranks as nccl-tests' -a says (default the mean; time_s.over_ranks
+//    keeps rank 0's, the mean, the min and the max).
 //  - iteration time t(i) = max_r x(r,i) - min_r e(r,i) on the synced clock: from the first
 //    rank entering to the last rank leaving. p50/p99 are over iterations. Iterations run back
 //    to back, so consecutive spans may overlap; their mean can exceed time_s.mean.

@@ -3,11 +3,14 @@
 // (ARCHITECTURE.md "Metric definitions").
 #include "harness/record/coll_point_builder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "collectives/bus_bandwidth.h"
+#include "collectives/kinds/coll_kind.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/stats.h"
 
@@ -35,23 +38,34 @@ IterationSpans iteration_spans(const std::vector<CollRankResult>& ranks) {
   return x;
 }
 
-// The size's figures over ranks: the slowest rank bounds the time, the worst clock bounds the
-// sync, and wrong values add up.
+// The size's figures over ranks: the loop time reduced as nccl-tests' -a asks, the worst clock
+// bounds the sync, and wrong values add up.
 struct OverRanks {
   double mean = 0, baseline = 0, uncertainty = 0, max_offset = 0, drift = 0;
+  CollOverRanksRecord times;
   int64_t wrong = 0;
 };
 
-OverRanks over_ranks(const std::vector<CollRankResult>& ranks) {
+// -a 0|1|2|3: rank 0's, the mean, the minimum, the maximum (nccl-tests' order).
+double reported_time(const CollOverRanksRecord& t, int average) {
+  const double pick[4] = {t.rank0, t.avg, t.min, t.max};
+  return pick[std::clamp(average, 0, 3)];
+}
+
+OverRanks over_ranks(const std::vector<CollRankResult>& ranks, int average) {
   OverRanks o;
+  o.times = {ranks[0].loop_s, 0, ranks[0].loop_s, ranks[0].loop_s};
   for (const auto& r : ranks) {
-    o.mean = std::max(o.mean, r.loop_s);
+    o.times.avg += r.loop_s / static_cast<double>(ranks.size());
+    o.times.min = std::min(o.times.min, r.loop_s);
+    o.times.max = std::max(o.times.max, r.loop_s);
     o.baseline = std::max(o.baseline, r.baseline_s);
     o.uncertainty = std::max(o.uncertainty, r.uncertainty_s);
     o.max_offset = std::max(o.max_offset, std::abs(r.offset_s));
     o.drift = std::max(o.drift, std::abs(r.drift_ppm));
     o.wrong += r.wrong;
   }
+  o.mean = reported_time(o.times, average);
   return o;
 }
 
@@ -83,6 +97,7 @@ CollParamsRecord params_record(const CollectivesSpec& s, const CollCounts& c, in
           .topology = s.topology,
           .iters = s.iters,
           .warmup_iters = s.warmup,
+          .average = s.average,
           .mpi_mode = s.collective == "mpi" ? std::optional<std::string>(mpi_mode_name(s.mpi_mode))
                                             : std::nullopt};
 }
@@ -91,12 +106,15 @@ CollMetricsRecord metrics_record(const CollectivesSpec& s, const CollCounts& c, 
                                  const std::vector<double>& span, const OverRanks& o) {
   CollMetricsRecord m;
   const Summary t = summarize(span);
-  m.time_s = {o.mean, t.p50, t.p99, t.min, t.max, t.mean, static_cast<int64_t>(t.n)};
+  m.time_s = {o.mean, t.p50, t.p99, t.min, t.max, t.mean, static_cast<int64_t>(t.n), o.times};
   m.busbw_factor = bus_factor(s.kind, n);
   m.algbw_GBps = o.mean > 0 ? static_cast<double>(c.bytes) / o.mean / 1e9 : 0;
   m.busbw_GBps = m.algbw_GBps * m.busbw_factor;
   m.wrong = o.wrong;
-  m.definitions = {"max over ranks of (last exit - first enter) / iters, own clock",
+  static const char* const kOver[4] = {"rank 0's", "mean over ranks", "min over ranks",
+                                       "max over ranks"};
+  m.definitions = {fmt::format("{} (-a {}) of (last exit - first enter) / iters, own clock",
+                               kOver[std::clamp(s.average, 0, 3)], s.average),
                    "per iteration: last rank's exit - first rank's enter, synced clock",
                    "bytes / time_s.mean / 1e9",
                    "algbw_GBps * busbw_factor (nccl-tests PERFORMANCE.md)"};
@@ -147,7 +165,7 @@ CollPointRecord coll_point(const CollectivesSpec& s, const CollCounts& c,
                            const std::vector<std::string>& hosts) {
   const int n = static_cast<int>(ranks.size());
   const IterationSpans it = iteration_spans(ranks);
-  const OverRanks o = over_ranks(ranks);
+  const OverRanks o = over_ranks(ranks, s.average);
   const PointAnalysis a = analyze_iterations(ranks, o.uncertainty);
   CollPointRecord p;
   p.params = params_record(s, c, n);
@@ -172,6 +190,27 @@ CollSummaryRecord coll_summary(const std::vector<CollPointRecord>& points) {
   s.sizes = static_cast<int64_t>(points.size());
   s.avg_busbw_GBps = points.empty() ? 0.0 : busbw / static_cast<double>(points.size());
   return s;
+}
+
+std::vector<CollSizeRow> coll_size_rows(const std::vector<CollPointRecord>& points) {
+  std::vector<CollSizeRow> rows;
+  for (const auto& p : points) {
+    if (rows.empty() || rows.back().any().params.bytes != p.params.bytes) rows.emplace_back();
+    (p.params.inplace ? rows.back().in_place : rows.back().out_of_place) = &p;
+    // The model prices bytes alone: its one point stands for both halves.
+    if (p.params.model) rows.back().in_place = rows.back().out_of_place = &p;
+  }
+  return rows;
+}
+
+std::string coll_redop_column(const CollParamsRecord& p) {
+  const CollKind k = parse_coll_kind(p.kind, "kind");
+  return k == CollKind::all_gather || k == CollKind::broadcast ? "none" : p.op;
+}
+
+int64_t coll_root_column(const CollParamsRecord& p) {
+  const CollKind k = parse_coll_kind(p.kind, "kind");
+  return k == CollKind::broadcast || k == CollKind::reduce ? p.root : -1;
 }
 
 }  // namespace tpb

@@ -18,4 +18,21 @@ CollPointRecord coll_point(const CollectivesSpec& s, const CollCounts& c,
 
 CollSummaryRecord coll_summary(const std::vector<CollPointRecord>& points);
 
+// One message size as nccl-tests prints it: its out-of-place and in-place points (either may
+// be absent: a path that cannot place apart runs in-place only).
+struct CollSizeRow {
+  const CollPointRecord* out_of_place = nullptr;
+  const CollPointRecord* in_place = nullptr;
+  const CollPointRecord& any() const { return in_place ? *in_place : *out_of_place; }
+};
+
+// Consecutive points of the same size pair up, in the order the verb measured them; a modelled
+// point fills both halves.
+std::vector<CollSizeRow> coll_size_rows(const std::vector<CollPointRecord>& points);
+
+// nccl-tests' `redop` and `root` columns: "none" for a kind that does not reduce, -1 for one
+// without a root.
+std::string coll_redop_column(const CollParamsRecord& p);
+int64_t coll_root_column(const CollParamsRecord& p);
+
 }  // namespace tpb

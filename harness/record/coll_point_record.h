@@ -29,15 +29,24 @@ struct CollParamsRecord {
   int64_t root = 0;
   std::string collective, backend, topology;
   int64_t iters = 0, warmup_iters = 0;
+  // nccl-tests' -a (1.13.0): which time over ranks time_s.mean is; absent before: the max.
+  std::optional<int64_t> average;
   // --mpi-mode with --collective mpi; absent for nccl and in results older than 1.2.0.
   std::optional<std::string> mpi_mode;
   std::optional<CollModelRecord> model;  // --backend model only
+};
+
+// Each rank's own-clock loop time, reduced over ranks the four ways nccl-tests' -a can ask for
+// (1.13.0), so one run's record holds all of them whichever was printed.
+struct CollOverRanksRecord {
+  double rank0 = 0, avg = 0, min = 0, max = 0;
 };
 
 // nccl-tests' time (mean) beside percentiles over the per-iteration spans.
 struct CollTimeRecord {
   double mean = 0, p50 = 0, p99 = 0, min = 0, max = 0, iter_mean = 0;
   int64_t n = 0;
+  std::optional<CollOverRanksRecord> over_ranks;  // absent before 1.13.0
 };
 
 // The metrics' own definitions, written into every point so a reader needs no manual.

@@ -75,6 +75,7 @@ struct AcrossRanksRecord {
 struct LatencyRecord {
   double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
   int64_t n = 0;
+  std::optional<double> std;  // population (numpy's, vLLM's); absent before 1.13.0
 };
 
 struct GoodputRecord {
@@ -232,6 +233,8 @@ struct ServeRunRecord {
   double host_gap_s = 0;      // sum over steps of the group's host gap (max over ranks)
   std::string steps_file, requests_file;
   int64_t token_times_limit = 0;  // token times kept per request in the requests log
+  // Sums over the completed measured requests (vLLM's totals); absent before 1.13.0.
+  std::optional<int64_t> input_tokens, output_tokens;
 };
 
 // Which hosts each TP group spans: a group over several hosts puts its collectives on the

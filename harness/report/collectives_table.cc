@@ -1,15 +1,49 @@
-// `tpbench collectives` console rows: times in microseconds, bandwidths in GB/s, as nccl-tests
-// prints them, plus the percentiles, skew and per-rank arrival lag the record carries.
+// `tpbench collectives` console rows in nccl-tests' columns (size in bytes, count, type, redop,
+// root, then time/algbw/busbw/#wrong out-of-place and in-place), so the parsers people keep for
+// nccl-tests' output read it; tpbench's own figures (percentiles, skew, wait, per-rank lag)
+// follow on the same line, after nccl-tests' last column.
 #include "harness/report/collectives_table.h"
 
 #include <fmt/format.h>
 
 #include <iostream>
 
-#include "harness/config/axis.h"
 #include "harness/record/coll_point_builder.h"
 
 namespace tpb {
+
+namespace {
+
+// A number in at most `width` characters, as many decimals as fit: nccl-tests' columns never
+// grow, so a parser splitting on whitespace sees the same column count at every size.
+std::string fit(double v, int width) {
+  for (int prec = 2; prec >= 0; --prec) {
+    std::string s = fmt::format("{:>{}.{}f}", v, width, prec);
+    if (static_cast<int>(s.size()) <= width) return s;
+  }
+  return fmt::format("{:>{}.1e}", v, width);
+}
+
+// One half's four columns; an absent half prints N/A in each, so the column count is fixed.
+std::string half_columns(const CollPointRecord* p) {
+  if (p == nullptr) return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "N/A", "N/A", "N/A", "N/A");
+  const CollMetricsRecord& m = p->metrics;
+  return fmt::format("  {}  {}  {}  {:>6}", fit(m.time_s.mean * 1e6, 7), fit(m.algbw_GBps, 6),
+                     fit(m.busbw_GBps, 6), m.wrong);
+}
+
+std::string run_line(const CollectivesSpec& s, int n) {
+  static const char* const kAverage[4] = {"rank 0", "mean over ranks", "min over ranks",
+                                          "max over ranks"};
+  return fmt::format(
+      "# tpbench collectives: {} op {} type {} on {} ranks, collective {}{} ({}), topology {}, "
+      "warmup {} iters {}, time: {} (-a {})\n",
+      coll_kind_name(s.kind), s.op, dtype_nccl_name(s.dtype), n, s.collective,
+      s.collective == "mpi" ? std::string(" ") + mpi_mode_name(s.mpi_mode) : "", s.backend,
+      s.topology, s.warmup, s.iters, kAverage[s.average], s.average);
+}
+
+}  // namespace
 
 std::string coll_table_header(const CollectivesSpec& s, int n) {
   std::string h =
@@ -17,25 +51,28 @@ std::string coll_table_header(const CollectivesSpec& s, int n) {
           ? fmt::format("# modelled, not measured: {} virtual ranks, {} per node, --algo {}\n", n,
                         s.gpus_per_node, s.algo)
           : std::string();
+  h += run_line(s, n);
+  const std::string plain = s.baseline ? fmt::format(" {:>9} {:>6}", "plain", "ratio") : "";
+  const std::string lags = s.collective == "model" ? "NCCL's model: algorithm/protocol, latency"
+                                                   : "arrival lag per rank, mean";
+  h += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:^33}  {:^33}  {}\n", "", "", "", "",
+                   "", "out-of-place", "in-place", "tpbench, in-place half");
   h += fmt::format(
-      "# tpbench collectives: {} op {} dtype {} on {} ranks, collective {}{} ({}), topology {}, "
-      "{}, warmup {} iters {}\n",
-      coll_kind_name(s.kind), s.op, dtype_name(s.dtype), n, s.collective,
-      s.collective == "mpi" ? std::string(" ") + mpi_mode_name(s.mpi_mode) : "", s.backend,
-      s.topology, s.inplace ? "in-place" : "out-of-place", s.warmup, s.iters);
-  h += fmt::format("#{:>11} {:>10} {:>9} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6}{}  {}\n",
-                   "size", "count", "time", "algbw", "busbw", "#wrong", "p50", "p99", "skew_p50",
-                   "skew_p95", "wait%",
-                   s.baseline ? fmt::format(" {:>9} {:>6}", "plain", "ratio") : "",
-                   s.collective == "model" ? "NCCL's model: algorithm/protocol, latency"
-                                           : "arrival lag per rank, mean");
-  h += fmt::format("#{:>11} {:>10} {:>9} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6}{}  {}\n",
-                   "(B)", "(elements)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
-                   "(us)", "", s.baseline ? fmt::format(" {:>9} {:>6}", "(us)", "") : "", "(us)");
+      "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  "
+      "{:>6}  {:>9} {:>9} {:>9} {:>9} {:>6}{}  {}\n",
+      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+      "busbw", "#wrong", "p50", "p99", "skew_p50", "skew_p95", "wait%", plain, lags);
+  h += fmt::format(
+      "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  "
+      "{:>6}  {:>9} {:>9} {:>9} {:>9} {:>6}{}  {}\n",
+      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+      "", "(us)", "(us)", "(us)", "(us)", "",
+      s.baseline ? fmt::format(" {:>9} {:>6}", "(us)", "") : "", "(us)");
   return h;
 }
 
-std::string coll_table_row(const CollPointRecord& p, bool baseline) {
+std::string coll_table_row(const CollSizeRow& row, bool baseline) {
+  const CollPointRecord& p = row.any();  // tpbench's own columns: the in-place half's
   const CollMetricsRecord& m = p.metrics;
   const SkewRecord& skew = p.collectives.skew_s;
   std::string lags;
@@ -52,11 +89,12 @@ std::string coll_table_row(const CollPointRecord& p, bool baseline) {
     plain = fmt::format(" {:>9.2f} {:>6.2f}", b.time_s * 1e6, b.ratio);
   }
   return fmt::format(
-      " {:>11} {:>10} {:>9.2f} {:>8.3f} {:>8.3f} {:>7} {:>9.2f} {:>9.2f} {:>9.2f} "
+      "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}  {:>9.2f} {:>9.2f} {:>9.2f} "
       "{:>9.2f} {:>6.1f}{} {}\n",
-      format_size(p.params.bytes), p.params.count, m.time_s.mean * 1e6, m.algbw_GBps, m.busbw_GBps,
-      m.wrong, m.time_s.p50 * 1e6, m.time_s.p99 * 1e6, skew.p50 * 1e6, skew.p95 * 1e6,
-      100 * p.collectives.wait_fraction, plain, lags);
+      p.params.bytes, p.params.count, dtype_nccl_name(parse_dtype(p.params.dtype, "dtype")),
+      coll_redop_column(p.params), coll_root_column(p.params), half_columns(row.out_of_place),
+      half_columns(row.in_place), m.time_s.p50 * 1e6, m.time_s.p99 * 1e6, skew.p50 * 1e6,
+      skew.p95 * 1e6, 100 * p.collectives.wait_fraction, plain, lags);
 }
 
 std::string coll_summary_text(const CollSummaryRecord& s) {

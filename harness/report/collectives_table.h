@@ -1,19 +1,21 @@
 // Console rows of `tpbench collectives` in nccl-tests' layout: one row per message size, printed
-// from the size's record (coll_point_builder.h builds it). The console prints only what the
-// record holds.
+// from the size's out-of-place and in-place records (coll_point_builder.h builds them). The
+// console prints only what the records hold.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "harness/config/collectives_spec.h"
+#include "harness/record/coll_point_builder.h"
 #include "harness/record/coll_point_record.h"
 #include "harness/record/results_writer.h"
 
 namespace tpb {
 
 std::string coll_table_header(const CollectivesSpec& s, int n);
-std::string coll_table_row(const CollPointRecord& p, bool baseline);
+// One message size: both halves' nccl-tests columns, then tpbench's.
+std::string coll_table_row(const CollSizeRow& row, bool baseline);
 
 // nccl-tests' closing lines: wrong values in all, and the mean busbw over sizes.
 std::string coll_summary_text(const CollSummaryRecord& s);

@@ -2,6 +2,7 @@
 #include "harness/serve/serve_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "harness/analysis/stats.h"
@@ -29,6 +30,7 @@ std::vector<double> gaps(const RequestLog& r) {
 bool meets(const RequestLog& r, const SloSpec& slo) {
   if (slo.ttft_s && ttft(r) > *slo.ttft_s) return false;
   if (slo.tpot_s && tpot(r) > *slo.tpot_s) return false;
+  if (slo.e2el_s && e2el(r) > *slo.e2el_s) return false;
   if (slo.itl_p95_s) {
     const auto g = gaps(r);
     if (!g.empty() && percentile(g, 95) > *slo.itl_p95_s) return false;
@@ -46,7 +48,7 @@ LatencyStats latency_stats(const std::vector<double>& v) {
   LatencyStats s;
   s.n = static_cast<int64_t>(v.size());
   if (v.empty()) {
-    s.mean = s.p50 = s.p90 = s.p95 = s.p99 = s.max = kNoValue;
+    s.mean = s.p50 = s.p90 = s.p95 = s.p99 = s.max = s.std = kNoValue;
     return s;
   }
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -55,6 +57,9 @@ LatencyStats latency_stats(const std::vector<double>& v) {
   s.p95 = percentile(v, 95);
   s.p99 = percentile(v, 99);
   s.max = *std::max_element(v.begin(), v.end());
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.std = std::sqrt(sq / static_cast<double>(v.size()));
   return s;
 }
 
@@ -77,6 +82,8 @@ ServeMetrics serve_metrics(const std::vector<RequestLog>& logs, const SloSpec& s
     const auto g = gaps(r);
     itls.insert(itls.end(), g.begin(), g.end());
     e2els.push_back(e2el(r));
+    m.input_tokens += r.prompt_len;
+    m.output_tokens += r.output_len;
     out_tokens += static_cast<double>(r.output_len);
     all_tokens += static_cast<double>(r.output_len + r.prompt_len);
     good += meets(r, slo) ? 1 : 0;

@@ -8,8 +8,9 @@
 //   duration = last finish - first arrival of the measured requests
 //   output_tokens_per_s = sum output_len / duration; total adds prompt_len
 //   request_throughput  = completed / duration
-//   goodput: completed requests meeting every SLO given (ttft, tpot per request; itl_p95:
+//   goodput: completed requests meeting every SLO given (ttft, tpot, e2el per request; itl_p95:
 //   the request's own p95 ITL), per second and as a fraction of completed.
+//   std = the population standard deviation (numpy's np.std, ddof 0, as vLLM reports it).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -21,17 +22,20 @@
 namespace tpb {
 
 struct LatencyStats {
-  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0, std = 0;
   int64_t n = 0;  // NaN everywhere (null in results) when n = 0
 };
 
 struct SloSpec {
-  std::optional<double> ttft_s, tpot_s, itl_p95_s;
-  bool any() const { return ttft_s || tpot_s || itl_p95_s; }
+  std::optional<double> ttft_s, tpot_s, itl_p95_s, e2el_s;
+  bool any() const { return ttft_s || tpot_s || itl_p95_s || e2el_s; }
   std::string text() const;  // "ttft=200,tpot=50" in ms, as given
 };
-// --slo ttft=MS,tpot=MS,itl_p95=MS; throws BadInput naming --slo and the key.
+// --slo ttft=MS,tpot=MS,itl_p95=MS,e2el=MS; throws BadInput naming --slo and the key.
 SloSpec parse_slo(const std::string& text);
+// vLLM's --goodput "ttft:MS tpot:MS e2el:MS" (space-separated KEY:MS, vLLM's three keys only);
+// throws BadInput naming --goodput.
+SloSpec parse_goodput(const std::string& text);
 
 struct Goodput {
   std::string slo;
@@ -43,7 +47,8 @@ struct ServeMetrics {
   double output_tokens_per_s = 0, total_tokens_per_s = 0, request_throughput = 0;
   double duration_s = 0;
   int64_t completed = 0, rejected = 0, preemptions = 0;
-  std::optional<Goodput> goodput;  // only with SLOs
+  int64_t input_tokens = 0, output_tokens = 0;  // sums over the completed requests
+  std::optional<Goodput> goodput;               // only with SLOs
 };
 
 LatencyStats latency_stats(const std::vector<double>& v);

@@ -17,12 +17,13 @@ std::string ms_text(double s) {
   return buf;
 }
 
-double ms_value(const std::string& key, const std::string& v, const std::string& text) {
+double ms_value(const std::string& key, const std::string& v, const std::string& text,
+                const std::string& flag = "--slo") {
   double ms = 0;
   const auto r = std::from_chars(v.data(), v.data() + v.size(), ms);
   if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || !std::isfinite(ms) ||
       ms <= 0)
-    throw BadInput("--slo: " + key + " needs milliseconds > 0 (got '" + text + "')");
+    throw BadInput(flag + ": " + key + " needs milliseconds > 0 (got '" + text + "')");
   return ms / 1e3;
 }
 
@@ -36,6 +37,7 @@ std::string SloSpec::text() const {
   add("ttft", ttft_s);
   add("tpot", tpot_s);
   add("itl_p95", itl_p95_s);
+  add("e2el", e2el_s);
   return s;
 }
 
@@ -51,16 +53,43 @@ SloSpec parse_slo(const std::string& text) {
     std::optional<double>* slot = key == "ttft"      ? &slo.ttft_s
                                   : key == "tpot"    ? &slo.tpot_s
                                   : key == "itl_p95" ? &slo.itl_p95_s
+                                  : key == "e2el"    ? &slo.e2el_s
                                                      : nullptr;
     if (!slot)
-      throw BadInput("--slo: unknown key '" + key + "' (the keys are ttft, tpot, itl_p95; got '" +
-                     text + "')");
+      throw BadInput("--slo: unknown key '" + key +
+                     "' (the keys are ttft, tpot, itl_p95, e2el; got '" + text + "')");
     if (eq == std::string::npos)
       throw BadInput("--slo: " + key + " needs =MS (got '" + text + "')");
     if (*slot) throw BadInput("--slo: " + key + " given twice (got '" + text + "')");
     *slot = ms_value(key, item.substr(eq + 1), text);
     start = end + 1;
   }
+  return slo;
+}
+
+// vLLM's spelling: items split on spaces (its nargs="+" arrives here joined by spaces), each
+// KEY:MS; vLLM takes ttft, tpot and e2el only, so itl_p95 stays --slo's.
+SloSpec parse_goodput(const std::string& text) {
+  SloSpec slo;
+  std::size_t start = 0, items = 0;
+  while (start < text.size()) {
+    const auto end = std::min(text.find(' ', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    ++items;
+    const auto colon = item.find(':');
+    const std::string key = item.substr(0, colon);
+    std::optional<double>* slot = key == "ttft"   ? &slo.ttft_s
+                                  : key == "tpot" ? &slo.tpot_s
+                                  : key == "e2el" ? &slo.e2el_s
+                                                  : nullptr;
+    if (!slot || colon == std::string::npos)
+      throw BadInput("--goodput: expected KEY:MS with KEY ttft, tpot or e2el (got '" + text + "')");
+    if (*slot) throw BadInput("--goodput: " + key + " given twice (got '" + text + "')");
+    *slot = ms_value(key, item.substr(colon + 1), text, "--goodput");
+  }
+  if (items == 0) throw BadInput("--goodput: expected KEY:MS items, e.g. ttft:200 tpot:50");
   return slo;
 }
 

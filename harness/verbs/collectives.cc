@@ -13,6 +13,7 @@
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/coll_point_builder.h"
+#include "harness/record/json/nccl_tests_json.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
@@ -64,12 +65,23 @@ std::optional<ResultsWriter> open_results(const CliResult& cli, const World& w,
 
 }  // namespace
 
+void write_nccl_tests_file(const CollectivesSpec& s, const CliResult& cli, int ranks,
+                           const std::string& start_time,
+                           const std::vector<CollPointRecord>& points) {
+  if (s.output_file.empty()) return;
+  const NcclTestsRun run{cli.argv, start_time, nccl_tests_time_now(), ranks};
+  write_nccl_tests_json(s.output_file, nccl_tests_json(s, run, points, coll_summary(points)));
+  std::cout << "# nccl-tests JSON: " << s.output_file << "\n" << std::flush;
+}
+
 int verb_collectives(const CliResult& cli, const World& w) {
   CollectivesSpec s;
   std::unique_ptr<Device> dev;
   agree(w.comm, [&] {
     s = resolve_coll_spec(cli.config, w.size, config_dir_for(cli.config));
     if (w.rank == 0 && !s.out.empty()) ensure_writable_dir(s.out);
+    // Refused before the sweep, on every rank together, not after it on rank 0 alone.
+    if (w.rank == 0 && !s.output_file.empty()) check_nccl_tests_path(s.output_file);
     if (s.collective == "model") return;  // virtual ranks: no device
     DeviceOptions o;
     o.backend = s.backend;
@@ -87,20 +99,28 @@ int verb_collectives(const CliResult& cli, const World& w) {
   std::vector<std::string> hosts = gather_strings(w.comm, w.host, 0);
   auto coll = make_measured_collective(s, w, *dev);
   std::vector<CollPointRecord> points;
+  const std::string start_time = nccl_tests_time_now();
   int64_t last_bytes = -1;
   for (int64_t size : s.sizes) {
     const CollCounts c = coll_counts(s.kind, size, s.dtype, w.size);
     // Sizes below one element per rank, or rounding onto the previous size, add nothing.
     if (c.bytes == 0 || c.bytes == last_bytes) continue;
     last_bytes = c.bytes;
-    const CollRankResult mine = measure_collective(s, c, w, *dev, coll.get());
-    const auto all = gather_results(w, mine);
-    if (w.rank != 0) continue;
-    points.push_back(coll_point(s, c, all, hosts));
-    std::cout << coll_table_row(points.back(), s.baseline) << std::flush;
-    if (writer) writer->add_record(points.back());
+    for (bool inplace : s.halves) {
+      // The measurement and the record read the half from the spec's `inplace`.
+      CollectivesSpec half = s;
+      half.inplace = inplace;
+      const CollRankResult mine = measure_collective(half, c, w, *dev, coll.get());
+      const auto all = gather_results(w, mine);
+      if (w.rank != 0) continue;
+      points.push_back(coll_point(half, c, all, hosts));
+      if (writer) writer->add_record(points.back());
+    }
+    if (w.rank == 0)
+      std::cout << coll_table_row(coll_size_rows(points).back(), s.baseline) << std::flush;
   }
   int64_t wrong = w.rank == 0 ? finish_coll_sweep(s.out, points, writer ? &*writer : nullptr) : 0;
+  if (w.rank == 0) write_nccl_tests_file(s, cli, w.size, start_time, points);
   // A wrong value is a failed run, as in nccl-tests: every rank exits with the same code.
   TPB_MPI_CHECK(MPI_Bcast(&wrong, 1, MPI_INT64_T, 0, w.comm));
   return wrong == 0 ? 0 : static_cast<int>(ExitCode::internal);

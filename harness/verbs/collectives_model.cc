@@ -9,6 +9,7 @@
 #include "collectives/model/fabric.h"
 #include "harness/backends/registry.h"
 #include "harness/record/coll_point_builder.h"
+#include "harness/record/json/nccl_tests_json.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
@@ -67,6 +68,7 @@ int verb_model_collectives(const CliResult& cli, const World& w, const Collectiv
   for (int r = 0; r < s.world; ++r) hosts.push_back("node" + std::to_string(r / s.gpus_per_node));
   std::cout << coll_table_header(s, s.world) << std::flush;
   std::vector<CollPointRecord> points;
+  const std::string start_time = nccl_tests_time_now();
   int64_t last_bytes = -1;
   for (int64_t size : s.sizes) {
     const CollCounts c = coll_counts(s.kind, size, s.dtype, s.world);
@@ -78,10 +80,11 @@ int verb_model_collectives(const CliResult& cli, const World& w, const Collectiv
     p.params.model = model_record(s, t, nodes);
     p.clock_sync.method = "none: the virtual ranks share the model's clock";
     points.push_back(std::move(p));
-    std::cout << coll_table_row(points.back(), false) << std::flush;
+    std::cout << coll_table_row(coll_size_rows(points).back(), false) << std::flush;
     if (writer) writer->add_record(points.back());
   }
   finish_coll_sweep(s.out, points, writer ? &*writer : nullptr);
+  write_nccl_tests_file(s, cli, s.world, start_time, points);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 // and results.json is rewritten, so a killed run keeps every finished point; the curve over the
 // loads is written once the last point is in.
 #include <algorithm>
+#include <ctime>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -23,9 +24,11 @@
 #include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
+#include "harness/record/json/vllm_result_json.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/serve/serve_table.h"
+#include "harness/report/serve/vllm_summary.h"
 #include "harness/serve/curve.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/host_clock.h"
@@ -82,6 +85,13 @@ ServeSetup resolve_serve(const CliResult& cli, const World& w) {
     s.spec = resolve_serve_spec(cli.config, w.size, config_dir_for(cli.config));
     const RunSpec& r = s.spec.run;
     if (w.rank == 0) ensure_writable_dir(r.out);
+    if (w.rank == 0 && s.spec.vllm.on && !s.spec.vllm.dir.empty()) {
+      try {
+        ensure_writable_dir(s.spec.vllm.dir);
+      } catch (const BadInput&) {
+        throw BadInput("--result-dir: cannot write to '" + s.spec.vllm.dir + "'");
+      }
+    }
     if (w.rank == 0 && !s.spec.resume.empty()) {
       check_same_serve_config(s.spec.resume, serve_config_json(s.spec));
       s.ledger = read_ledger(s.spec.resume);
@@ -131,6 +141,32 @@ ResultsWriter open_serve_results(const ServeSetup& s, RunContextRecord context,
   return w;
 }
 
+// vLLM's current_dt: one per run, so a run's files share it.
+std::string vllm_date() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+// --save-result: vLLM's file for point i; --result-filename with several loads gets -point-K
+// before its extension, so one load's file does not overwrite another's.
+void save_vllm_result(const ServeSpec& spec, const PointRecord& p, std::size_t i,
+                      const std::string& date) {
+  const VllmSaveSpec& v = spec.vllm;
+  std::string name = v.filename.empty() ? vllm_result_filename(p, date) : v.filename;
+  if (!v.filename.empty() && spec.loads.size() > 1) {
+    const auto dot = name.rfind('.');
+    const std::string tag = "-point-" + std::to_string(i);
+    name = dot == std::string::npos ? name + tag : name.substr(0, dot) + tag + name.substr(dot);
+  }
+  const std::string path = (v.dir.empty() ? spec.run.out : v.dir) + "/" + name;
+  write_file_atomic(path, vllm_result_json(p, date, static_cast<int64_t>(i)).dump() + "\n");
+  std::cout << "vllm result: " << path << "\n";
+}
+
 // Rank 0: one finished point into the folder (logs first, then the ledger line) and the table.
 void record_serve_point(ResultsWriter& w, const ServePoint& p, std::vector<CurveInput>& curve) {
   std::vector<nlohmann::ordered_json> steps, requests;
@@ -140,7 +176,7 @@ void record_serve_point(ResultsWriter& w, const ServePoint& p, std::vector<Curve
   w.append_lines("requests.jsonl", requests);
   w.add_record(PointOutcome{p.record, p.trace});
   curve.push_back(p.curve);
-  std::cout << format_serve_row(p.record) << std::flush;
+  std::cout << format_serve_row(p.record) << format_vllm_summary(p.record) << std::flush;
 }
 
 // The point's device as results describe it, its peaks, and how one load's point runs.
@@ -188,6 +224,7 @@ int verb_serve(const CliResult& cli, const World& w) {
     std::cout << format_serve_header(spec.axis) << std::flush;
   }
   const double started = now_s();
+  const std::string date = vllm_date();
   for (std::size_t i = 0; i < spec.loads.size(); ++i) {
     if (s.done[i]) continue;
     ServeResult res = b.run_point(i);
@@ -199,6 +236,7 @@ int verb_serve(const CliResult& cli, const World& w) {
                                  : build_serve_point(spec, i, *res.run, peaks, b.caps,
                                                      static_cast<int64_t>(i), trace);
     record_serve_point(*writer, p, curve);
+    if (spec.vllm.on) save_vllm_result(spec, p.record, i, date);
     print_progress(i + 1, spec.loads.size(), started);
   }
   if (w.rank == 0) {

@@ -10,4 +10,11 @@ DType parse_dtype(const std::string& s, const std::string& field) {
   throw BadInput(field + ": unknown dtype '" + s + "' (expected fp32|bf16|fp16|fp8)");
 }
 
+DType parse_dtype_or_nccl(const std::string& s, const std::string& field) {
+  if (auto t = enum_from_name<DType>(kDTypeNcclNames, s)) return *t;
+  if (auto t = enum_from_name<DType>(kDTypeNames, s)) return *t;
+  throw BadInput(field + ": unknown dtype '" + s +
+                 "' (expected float|half|bfloat16|f8e4m3 or fp32|fp16|bf16|fp8)");
+}
+
 }  // namespace tpb

@@ -31,9 +31,11 @@ def percentile(values, q):
 def stats(values):
     if not values:
         return None
-    return {"mean": sum(values) / len(values), "p50": percentile(values, 50),
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((x - mean) ** 2 for x in values) / len(values))  # numpy's, vLLM's
+    return {"mean": mean, "p50": percentile(values, 50),
             "p90": percentile(values, 90), "p95": percentile(values, 95),
-            "p99": percentile(values, 99), "max": max(values), "n": len(values)}
+            "p99": percentile(values, 99), "max": max(values), "n": len(values), "std": std}
 
 
 def recompute(reqs):

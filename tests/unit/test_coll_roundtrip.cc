@@ -104,8 +104,9 @@ TEST(CollRoundTrip, SummaryOfRecords) {
 // Two ranks, two iterations, on the synced clock (seconds):
 //   rank 0 enters at 0 and 10, exits at 1 and 11; rank 1 enters at 0.5 and 10.2, exits at
 //   1.2 and 11.1. Spans (last exit - first enter): 1.2 and 1.1. Rank 1's arrival lag: 0.5 and
-//   0.2, mean 0.35. time_s.mean is the slowest rank's own loop time, 4; algbw = 1000 B / 4 s
-//   / 1e9; an all-reduce over 2 ranks has bus factor 2(n-1)/n = 1.
+//   0.2, mean 0.35. The ranks' own loop times are 2 and 4: time_s.mean is their mean, 3, by
+//   nccl-tests' default -a 1; algbw = 1000 B / 3 s / 1e9; an all-reduce over 2 ranks has bus
+//   factor 2(n-1)/n = 1. -a 0|2|3 give rank 0's 2, the min 2 and the max 4.
 TEST(CollPointBuilder, PinnedToHandNumbers) {
   auto seg = [](double t0, double t1, int step) {
     SegmentRecord r;
@@ -125,12 +126,26 @@ TEST(CollPointBuilder, PinnedToHandNumbers) {
   EXPECT_EQ(p.params.kind, "all_reduce");
   EXPECT_EQ(p.params.bytes, 1000);
   EXPECT_EQ(p.params.ranks, 2);
-  EXPECT_DOUBLE_EQ(p.metrics.time_s.mean, 4.0);
+  EXPECT_DOUBLE_EQ(p.metrics.time_s.mean, 3.0);
+  ASSERT_TRUE(p.metrics.time_s.over_ranks);
+  EXPECT_DOUBLE_EQ(p.metrics.time_s.over_ranks->rank0, 2.0);
+  EXPECT_DOUBLE_EQ(p.metrics.time_s.over_ranks->avg, 3.0);
+  EXPECT_DOUBLE_EQ(p.metrics.time_s.over_ranks->min, 2.0);
+  EXPECT_DOUBLE_EQ(p.metrics.time_s.over_ranks->max, 4.0);
+  EXPECT_EQ(p.params.average, 1);
+  const double by_a[4] = {2.0, 3.0, 2.0, 4.0};
+  for (int a = 0; a < 4; ++a) {
+    CollectivesSpec sa = s;
+    sa.average = a;
+    EXPECT_DOUBLE_EQ(
+        coll_point(sa, CollCounts{250, 250, 1000}, ranks, {"a", "b"}).metrics.time_s.mean, by_a[a])
+        << "-a " << a;
+  }
   EXPECT_DOUBLE_EQ(p.metrics.time_s.max, 1.2);
   EXPECT_DOUBLE_EQ(p.metrics.time_s.min, 1.1);
-  EXPECT_DOUBLE_EQ(p.metrics.algbw_GBps, 2.5e-7);
+  EXPECT_DOUBLE_EQ(p.metrics.algbw_GBps, 1000 / 3.0 / 1e9);
   EXPECT_DOUBLE_EQ(p.metrics.busbw_factor, 1.0);
-  EXPECT_DOUBLE_EQ(p.metrics.busbw_GBps, 2.5e-7);
+  EXPECT_DOUBLE_EQ(p.metrics.busbw_GBps, 1000 / 3.0 / 1e9);
   EXPECT_EQ(p.metrics.wrong, 3);
   EXPECT_FALSE(p.metrics.baseline);
   ASSERT_EQ(p.ranks.size(), 2u);

@@ -74,6 +74,11 @@ TEST(ServeMetrics, HandComputedCase) {
   EXPECT_NEAR(m.e2el_s.p50, 1.2, 1e-12);
   EXPECT_NEAR(m.e2el_s.p90, 2.24, 1e-12);
   EXPECT_DOUBLE_EQ(m.e2el_s.max, 2.5);
+  // population std of [1.0, 1.2, 2.5] about 4.7/3: sqrt((0.3211 + 0.1344 + 0.8711) / 3)
+  // = sqrt(3.98 / 9) (deviations -1.7/3, -1.1/3, 2.8/3; squares 2.89 + 1.21 + 7.84 = 11.94 / 9)
+  EXPECT_NEAR(m.e2el_s.std, std::sqrt(11.94 / 27), 1e-12);
+  EXPECT_EQ(m.input_tokens, 35);  // 10 + 20 + 5; the warm-up and the rejected left out
+  EXPECT_EQ(m.output_tokens, 6);
   EXPECT_FALSE(m.goodput);
 }
 
@@ -91,6 +96,11 @@ TEST(ServeMetrics, GoodputCountsRequestsMeetingEverySlo) {
   EXPECT_DOUBLE_EQ(m.goodput->fraction, 1.0);
   m = serve_metrics(logs(), parse_slo("ttft=999"));  // every ttft is 1000 ms
   EXPECT_DOUBLE_EQ(m.goodput->fraction, 0.0);
+  // e2el [2.5, 1.2, 1.0] s: 1250 ms keeps B and E, A fails it.
+  m = serve_metrics(logs(), parse_slo("e2el=1250"));
+  EXPECT_DOUBLE_EQ(m.goodput->fraction, 2.0 / 3);
+  m = serve_metrics(logs(), parse_slo("e2el=1100,tpot=500"));  // B (1.2 s) fails e2el: only E
+  EXPECT_DOUBLE_EQ(m.goodput->fraction, 1.0 / 3);
 }
 
 TEST(ServeMetrics, NoMeasuredRequestsGiveNaN) {
@@ -137,6 +147,21 @@ TEST(ServeSlo, ParsesMillisecondsAndNamesBadKeys) {
   }
   for (const char* bad : {"ttft", "ttft=", "ttft=-1", "ttft=0", "ttft=1ms", "ttft=1,ttft=2", ","})
     EXPECT_THROW(parse_slo(bad), BadInput) << bad;
+}
+
+TEST(ServeSlo, GoodputIsVllmsSpellingOfTheSameSlo) {
+  const auto g = parse_goodput("ttft:200  tpot:50 e2el:1500");
+  EXPECT_EQ(g.text(), "ttft=200,tpot=50,e2el=1500");
+  EXPECT_EQ(parse_slo(g.text()).text(), g.text());
+  for (const char* bad :
+       {"", "ttft=200", "itl_p95:5", "ttft:", "ttft:-1", "ttft:1 ttft:2", "e2e:9"}) {
+    try {
+      parse_goodput(bad);
+      ADD_FAILURE() << "no throw: " << bad;
+    } catch (const BadInput& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--goodput: ", 0), 0u) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ StepCost mean_cost(const std::vector<ServeStep>& all, const std::vector<int>& ke
 }
 
 LatencyRecord latency_record(const LatencyStats& s) {
-  return {s.mean, s.p50, s.p90, s.p95, s.p99, s.max, s.n};
+  return {s.mean, s.p50, s.p90, s.p95, s.p99, s.max, s.n, s.std};
 }
 
 void add_serve_metrics(MetricsRecord& m, const ServeMetrics& s) {
@@ -179,6 +179,8 @@ ServeRunRecord run_record(const ServeRun& run, const ServeMetrics& m, int64_t po
   r.requests_rejected = m.rejected;
   r.preemptions = run.preemptions;
   r.duration_s = m.duration_s;
+  r.input_tokens = m.input_tokens;
+  r.output_tokens = m.output_tokens;
   r.kv_capacity_tokens = run.sched.kv_blocks * run.sched.block_tokens;
   for (const ServeStep& s : run.steps) {
     r.max_running = std::max(r.max_running, s.plan.running);

@@ -73,6 +73,7 @@ void fields(V& v, R& r) {
   v("p99", r.p99);
   v("max", r.max);
   v("n", r.n);
+  v("std", r.std);
 }
 
 template <class V, Is<GoodputRecord> R>
@@ -122,6 +123,8 @@ void fields(V& v, R& r) {
   v("steps_file", r.steps_file);
   v("requests_file", r.requests_file);
   v("token_times_limit", r.token_times_limit);
+  v("input_tokens", r.input_tokens);
+  v("output_tokens", r.output_tokens);
 }
 
 template <class V, Is<MemoryRecord> R>

@@ -28,6 +28,7 @@ void fields(V& v, R& r) {
   v("topology", r.topology);
   v("iters", r.iters);
   v("warmup_iters", r.warmup_iters);
+  v("average", r.average);
   v("mpi_mode", r.mpi_mode);
   v("model", r.model);
 }
@@ -44,6 +45,14 @@ void fields(V& v, R& r) {
   v("source", r.source);
 }
 
+template <class V, Is<CollOverRanksRecord> R>
+void fields(V& v, R& r) {
+  v("rank0", r.rank0);
+  v("avg", r.avg);
+  v("min", r.min);
+  v("max", r.max);
+}
+
 template <class V, Is<CollTimeRecord> R>
 void fields(V& v, R& r) {
   v("mean", r.mean);
@@ -53,6 +62,7 @@ void fields(V& v, R& r) {
   v("max", r.max);
   v("iter_mean", r.iter_mean);
   v("n", r.n);
+  v("over_ranks", r.over_ranks);
 }
 
 // The keys name the metrics they define.
