@@ -3,7 +3,7 @@
 # The timeouts are from the first H200 runs (shared/measured/h200-2026-12-04: nine tpbench
 # steps in 110 s, torch.compile's first 8B call 25-27 s per shape) with about 2x room.
 # --rehearse swaps the GPU's sizes for ones the CPU backend runs in seconds (tiny, 2 layers),
-# and stubs nothing else: the same steps, step runner, folders, packing and table.
+# and changes nothing else: the same steps, step runner, folders, packing and table.
 
 TARGET_MODEL=llama-3.1-8b  # the table judges its targets on this model's points only
 

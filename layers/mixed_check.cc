@@ -9,21 +9,12 @@
 #include <cmath>
 #include <string>
 
+#include "collectives/self_collective.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
 
 namespace {
-
-// The reference's group of one: a sum over one rank is the buffer itself.
-class SelfCollective final : public Collective {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  std::string name() const override { return "self"; }
-  void all_reduce(void*, std::size_t, DType) override {}
-  void barrier() override {}
-};
 
 // Hands out blocks from the top of the cache down, so consecutive requests of different
 // sequences interleave and no table is physically contiguous.

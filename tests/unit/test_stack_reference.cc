@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/self_collective.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/reference/dtype_round.h"
 #include "layers/reference/ref_check.h"
@@ -19,15 +20,6 @@ namespace tpb {
 namespace {
 
 const std::string kConfigs = TPB_SOURCE_DIR "/configs";
-
-class Self final : public Collective {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  std::string name() const override { return "self"; }
-  void all_reduce(void*, std::size_t, DType) override {}
-  void barrier() override {}
-};
 
 // tiny's shapes (h 1024, 16/8 heads, I 4096, vocab 32000) over 2 layers, to keep it quick.
 TpModelConfig tiny(Phase phase) {
@@ -52,7 +44,7 @@ struct Stepped {
 Stepped step_on_cpu(const TpModelConfig& c) {
   CpuDevice dev(DeviceOptions{});
   TpModel m(dev, c);
-  Self self;
+  SelfCollective self;
   m.reset_state();
   m.step(self, nullptr, 0, nullptr);
   return {m.output(), m.sampled_ids()};

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/self_collective.h"
 #include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/mixed_check.h"
@@ -49,15 +50,6 @@ struct Script {
   }
 };
 
-class Self final : public Collective {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  std::string name() const override { return "self"; }
-  void all_reduce(void*, std::size_t, DType) override {}
-  void barrier() override {}
-};
-
 TEST(MixedCheckScript, TablesInterleaveAndSamplingFollowsTheChunks) {
   const Script s;
   ASSERT_EQ(s.script.size(), 2u);
@@ -79,7 +71,7 @@ TEST(TpModelMixed, Tp1AgainstItself) {
   const Script s;
   CpuDevice dev(DeviceOptions{});
   TpModel m(dev, s.cfg(1, 0));
-  Self self;
+  SelfCollective self;
   const MixedCheck v = check_mixed_against_reference(dev, m, s.cfg(1, 0), self, s.script);
   EXPECT_TRUE(v.checked);
   EXPECT_TRUE(v.passed);
@@ -135,7 +127,7 @@ TEST(TpModelMixed, StampsEveryOpOnce) {
   CpuDevice dev(DeviceOptions{});
   TpModel m(dev, s.cfg(1, 0));
   Timeline tl(dev, 64);
-  Self self;
+  SelfCollective self;
   m.step_mixed(self, &tl, 0, nullptr, s.script[0]);
   ASSERT_EQ(tl.size(), static_cast<std::size_t>(2 * kOpsPerLayer + kServeTailStamps));
   for (int i = 0; i < 2 * kOpsPerLayer; ++i)
@@ -165,7 +157,7 @@ TEST(TpModelMixed, RejectsWhatDoesNotFit) {
               "vocabulary rows)");
   }
   TpModel m(dev, s.cfg(1, 0));
-  Self self;
+  SelfCollective self;
   EXPECT_THROW(m.step(self, nullptr, 0, nullptr), BadInput);
   StepBatch big = s.script[0];
   big.seqs[0].new_tokens += 1;  // 58 tokens: over the budget of 57
