@@ -62,11 +62,13 @@ cp "$ROOT/launch/device-check.sh" "$ROOT/launch/device_plan.sh" "$ROOT/launch/de
 
 # Every library the two binaries load that the GPU machine does not bring: not the C/C++
 # runtime, not the toolkit's or NCCL's, not the driver's.
-provided='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libcuda|libnvidia-ml|libnccl|libcu[a-z]*|libnv[a-zA-Z]*)\.so'
+provided='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libcuda|libnvidia-ml|libnccl|libcu[a-zA-Z]*|libnv[a-zA-Z]*)\.so'
 for bin in "$OUT/tpbench" "$OUT/tpb_device_check"; do
   ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r name path; do
-  [[ "$name" =~ $provided || "$path" == "$CUDA_HOME"/* ]] && continue
+  # Both sides resolved: the toolkit is often reached through links (/usr/local/cuda ->
+  # cuda-13.0, ld.so.conf naming targets/x86_64-linux/lib), so prefixes alone can miss it.
+  [[ "$name" =~ $provided || "$(readlink -f "$path")" == "$(readlink -f "$CUDA_HOME")"/* ]] && continue
   cp -L "$path" "$OUT/lib/$name"
 done
 echo "{\"git_sha\": \"$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)\"," \
