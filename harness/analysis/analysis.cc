@@ -137,7 +137,9 @@ RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) 
   }
   std::vector<double> durs;
   durs.reserve(s.steps.size());
-  for (const auto& st : s.steps) durs.push_back(st.second);
+  double sum = 0;
+  for (const auto& st : s.steps) durs.push_back(st.second), sum += st.second;
+  m.step_time_mean_s = durs.empty() ? 0 : sum / static_cast<double>(durs.size());
   m.step_time_p50_s = percentile(std::move(durs), 50);
   return s;
 }
@@ -224,11 +226,11 @@ void roofline(const AnalysisInput& in, PointAnalysis& pa) {
   pa.intensity = safe_div(pa.flops, pa.bytes);
   pa.ridge = safe_div(in.peak_flops, in.peak_bw);
   pa.mfu_ceiling = pa.ridge > 0 ? std::min(1.0, pa.intensity / pa.ridge) : 0;
-  const double p50 = pa.step_time.p50;
-  pa.mbu = safe_div(pa.bytes, p50 * in.peak_bw);
-  pa.mfu = safe_div(pa.flops, p50 * in.peak_flops);
+  const double t = in.basis == StepTimeBasis::mean ? pa.step_time.mean : pa.step_time.p50;
+  pa.mbu = safe_div(pa.bytes, t * in.peak_bw);
+  pa.mfu = safe_div(pa.flops, t * in.peak_flops);
   pa.roofline_fraction =
-      safe_div(safe_div(pa.flops, p50), std::min(in.peak_flops, pa.intensity * in.peak_bw));
+      safe_div(safe_div(pa.flops, t), std::min(in.peak_flops, pa.intensity * in.peak_bw));
 }
 
 // Per-rank MBU/MFU, then the point's figures as means over ranks and sums of wait/transfer.
@@ -238,8 +240,9 @@ void roll_up_ranks(const AnalysisInput& in, const std::vector<RankScan>& scans, 
   for (std::size_t i = 0; i < nr; ++i) {
     RankMetrics& m = pa.ranks[i];
     const double cps = safe_div(m.compute_s, static_cast<double>(scans[i].steps.size()));
-    m.mbu = safe_div(pa.bytes, m.step_time_p50_s * in.peak_bw);
-    m.mfu = safe_div(pa.flops, m.step_time_p50_s * in.peak_flops);
+    const double t = in.basis == StepTimeBasis::mean ? m.step_time_mean_s : m.step_time_p50_s;
+    m.mbu = safe_div(pa.bytes, t * in.peak_bw);
+    m.mfu = safe_div(pa.flops, t * in.peak_flops);
     m.mbu_compute = safe_div(pa.bytes, cps * in.peak_bw);
     m.mfu_compute = safe_div(pa.flops, cps * in.peak_flops);
     compute_per_step_sum += cps;

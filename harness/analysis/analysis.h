@@ -29,8 +29,16 @@ inline double transfer_at_collective(double enter, double exit, double latest) {
   return std::max(0.0, exit - std::max(enter, latest));
 }
 
+// Which step time MBU, MFU and roofline_fraction divide by. A fixed-batch point repeats one
+// step shape, so its typical step (p50) is the honest one. A serving point's steps each have
+// their own shape and its cost is the mean over them: its figures must be totals over totals
+// (mean cost / mean step time), or a few long prefill steps' work lands on the short median
+// decode step and the point beats its peaks while no step does.
+enum class StepTimeBasis { p50, mean };
+
 struct AnalysisInput {
   std::vector<RankTrace> ranks;
+  StepTimeBasis basis = StepTimeBasis::p50;
   double step_flops = 0;       // per rank per step (cost model)
   double step_bytes = 0;       // per rank per step (cost model)
   double tokens_per_step = 0;  // per TP group per step
@@ -48,7 +56,7 @@ struct RankMetrics {
   double transfer_s = 0;  // sum of NxN completion (the collective's own time)
   double collective_s = 0;
   double busy_fraction = 0, useful_fraction = 0, host_gap_fraction = 0, occupancy_sampled = 0;
-  double step_time_p50_s = 0;
+  double step_time_p50_s = 0, step_time_mean_s = 0;
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
   int arrived_last = 0;
   int collectives = 0;

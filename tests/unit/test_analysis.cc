@@ -370,6 +370,32 @@ TEST(Analysis, ComputeVariantsUseComputePerStep) {
   EXPECT_NEAR(pa.ranks[1].mbu_compute, 3e9 / (7 * kMs * 1e12), 1e-12);
 }
 
+TEST(Analysis, ServingPointIsTotalsOverTotals) {
+  // A serving run: 4 decode steps of 1 ms doing 1e9 FLOP each, then one 12 ms prefill step
+  // doing 1.2e11 FLOP. Peak 1e14 FLOP/s: each decode step runs at MFU 0.01 and the prefill
+  // step at 0.1. The point's cost is the mean step, (4e9 + 1.2e11) / 5 = 2.48e10 FLOP.
+  // Over the p50 step (1 ms) that is MFU 0.248: no step reached it. Over the mean step
+  // ((4 + 12) / 5 = 3.2 ms) it is 0.0775, total FLOPs over total time, between the two.
+  AnalysisInput in;
+  RankTrace t = make_rank(0, 0, 0);
+  for (int k = 0; k < 4; ++k) add(t, k, Op::step, k, k + 1.0), add(t, k, Op::down_proj, k, k + 1.0);
+  add(t, 4, Op::step, 4, 16), add(t, 4, Op::attention, 4, 16);
+  in.ranks = {t};
+  in.step_flops = 2.48e10, in.step_bytes = 1e9, in.peak_flops = 1e14, in.peak_bw = 1e12;
+  const PointAnalysis fixed = analyze(in);
+  EXPECT_NEAR(fixed.mfu, 0.248, 1e-9);  // the p50 basis overstates it
+  in.basis = StepTimeBasis::mean;
+  const PointAnalysis serve = analyze(in);
+  const double total_flops = 4 * 1e9 + 1.2e11, total_s = 16 * kMs;
+  EXPECT_NEAR(serve.mfu, total_flops / (total_s * 1e14), 1e-12);
+  EXPECT_NEAR(serve.mfu, 0.0775, 1e-12);
+  EXPECT_LE(serve.mfu, 0.1);  // no faster than its fastest step
+  EXPECT_NEAR(serve.ranks[0].mfu, serve.mfu, 1e-12);
+  EXPECT_NEAR(serve.mbu, 1e9 / (3.2 * kMs * 1e12), 1e-12);
+  EXPECT_NEAR(serve.roofline_fraction * std::min(1e14, serve.intensity * 1e12),
+              2.48e10 / (3.2 * kMs), 1e-3);
+}
+
 TEST(Analysis, EmptyInputDoesNotCrash) {
   const PointAnalysis pa = analyze(AnalysisInput{});
   EXPECT_TRUE(pa.ranks.empty());

@@ -320,6 +320,7 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
   const StepCost cost = mean_cost(run.steps, run.timeline_steps);
   AnalysisInput in;
   in.ranks = run.traces;
+  in.basis = StepTimeBasis::mean;  // cost is the mean over the steps: totals over totals
   in.step_flops = cost.flops;
   in.step_bytes = cost.bytes();
   in.tokens_per_step = cost.tokens;
