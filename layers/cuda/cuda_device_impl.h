@@ -35,6 +35,7 @@ struct CudaVarlenState {
   void* argmax_host = nullptr;   // pinned, the same layout
   std::size_t argmax_rows = 0;
   int64_t block_tokens = 0;  // the KV ops' block size, last seen (rope packs with it)
+  DeviceBuffer partials;     // attention's split-K partial states, grown as steps need
 };
 
 struct CudaDevice::Impl {

@@ -89,12 +89,19 @@ void CudaDevice::kv_write_varlen(const void* qkv, void* k_cache, void* v_cache, 
 void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const void* v_cache,
                                   void* out, const StepBatch& b, const KvLayout& kv,
                                   const AttnShape& s, DType t) {
+  Impl& d = *impl_;
   VarlenMeta m;
   const int32_t* meta = varlen_meta(b, kv.block_tokens, m);
-  impl_->varlen->block_tokens = kv.block_tokens;
-  cuda_kernels::launch_attention_varlen(
-      plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t), impl_->stream, qkv, k_cache,
-      v_cache, out, meta, m, s, t);
+  CudaVarlenState& v = *d.varlen;
+  v.block_tokens = kv.block_tokens;
+  const VarlenAttnPlan p = plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t, d.sms);
+  if (p.workspace_bytes > static_cast<double>(v.partials.bytes())) {
+    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
+    v.partials = DeviceBuffer();  // free first: the budget check counts what is in use
+    v.partials = alloc(static_cast<std::size_t>(p.workspace_bytes));
+  }
+  cuda_kernels::launch_attention_varlen(p, d.stream, qkv, k_cache, v_cache, out,
+                                        v.partials.as<float>(), meta, m, s, t);
 }
 
 void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "layers/cuda/plan/varlen_plan.h"
 #include "layers/fill_hash.h"
 #include "layers/reference/ref_ops.h"
 
@@ -15,11 +16,13 @@ namespace {
 
 using ref::Vec;
 
-// Three decodes at contexts 1, 37 and 200, and a 45-token chunk whose first 20 positions are
-// cached: blocks of 16 positions, handed out in a shuffled order so tables are not contiguous.
-StepBatch ragged_batch(int64_t block_tokens, int64_t& num_blocks) {
+// Three decodes at contexts 1, 37 and 200, and a `chunk`-token chunk whose first 20 positions
+// are cached: blocks of 16 positions, handed out in a shuffled order so tables are not
+// contiguous. A 45-token chunk leaves attention few blocks, so its positions are split (the
+// combine runs, and the short sequences' later splits are empty); 300 tokens need no split.
+StepBatch ragged_batch(int64_t block_tokens, int64_t chunk, int64_t& num_blocks) {
   StepBatch b;
-  b.seqs = {SeqSlice{1, 1, true, {}}, SeqSlice{37, 1, true, {}}, SeqSlice{20, 45, true, {}},
+  b.seqs = {SeqSlice{1, 1, true, {}}, SeqSlice{37, 1, true, {}}, SeqSlice{20, chunk, true, {}},
             SeqSlice{200, 1, true, {}}};
   num_blocks = 0;
   for (const SeqSlice& s : b.seqs) num_blocks += blocks_needed(s, block_tokens);
@@ -117,12 +120,10 @@ int check_argmax(CudaDevice& dev, DType t) {
   return wrong ? 1 : 0;
 }
 
-}  // namespace
-
-int check_varlen(CudaDevice& dev, const CheckShape& s, DType t) {
+int check_varlen_batch(CudaDevice& dev, const CheckShape& s, DType t, int64_t chunk) {
   const int64_t bt = 16;
   int64_t num_blocks = 0;
-  const StepBatch b = ragged_batch(bt, num_blocks);
+  const StepBatch b = ragged_batch(bt, chunk, num_blocks);
   const KvLayout kv{num_blocks, bt};
   const AttnShape a{static_cast<int64_t>(b.seqs.size()), s.q_heads, s.kv_heads, s.head_dim, 0};
   const int64_t tokens = b.tokens(), row = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
@@ -161,7 +162,20 @@ int check_varlen(CudaDevice& dev, const CheckShape& s, DType t) {
   in0 = down(qkv, tokens * row), kref = down(kc, cache), vref = down(vc, cache);
   dev.attention_varlen(qkv.get(), kc.get(), vc.get(), att.get(), b, kv, a, t);
   ref_attention_varlen(in0, kref, vref, want, b, bt, a);
+  const VarlenAttnPlan plan =
+      plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t, dev.sm_count());
+  std::printf("    chunk %lld: %lld tokens, %lld split(s) of %lld positions\n",
+              static_cast<long long>(chunk), static_cast<long long>(tokens),
+              static_cast<long long>(plan.splits), static_cast<long long>(plan.chunk));
   report("attention_varlen", down(att, tokens * s.q_heads * s.head_dim), want);
+  dev.synchronize();
+  return failed;
+}
+
+}  // namespace
+
+int check_varlen(CudaDevice& dev, const CheckShape& s, DType t) {
+  int failed = check_varlen_batch(dev, s, t, 45) + check_varlen_batch(dev, s, t, 300);
   failed += check_argmax(dev, t);
   dev.synchronize();
   return failed;

@@ -126,7 +126,7 @@ TEST(LaunchPlan, DecodeSplitsPinned) {
   EXPECT_EQ(p.main.block.x, kDecodeThreads);
   // Shared memory: q 4*128 + scores 4*32 + stats 2*4 floats = 648 * 4 bytes.
   EXPECT_EQ(p.main.smem_bytes, 2592);
-  EXPECT_STREQ(p.combine.kernel, "attention_decode_combine_kernel");
+  EXPECT_STREQ(p.combine.kernel, "attention_combine_kernel");
   EXPECT_EQ(p.combine.grid.x, 32);
   // Partials: 1 * 32 heads * 33 splits * (128 + 2) floats * 4 bytes = 549,120 bytes, written by
   // the main kernel and read by the combine kernel.

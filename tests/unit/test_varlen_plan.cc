@@ -51,29 +51,60 @@ TEST(VarlenPlan, RefusesAShortBlockTable) {
 
 TEST(VarlenPlan, AttentionWorkIsTheCostModels) {
   const ModelShape m = load_model("tiny", TPB_SOURCE_DIR "/configs");
-  for (int tp : {1, 2}) {
-    const ShardShape sh = shard_shape(m, tp);
-    const StepBatch b = ragged();
-    const StepCost c = mixed_step_cost(m, tp, DType::bf16, 1, b, false);
-    const KernelLaunch k =
-        plan_attention_varlen(b, sh.q_heads, sh.kv_heads, m.head_dim, DType::bf16);
-    const OpCost* attn = nullptr;
-    for (const OpCost& o : c.layer_ops)
-      if (o.op == Op::attention) attn = &o;
-    ASSERT_NE(attn, nullptr);
-    EXPECT_DOUBLE_EQ(k.flops, attn->flops) << "tp " << tp;
-    EXPECT_DOUBLE_EQ(k.bytes_read, attn->bytes_read) << "tp " << tp;
-    EXPECT_DOUBLE_EQ(k.bytes_written, attn->bytes_written) << "tp " << tp;
-    EXPECT_EQ(k.grid.x, 4);            // one block per new token ...
-    EXPECT_EQ(k.grid.y, sh.kv_heads);  // ... and KV head
-  }
+  for (int tp : {1, 2})
+    for (int sms : {1, 132}) {
+      const ShardShape sh = shard_shape(m, tp);
+      const StepBatch b = ragged();
+      const StepCost c = mixed_step_cost(m, tp, DType::bf16, 1, b, false);
+      const VarlenAttnPlan p =
+          plan_attention_varlen(b, sh.q_heads, sh.kv_heads, m.head_dim, DType::bf16, sms);
+      const OpCost* attn = nullptr;
+      for (const OpCost& o : c.layer_ops)
+        if (o.op == Op::attention) attn = &o;
+      ASSERT_NE(attn, nullptr);
+      // The kernels together (main, and the combine where there are splits) do the cost
+      // model's work; the partials are scratch, outside it.
+      const PlanTotals t = plan_totals({p.main, p.combine});
+      EXPECT_DOUBLE_EQ(t.flops, attn->flops) << "tp " << tp;
+      EXPECT_DOUBLE_EQ(t.bytes_read, attn->bytes_read) << "tp " << tp;
+      EXPECT_DOUBLE_EQ(t.bytes_written, attn->bytes_written) << "tp " << tp;
+      EXPECT_EQ(p.main.grid.x, 4);            // one block per new token ...
+      EXPECT_EQ(p.main.grid.y, sh.kv_heads);  // ... and KV head ...
+      EXPECT_EQ(p.main.grid.z, p.splits);     // ... and split
+      EXPECT_EQ(t.scratch_bytes, p.splits > 1 ? 2 * p.workspace_bytes : 0.0);  // written, read
+    }
+}
+
+TEST(VarlenPlan, FewTokensSplitThePositionsToFillTheGpu) {
+  // One Llama-3-8B sequence decoding at position 1000: 8 KV heads give 8 blocks; 132 SMs want
+  // 4 x 132 = 528, so 66 splits would be asked, but no split is under a tile of 64 positions:
+  // 1001 positions are 16 tiles, one split each.
+  StepBatch b;
+  b.seqs = {SeqSlice{1000, 1, true, std::vector<int32_t>(63, 0)}};
+  VarlenAttnPlan p = plan_attention_varlen(b, 32, 8, 128, DType::bf16, 132);
+  EXPECT_EQ(p.chunk, kVarlenTile);
+  EXPECT_EQ(p.splits, 16);
+  EXPECT_EQ(p.main.grid.x * p.main.grid.y * p.main.grid.z, 128);
+  EXPECT_STREQ(p.combine.kernel, "attention_combine_kernel");
+  EXPECT_EQ(p.combine.grid.x, 32);  // one block per (token, query head)
+  EXPECT_DOUBLE_EQ(p.workspace_bytes, 32.0 * 16 * (128 + 2) * 4);
+  // On 8 SMs: 32 blocks wanted, 4 splits of 4 tiles each.
+  p = plan_attention_varlen(b, 32, 8, 128, DType::bf16, 8);
+  EXPECT_EQ(p.splits, 4);
+  EXPECT_EQ(p.chunk, 4 * kVarlenTile);
+  // A 512-token prefill chunk already gives 4096 blocks: one split, no combine, no partials.
+  b.seqs = {SeqSlice{0, 512, true, std::vector<int32_t>(32, 0)}};
+  p = plan_attention_varlen(b, 32, 8, 128, DType::bf16, 132);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_STREQ(p.combine.kernel, "");
+  EXPECT_EQ(p.workspace_bytes, 0);
 }
 
 TEST(VarlenPlan, RefusesShapesTheKernelCannotRun) {
-  EXPECT_THROW(plan_attention_varlen(ragged(), 6, 4, 64, DType::bf16), BadInput);   // 6 % 4
-  EXPECT_THROW(plan_attention_varlen(ragged(), 32, 1, 64, DType::bf16), BadInput);  // group 32
-  EXPECT_THROW(plan_attention_varlen(ragged(), 8, 2, 48, DType::bf16), BadInput);   // d % 32
-  EXPECT_NO_THROW(plan_attention_varlen(ragged(), 16, 1, 256, DType::bf16));
+  EXPECT_THROW(plan_attention_varlen(ragged(), 6, 4, 64, DType::bf16, 132), BadInput);   // 6 % 4
+  EXPECT_THROW(plan_attention_varlen(ragged(), 32, 1, 64, DType::bf16, 132), BadInput);  // group 32
+  EXPECT_THROW(plan_attention_varlen(ragged(), 8, 2, 48, DType::bf16, 132), BadInput);   // d % 32
+  EXPECT_NO_THROW(plan_attention_varlen(ragged(), 16, 1, 256, DType::bf16, 132));
 }
 
 }  // namespace

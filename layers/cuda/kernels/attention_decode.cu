@@ -270,10 +270,11 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
   }
 }
 
-// One block per (sequence, query head); partial record s is [acc(head_dim), m, l].
+// One block per (row, query head); partial record s is [acc(head_dim), m, l]. A record of an
+// empty split (max -inf, sum 0) adds nothing; split 0 is never empty, so big_m is finite.
 template <class T>
-__global__ void attention_decode_combine_kernel(const float* partials, T* out, int64_t splits,
-                                                int head_dim) {
+__global__ void attention_combine_kernel(const float* partials, T* out, int64_t splits,
+                                         int head_dim) {
   const int64_t bh = blockIdx.x;
   const int64_t rec = head_dim + 2;
   const float* part = partials + bh * splits * rec;
@@ -331,13 +332,18 @@ void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qk
     dispatch_head_dim<T>(a.head_dim, p, s, static_cast<const T*>(qkv),
                          static_cast<const T*>(k_cache), static_cast<const T*>(v_cache),
                          static_cast<T*>(out), partials, ctx_len, a);
-    if (p.splits > 1) {
-      attention_decode_combine_kernel<T>
-          <<<to_dim3(p.combine.grid), to_dim3(p.combine.block), 0, s>>>(
-              partials, static_cast<T*>(out), p.splits, static_cast<int>(a.head_dim));
-      TPB_CUDA_CHECK(cudaGetLastError());
-    }
   });
+  if (p.splits > 1) launch_attention_combine(p.combine, s, partials, out, p.splits, a.head_dim, t);
+}
+
+void launch_attention_combine(const KernelLaunch& k, cudaStream_t s, const float* partials,
+                              void* out, int64_t splits, int64_t head_dim, DType t) {
+  dispatch_dtype(t, "attention", [&](auto tag) {
+    using T = decltype(tag);
+    attention_combine_kernel<T><<<to_dim3(k.grid), to_dim3(k.block), 0, s>>>(
+        partials, static_cast<T*>(out), splits, static_cast<int>(head_dim));
+  });
+  TPB_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace tpb::cuda_kernels

@@ -3,12 +3,13 @@
 // attention of each new token over positions [0, its position]. The int32 arrays of
 // VarlenMeta (varlen_plan.h) say which sequence and position each row is.
 //
-// Attention: one block per (new token, KV head) holds the token's g query heads and streams
-// the sequence's positions in tiles with an online softmax (running max m and sum l per head;
-// the accumulators are rescaled by e^(m_old - m_new) when the max grows). The tokens of one
-// prefill chunk each stream their sequence's K and V, so a chunk re-reads them through L2;
-// the cost model counts them once per sequence. CUDA cores, fp32 math: a tensor-core version
-// belongs with the prefill kernel's (issue 13).
+// Attention: one block per (new token, KV head, split) holds the token's g query heads and
+// streams its split's positions in tiles with an online softmax (running max m and sum l per
+// head; the accumulators are rescaled by e^(m_old - m_new) when the max grows). With more than
+// one split (few tokens: decode rows) each block writes its partial state and the combine
+// kernel of attention_decode.cu merges them. The tokens of one prefill chunk each stream their
+// sequence's K and V, so a chunk re-reads them through L2; the cost model counts them once per
+// sequence. CUDA cores, fp32 math: a tensor-core version belongs with the prefill kernel's.
 #include <cmath>
 
 #include "layers/cuda/cuda_check.h"
@@ -118,23 +119,48 @@ __device__ __forceinline__ void tile_softmax(float* sc, float* acc, float* st, i
   }
 }
 
+// The block's result: the normalised output (one split), or its partial state [acc, m, l] per
+// query head, the record layout of attention_combine_kernel.
+template <class T>
+__device__ __forceinline__ void varlen_finish(const float* acc, const float* st, T* out,
+                                              float* partials, int64_t tok, int h0, int g,
+                                              int q_heads, int head_dim, int split, int splits) {
+  if (splits == 1) {
+    T* o =
+        out + tok * static_cast<int64_t>(q_heads) * head_dim + static_cast<int64_t>(h0) * head_dim;
+    for (int idx = threadIdx.x; idx < g * head_dim; idx += blockDim.x)
+      o[idx] = from_f<T>(acc[idx] / st[2 * (idx / head_dim) + 1]);
+    return;
+  }
+  for (int idx = threadIdx.x; idx < g * head_dim; idx += blockDim.x) {
+    const int h = idx / head_dim, e = idx % head_dim;
+    const int64_t bh = tok * q_heads + h0 + h;
+    float* part = partials + (bh * splits + split) * (head_dim + 2);
+    part[e] = acc[idx];
+    if (e == 0) part[head_dim] = st[2 * h], part[head_dim + 1] = st[2 * h + 1];
+  }
+}
+
 template <class T>
 __global__ void __launch_bounds__(kVarlenThreads)
-    attention_varlen_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out, VarlenPtrs mp,
-                            int block_tokens, int q_heads, int kv_heads, int head_dim,
-                            float scale) {
+    attention_varlen_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
+                            float* partials, VarlenPtrs mp, int block_tokens, int q_heads,
+                            int kv_heads, int head_dim, int chunk, int splits, float scale) {
   extern __shared__ float smem[];
   __shared__ int64_t slots[kVarlenTile];
   const int g = q_heads / kv_heads;
   const int64_t tok = blockIdx.x;
   const int kh = blockIdx.y;
+  const int split = blockIdx.z;
   const int h0 = kh * g;  // first query head of this KV head's group
   const int32_t* table = mp.tables + mp.seq_table0[mp.token_seq[tok]];
   const int len = mp.token_pos[tok] + 1;  // causal: positions 0 .. its own
-  float* qs = smem;                       // [g][head_dim], pre-scaled by 1/sqrt(head_dim)
-  float* acc = qs + g * head_dim;         // [g][head_dim], unnormalised
-  float* sc = acc + g * head_dim;         // [g][kVarlenTile]: scores, then e^(s - m)
-  float* st = sc + g * kVarlenTile;       // [g][2]: running max and sum
+  // This split's positions; empty past a short sequence's end (its state stays m = -inf, l = 0).
+  const int p_begin = split * chunk, p_end = min(len, p_begin + chunk);
+  float* qs = smem;                  // [g][head_dim], pre-scaled by 1/sqrt(head_dim)
+  float* acc = qs + g * head_dim;    // [g][head_dim], unnormalised
+  float* sc = acc + g * head_dim;    // [g][kVarlenTile]: scores, then e^(s - m)
+  float* st = sc + g * kVarlenTile;  // [g][2]: running max and sum
 
   const int64_t row_stride = static_cast<int64_t>(q_heads + 2 * kv_heads) * head_dim;
   const T* q = qkv + tok * row_stride + static_cast<int64_t>(h0) * head_dim;
@@ -148,8 +174,8 @@ __global__ void __launch_bounds__(kVarlenThreads)
   }
   __syncthreads();
   const int64_t kv_width = static_cast<int64_t>(kv_heads) * head_dim;
-  for (int p0 = 0; p0 < len; p0 += kVarlenTile) {
-    const int n = min(kVarlenTile, len - p0);
+  for (int p0 = p_begin; p0 < p_end; p0 += kVarlenTile) {
+    const int n = min(kVarlenTile, p_end - p0);
     tile_scores(k_cache, qs, sc, slots, table, p0, n, g, head_dim, kv_width, kh, block_tokens);
     __syncthreads();
     tile_softmax(sc, acc, st, n, g, head_dim);
@@ -165,9 +191,7 @@ __global__ void __launch_bounds__(kVarlenThreads)
     }
     __syncthreads();
   }
-  T* o = out + tok * static_cast<int64_t>(q_heads) * head_dim + static_cast<int64_t>(h0) * head_dim;
-  for (int idx = threadIdx.x; idx < g * head_dim; idx += blockDim.x)
-    o[idx] = from_f<T>(acc[idx] / st[2 * (idx / head_dim) + 1]);
+  varlen_finish(acc, st, out, partials, tok, h0, g, q_heads, head_dim, split, splits);
 }
 
 }  // namespace
@@ -200,10 +224,11 @@ void launch_kv_write_varlen(const KernelLaunch& k, cudaStream_t s, const void* q
   TPB_CUDA_CHECK(cudaGetLastError());
 }
 
-void launch_attention_varlen(const KernelLaunch& k, cudaStream_t s, const void* qkv,
-                             const void* k_cache, const void* v_cache, void* out,
+void launch_attention_varlen(const VarlenAttnPlan& p, cudaStream_t s, const void* qkv,
+                             const void* k_cache, const void* v_cache, void* out, float* partials,
                              const int32_t* meta, const VarlenMeta& m, const AttnShape& a,
                              DType t) {
+  const KernelLaunch& k = p.main;
   if (k.grid.x == 0) return;
   const float scale = 1.0f / sqrtf(static_cast<float>(a.head_dim));
   dispatch_dtype(t, "attention", [&](auto tag) {
@@ -213,11 +238,12 @@ void launch_attention_varlen(const KernelLaunch& k, cudaStream_t s, const void* 
                                         static_cast<int>(k.smem_bytes)));
     kernel<<<to_dim3(k.grid), to_dim3(k.block), static_cast<std::size_t>(k.smem_bytes), s>>>(
         static_cast<const T*>(qkv), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache),
-        static_cast<T*>(out), ptrs(meta, m), static_cast<int>(m.block_tokens),
+        static_cast<T*>(out), partials, ptrs(meta, m), static_cast<int>(m.block_tokens),
         static_cast<int>(a.q_heads), static_cast<int>(a.kv_heads), static_cast<int>(a.head_dim),
-        scale);
+        static_cast<int>(p.chunk), static_cast<int>(p.splits), scale);
   });
   TPB_CUDA_CHECK(cudaGetLastError());
+  if (p.splits > 1) launch_attention_combine(p.combine, s, partials, out, p.splits, a.head_dim, t);
 }
 
 }  // namespace tpb::cuda_kernels

@@ -43,6 +43,9 @@ void launch_rope_kv_write(const KernelLaunch& k, cudaStream_t s, void* qkv, void
 void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qkv,
                              const void* k_cache, const void* v_cache, void* out, float* partials,
                              int64_t ctx_len, const AttnShape& a, DType t);
+// Merges split-K partial states (plan_attention_combine) into `out`, rows x heads x head_dim.
+void launch_attention_combine(const KernelLaunch& k, cudaStream_t s, const float* partials,
+                              void* out, int64_t splits, int64_t head_dim, DType t);
 
 // The GEMMs run on `blas`, whose stream must be `s` and whose workspace is set (no allocation
 // under graph capture); `ws` holds PrefillPlan::workspace_bytes.
@@ -57,8 +60,9 @@ void launch_rope_varlen(const KernelLaunch& k, cudaStream_t s, void* qkv, const 
 void launch_kv_write_varlen(const KernelLaunch& k, cudaStream_t s, const void* qkv, void* k_cache,
                             void* v_cache, const int32_t* meta, const VarlenMeta& m,
                             const AttnShape& a, DType t);
-void launch_attention_varlen(const KernelLaunch& k, cudaStream_t s, const void* qkv,
-                             const void* k_cache, const void* v_cache, void* out,
+// `partials` holds VarlenAttnPlan::workspace_bytes when p.splits > 1.
+void launch_attention_varlen(const VarlenAttnPlan& p, cudaStream_t s, const void* qkv,
+                             const void* k_cache, const void* v_cache, void* out, float* partials,
                              const int32_t* meta, const VarlenMeta& m, const AttnShape& a, DType t);
 // Per row of logits [rows, cols]: the largest value and its lowest column, into max_out[rows]
 // and col_out[rows] on the device.

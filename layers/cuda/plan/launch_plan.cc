@@ -200,14 +200,20 @@ DecodePlan plan_attention_decode(int64_t batch, int64_t q_heads, int64_t kv_head
   // Partial state per (sequence, query head, split): head_dim accumulators, max and sum.
   p.workspace_bytes = static_cast<double>(batch) * q_heads * p.splits * (head_dim + 2) * 4;
   k.scratch_bytes = p.workspace_bytes;
-  KernelLaunch& c = p.combine;
-  c.op = Op::attention;
-  c.kernel = "attention_decode_combine_kernel";
-  c.grid.x = batch * q_heads;
-  c.block.x = head_dim;
-  c.bytes_written = out_bytes;
-  c.scratch_bytes = p.workspace_bytes;
+  p.combine = plan_attention_combine(batch * q_heads, p.splits, head_dim, t);
   return p;
+}
+
+KernelLaunch plan_attention_combine(int64_t rows_x_heads, int64_t splits, int64_t head_dim,
+                                    DType t) {
+  KernelLaunch c;
+  c.op = Op::attention;
+  c.kernel = "attention_combine_kernel";
+  c.grid.x = rows_x_heads;
+  c.block.x = head_dim;
+  c.bytes_written = static_cast<double>(rows_x_heads) * head_dim * dtype_bytes(t);
+  c.scratch_bytes = static_cast<double>(rows_x_heads) * splits * (head_dim + 2) * 4;
+  return c;
 }
 
 namespace {

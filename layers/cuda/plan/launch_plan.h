@@ -90,6 +90,11 @@ struct DecodePlan {
 };
 DecodePlan plan_attention_decode(int64_t batch, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
                                  int64_t ctx_len, DType t, int sm_count);
+// The merge of split-K partial softmax states, shared by decode and the varlen kernel: one
+// block per (row, query head) of head_dim threads reads its `splits` records [acc(head_dim),
+// max, sum] and writes the output row in the storage dtype.
+KernelLaunch plan_attention_combine(int64_t rows_x_heads, int64_t splits, int64_t head_dim,
+                                    DType t);
 
 // Causal prefill on tensor cores through cuBLAS, per sequence and tile of query_tile queries
 // [q0, q1) against keys [0, q1): S = Q K^T / sqrt(d) into an fp32 workspace (strided-batched

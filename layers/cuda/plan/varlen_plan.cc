@@ -80,8 +80,8 @@ KernelLaunch plan_kv_write_varlen(int64_t tokens, int64_t kv_heads, int64_t head
   return k;
 }
 
-KernelLaunch plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
-                                   int64_t head_dim, DType t) {
+VarlenAttnPlan plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
+                                     int64_t head_dim, DType t, int sm_count) {
   if (kv_heads <= 0 || q_heads % kv_heads != 0 || q_heads / kv_heads > kDecodeMaxGroup)
     throw BadInput(
         "attention: the cuda varlen kernel needs q_heads a multiple of kv_heads, at "
@@ -91,10 +91,22 @@ KernelLaunch plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t 
   if (head_dim % 32 != 0 || head_dim > 256)
     throw BadInput("attention: the cuda varlen kernel supports head_dim 32, 64, ..., 256 (got " +
                    std::to_string(head_dim) + ")");
-  const int64_t g = q_heads / kv_heads;
-  KernelLaunch k;
+  const int64_t g = q_heads / kv_heads, tokens = b.tokens();
+  int64_t max_len = 1;
+  for (const SeqSlice& s : b.seqs) max_len = std::max(max_len, s.cached + s.new_tokens);
+  VarlenAttnPlan p;
+  const int64_t base = std::max<int64_t>(1, tokens * kv_heads);
+  const int64_t want = std::max<int64_t>(
+      1, (static_cast<int64_t>(kDecodeBlocksPerSm) * std::max(sm_count, 1) + base - 1) / base);
+  const int64_t tiles = (max_len + kVarlenTile - 1) / kVarlenTile;
+  const int64_t tiles_per_split = (tiles + std::min(want, tiles) - 1) / std::min(want, tiles);
+  p.chunk = tiles_per_split * kVarlenTile;
+  p.splits = (max_len + p.chunk - 1) / p.chunk;
+
+  KernelLaunch& k = p.main;
+  k.op = Op::attention;
   k.kernel = "attention_varlen_kernel";
-  k.grid = Dim3i{b.tokens(), kv_heads, 1};
+  k.grid = Dim3i{tokens, kv_heads, p.splits};
   k.block.x = kVarlenThreads;
   // Queries, accumulators [g][head_dim], scores [g][tile], running max and sum [g][2].
   k.smem_bytes = static_cast<int64_t>(sizeof(float)) * g * (2 * head_dim + kVarlenTile + 2);
@@ -104,10 +116,16 @@ KernelLaunch plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t 
     k.flops += 4.0 * q_heads * head_dim * (n * c + n * (n + 1) / 2);
     k.bytes_read += (c + n) * 2 * kv_heads * row;
   }
-  const double q = static_cast<double>(b.tokens()) * q_heads * row;
+  const double q = static_cast<double>(tokens) * q_heads * row;
   k.bytes_read += q;
-  k.bytes_written = q;
-  return k;
+  if (p.splits == 1) {
+    k.bytes_written = q;
+    return p;
+  }
+  p.combine = plan_attention_combine(tokens * q_heads, p.splits, head_dim, t);
+  p.workspace_bytes = p.combine.scratch_bytes;
+  k.scratch_bytes = p.workspace_bytes;
+  return p;
 }
 
 KernelLaunch plan_row_argmax(int64_t rows, int64_t cols, DType t) {

@@ -32,15 +32,27 @@ KernelLaunch plan_rope_varlen(int64_t tokens, int64_t q_heads, int64_t kv_heads,
                               DType t);
 KernelLaunch plan_kv_write_varlen(int64_t tokens, int64_t kv_heads, int64_t head_dim, DType t);
 
-// Paged causal attention: one block per (new token, KV head) scores the token's g = q_heads /
-// kv_heads query heads against positions [0, token_pos] in tiles of kVarlenTile, with an
-// online softmax. Work as the cost model's mixed_attention counts it: 4d FLOPs per (query head,
-// position) pair, K and V of each sequence read once (the blocks of one sequence's tokens share
-// them through L2), Q read and the output written once.
+// Paged causal attention: one block per (new token, KV head, split) scores the token's g =
+// q_heads / kv_heads query heads against its split's positions of [0, token_pos] in tiles of
+// kVarlenTile, with an online softmax. A step of few tokens (decode rows) would give the GPU
+// tokens x kv_heads blocks, 8 for one Llama-3-8B sequence against 132 SMs, so the positions
+// are split as flash-decoding splits them: enough splits for kDecodeBlocksPerSm blocks per SM,
+// none under a tile; the splits' partial states are merged by plan_attention_combine's kernel.
+// A split past a short sequence's end writes an empty state (max -inf, sum 0).
+// Work as the cost model's mixed_attention counts it: 4d FLOPs per (query head, position)
+// pair, K and V of each sequence read once (the blocks of one sequence's tokens share them
+// through L2), Q read and the output written once; the partials are scratch_bytes.
 inline constexpr int kVarlenThreads = 128;  // 4 warps
 inline constexpr int kVarlenTile = 64;      // positions per shared-memory tile
-KernelLaunch plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
-                                   int64_t head_dim, DType t);
+struct VarlenAttnPlan {
+  KernelLaunch main;
+  KernelLaunch combine;  // kernel == "" when splits == 1 (main then writes the output)
+  int64_t splits = 1;
+  int64_t chunk = 0;  // positions per split, a multiple of kVarlenTile
+  double workspace_bytes = 0;
+};
+VarlenAttnPlan plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
+                                     int64_t head_dim, DType t, int sm_count);
 
 // Greedy sampling's local half: one block per row finds the largest logit and its lowest
 // column; the (max, column) pairs are copied to the host.
