@@ -90,15 +90,35 @@ struct RankScan {
   std::vector<std::pair<int32_t, double>> steps;  // (step, duration), sorted by step
 };
 
+// Splits the rank's idle (host_gap_fraction) into the part inside its steps, each step's span
+// less the busy time within it, and the rest, outside every step. `merged` is sorted and
+// disjoint; the steps of one rank do not overlap. A trace without step records has no inside.
+void split_idle(const std::vector<Interval>& merged, std::vector<Interval> steps, RankMetrics& m) {
+  std::sort(steps.begin(), steps.end());
+  double idle_in = 0;
+  std::size_t j = 0;
+  for (const Interval& st : steps) {
+    double covered = 0;
+    while (j < merged.size() && merged[j].second <= st.first) ++j;
+    for (std::size_t k = j; k < merged.size() && merged[k].first < st.second; ++k)
+      covered += std::min(st.second, merged[k].second) - std::max(st.first, merged[k].first);
+    idle_in += std::max(0.0, (st.second - st.first) - covered);
+  }
+  m.idle_in_steps_fraction = std::min(m.host_gap_fraction, idle_in / m.wall_s);
+  m.idle_between_steps_fraction = std::max(0.0, m.host_gap_fraction - m.idle_in_steps_fraction);
+}
+
 RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) {
   RankScan s;
   std::vector<Interval> busy;  // compute + collective, measured only
+  std::vector<Interval> step_spans;
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   double busy_lo = lo, busy_hi = -lo;
   for (const SegmentRecord& r : t.segs) {
     if (r.step < 0) continue;  // warm-up
     if (r.op == Op::step) {
       s.steps.emplace_back(r.step, r.t1 - r.t0);
+      step_spans.emplace_back(r.t0, r.t1);
       lo = std::min(lo, r.t0);
       hi = std::max(hi, r.t1);
       continue;
@@ -133,6 +153,7 @@ RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) 
     m.busy_fraction = covered / m.wall_s;
     m.useful_fraction = m.compute_s / m.wall_s;
     m.host_gap_fraction = 1 - m.busy_fraction;
+    split_idle(merged, std::move(step_spans), m);
     m.occupancy_sampled = occupancy_sampled(merged, lo, hi, in.occupancy_window_s);
   }
   std::vector<double> durs;
@@ -250,6 +271,8 @@ void roll_up_ranks(const AnalysisInput& in, const std::vector<RankScan>& scans, 
     pa.useful_fraction += m.useful_fraction;
     pa.occupancy_sampled += m.occupancy_sampled;
     pa.host_gap_fraction += m.host_gap_fraction;
+    pa.idle_in_steps_fraction += m.idle_in_steps_fraction;
+    pa.idle_between_steps_fraction += m.idle_between_steps_fraction;
     pa.collectives.wait_s_total += m.wait_s;
     pa.collectives.transfer_s_total += m.transfer_s;
     pa.clock_condition_violations += m.clock_condition_violations;
@@ -264,6 +287,8 @@ void roll_up_ranks(const AnalysisInput& in, const std::vector<RankScan>& scans, 
     pa.useful_fraction /= n;
     pa.occupancy_sampled /= n;
     pa.host_gap_fraction /= n;
+    pa.idle_in_steps_fraction /= n;
+    pa.idle_between_steps_fraction /= n;
   }
   pa.collectives.skew = summarize(pa.collectives.skew_s);
   pa.collectives.wait_fraction = safe_div(pa.collectives.wait_s_total, wall_sum);

@@ -56,6 +56,10 @@ struct RankMetrics {
   double transfer_s = 0;  // sum of NxN completion (the collective's own time)
   double collective_s = 0;
   double busy_fraction = 0, useful_fraction = 0, host_gap_fraction = 0, occupancy_sampled = 0;
+  // host_gap_fraction split by where the idle falls: inside the measured steps (between the
+  // step's ops: launches, kernel boundaries, host work between ops) or outside every step
+  // (host work between steps: scheduling, sampling, synchronisation). Fractions of wall_s.
+  double idle_in_steps_fraction = 0, idle_between_steps_fraction = 0;
   double step_time_p50_s = 0, step_time_mean_s = 0;
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
   int arrived_last = 0;
@@ -90,6 +94,7 @@ struct PointAnalysis {
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
   double intensity = 0, ridge = 0, mfu_ceiling = 0, roofline_fraction = 0;
   double busy_fraction = 0, useful_fraction = 0, occupancy_sampled = 0, host_gap_fraction = 0;
+  double idle_in_steps_fraction = 0, idle_between_steps_fraction = 0;  // means over ranks
   CollectiveSummary collectives;
   Straggler straggler;
   int clock_condition_violations = 0;

@@ -377,6 +377,32 @@ TpPlacementRecord tp_placement(const std::vector<RankRecord>& ranks) {
   return t;
 }
 
+namespace {
+
+// What the idle inside a step is on this device. Under a CUDA graph the whole step is one
+// replay, so no kernel waits for a host launch; eagerly, launch time and the device's own
+// boundaries fall in the same gaps (separating them needs each launch's host time).
+IdleSplitRecord idle_split_record(const PointAnalysis& a, const RunSpec& spec,
+                                  const DeviceCaps& caps) {
+  IdleSplitRecord r{a.idle_in_steps_fraction, a.idle_between_steps_fraction, "unattributed",
+                    "the backend does not say what runs between its ops"};
+  if (caps.host_compute) {
+    r.in_steps_cause = "host_work";
+    r.basis = "ops run on the host thread: the gaps are the harness's own work between ops";
+  } else if (spec.cuda_graph) {
+    r.in_steps_cause = "kernel_boundaries";
+    r.basis = "each step is one CUDA-graph replay: no kernel waits for a host launch";
+  } else if (caps.device_timer) {
+    r.in_steps_cause = "launches_or_kernel_boundaries";
+    r.basis =
+        "eager launches: host launch time and idle at kernel boundaries share the gaps; the "
+        "same point under --cuda-graph keeps only the second";
+  }
+  return r;
+}
+
+}  // namespace
+
 PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, const Peaks& peaks,
                      const PointAnalysis& a, const std::vector<RankSample>& samples,
                      const DeviceCaps& caps) {
@@ -384,6 +410,7 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
   p.params = params_record(spec, layers);
   p.status = PointStatus::ok;
   p.metrics = metrics_record(a, cost, peaks);
+  p.metrics->idle_split = idle_split_record(a, spec, caps);
   p.cost = cost_record(cost);
   p.ops = op_records(a, cost, peaks, static_cast<double>(layers));
   p.collectives = collectives_record(a.collectives);

@@ -98,6 +98,15 @@ struct ItlAttributionRecord {
   std::string method;
 };
 
+// Where a point's idle (host_gap_fraction) falls, and what the idle inside its steps is on
+// this device: "host_work" (the CPU backend: the harness between ops), "kernel_boundaries"
+// (a CUDA-graph replay: no kernel waits for a launch), "launches_or_kernel_boundaries" (eager
+// launches: the two are not separated) or "unattributed".
+struct IdleSplitRecord {
+  double in_steps_fraction = 0, between_steps_fraction = 0;
+  std::string in_steps_cause, basis;
+};
+
 struct MetricsRecord {
   StepTimeRecord step_time_s;
   double tokens_per_s = 0;
@@ -105,6 +114,7 @@ struct MetricsRecord {
   std::optional<double> mfu_ceiling_ops;  // absent in results written before it existed
   double intensity = 0, ridge = 0, roofline_fraction = 0;
   double busy_fraction = 0, useful_fraction = 0, occupancy_sampled = 0, host_gap_fraction = 0;
+  std::optional<IdleSplitRecord> idle_split;  // absent in results written before it existed
   PeaksRecord peaks;
   AcrossRanksRecord across_ranks;
   // Serve points: vLLM's benchmark metrics, on the virtual clock (results/SCHEMA.md, "serve").

@@ -67,14 +67,40 @@ void itl_verdict(const StepTimeRecord& st, std::vector<Verdict>& v) {
                          : "uniform; a slow but steady step is a bandwidth limit, not a bug")});
 }
 
-// 4. Host overhead.
+// 4. Host overhead. Where the idle falls says which fix applies: between steps it is host
+// work outside the step (overlap it); inside a graph replay it is the device's own kernel
+// boundaries, which a graph cannot remove (fewer, fused kernels can); eagerly it may be either.
+std::string host_advice(const MetricsRecord& m) {
+  if (!m.idle_split)
+    return "host-side work is comparable to device work; batch it or capture "
+           "the step in a graph";
+  const IdleSplitRecord& s = *m.idle_split;
+  if (s.between_steps_fraction > s.in_steps_fraction)
+    return fmt::format(
+        "{:.1f}% of wall falls between steps (host work: scheduling, sampling, "
+        "synchronisation); overlap it with the device's next step",
+        100 * s.between_steps_fraction);
+  const std::string in =
+      fmt::format("{:.1f}% of wall falls inside the steps", 100 * s.in_steps_fraction);
+  if (s.in_steps_cause == "kernel_boundaries")
+    return in +
+           ", between kernels of a CUDA-graph replay: launches are not the cause, so a "
+           "graph cannot remove it; fewer, fused kernels can";
+  if (s.in_steps_cause == "launches_or_kernel_boundaries")
+    return in +
+           ", between eagerly launched kernels: capture the step in a graph to remove the "
+           "launch time, and compare with --cuda-graph: what stays is idle at kernel "
+           "boundaries, which only fewer, fused kernels remove";
+  if (s.in_steps_cause == "host_work")
+    return in + ", the harness's host work between ops (the ops run on the host)";
+  return in;
+}
+
 void host_verdict(const MetricsRecord& m, std::vector<Verdict>& v) {
   const double gap = m.host_gap_fraction;
   v.push_back({4, "host", gap > 0.1 ? "problem" : "ok",
                fmt::format("host gap {:.1f}% of wall (no device work in flight){}", 100 * gap,
-                           gap > 0.1 ? ": host-side work is comparable to device work; batch it or "
-                                       "capture the step in a graph"
-                                     : "")});
+                           gap > 0.1 ? ": " + host_advice(m) : "")});
 }
 
 // Balance across TP ranks: high occupancy with low throughput.

@@ -186,6 +186,26 @@ TEST(Analysis, HostGapBetweenSteps) {
   EXPECT_NEAR(pa.busy_fraction, 0.8, kTol);
   EXPECT_NEAR(pa.host_gap_fraction, 0.2, kTol);
   EXPECT_NEAR(pa.step_time.max, 10 * kMs, kTol);
+  // All of it is between the steps: none inside.
+  EXPECT_NEAR(pa.idle_between_steps_fraction, 0.2, kTol);
+  EXPECT_NEAR(pa.idle_in_steps_fraction, 0.0, kTol);
+}
+
+TEST(Analysis, IdleSplitsIntoInsideAndBetweenSteps) {
+  // One rank: step 0 [0, 10] computes [0, 4] and [6, 10] (2 ms idle inside), 5 ms between
+  // steps, step 1 [15, 25] computes [15, 22] (3 ms idle inside). wall 25, busy 4 + 4 + 7 = 15:
+  // gap 10/25 = 0.4, of which inside (2 + 3) / 25 = 0.2 and between 5 / 25 = 0.2.
+  AnalysisInput in;
+  RankTrace t = make_rank(0, 0, 0);
+  add(t, 0, Op::step, 0, 10), add(t, 0, Op::qkv_proj, 0, 4), add(t, 0, Op::o_proj, 6, 10);
+  add(t, 1, Op::step, 15, 25), add(t, 1, Op::attention, 15, 22);
+  in.ranks = {t};
+  const PointAnalysis pa = analyze(in);
+  EXPECT_NEAR(pa.host_gap_fraction, 0.4, kTol);
+  EXPECT_NEAR(pa.idle_in_steps_fraction, 0.2, kTol);
+  EXPECT_NEAR(pa.idle_between_steps_fraction, 0.2, kTol);
+  EXPECT_NEAR(pa.ranks[0].idle_in_steps_fraction + pa.ranks[0].idle_between_steps_fraction,
+              pa.ranks[0].host_gap_fraction, kTol);
 }
 
 // One rank, 4 steps of 10 ms; compute [s+1, s+3] in every step except step 2 (idle).

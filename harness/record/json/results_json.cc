@@ -83,6 +83,14 @@ void fields(V& v, R& r) {
   v("fraction", r.fraction);
 }
 
+template <class V, Is<IdleSplitRecord> R>
+void fields(V& v, R& r) {
+  v("in_steps_fraction", r.in_steps_fraction);
+  v("between_steps_fraction", r.between_steps_fraction);
+  v("in_steps_cause", r.in_steps_cause);
+  v("basis", r.basis);
+}
+
 template <class V, Is<ItlSharesRecord> R>
 void fields(V& v, R& r) {
   v("prefill", r.prefill);
@@ -188,6 +196,7 @@ void fields(V& v, R& r) {
   v("useful_fraction", r.useful_fraction);
   v("occupancy_sampled", r.occupancy_sampled);
   v("host_gap_fraction", r.host_gap_fraction);
+  v("idle_split", r.idle_split);
   v("peaks", r.peaks);
   v("across_ranks", r.across_ranks);
   v("ttft_s", r.ttft_s);
