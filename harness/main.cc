@@ -94,7 +94,10 @@ int main(int argc, char** argv) {
   int code = 0;
   try {
     if (refused) throw *refused;
-    if (!cli.help) code = dispatch(cli, tpb::describe_world(MPI_COMM_WORLD));
+    if (!cli.help)
+      code = dispatch(cli, tpb::describe_world(MPI_COMM_WORLD));
+    else if (rank == 0)  // once, not once per rank under mpirun
+      std::cout << (cli.version ? tpb::version_line() + "\n" : cli.help_text) << std::flush;
   } catch (const tpb::AgreedError& e) {
     code = static_cast<int>(e.code());
     if (rank == 0) std::cerr << "tpbench: error: " << e.what() << std::endl;

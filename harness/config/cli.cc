@@ -3,11 +3,13 @@
 #include "harness/config/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fstream>
-#include <iostream>
+#include <sstream>
 
 #include "harness/config/config_fields.h"
 #include "layers/base/config_loader.h"
+#include "layers/base/did_you_mean.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -44,8 +46,11 @@ const OptionDef kPointOptions[] = {
     {"tp_groups", "contiguous | strided"},
     {"out", "output directory"},
     {"seed", "seed of weights, cache and inputs"},
-    {"occupancy_window", "sampling window of occupancy_sampled, s (NVML-like: 1/6)"},
-    {"collective_timeout", "seconds before a collective or barrier is declared hung"},
+    {"occupancy_window",
+     "sampling window of occupancy_sampled: a time, bare numbers in s (NVML-like: 1/6)"},
+    {"collective_timeout",
+     "time before a collective or barrier is declared hung: 10min, 90s; bare numbers in s (default "
+     "600)"},
     {"memory_budget", "per-rank memory budget, e.g. 8G (default: the device's)"},
     {"blas_threads", "BLAS threads per rank (cpu)"},
     {"sync_rounds", "ping-pong rounds per clock sync"},
@@ -92,7 +97,8 @@ const CollOptionDef kCollectiveOptions[] = {
     {"gpus_per_node", "--gpus-per-node", "model: ranks per node (default: the preset's)"},
     {"topology", "--topology", "interconnect preset (configs/topologies)"},
     {"out", "--out", "output directory"},
-    {"collective_timeout", "--collective-timeout", "seconds before a collective is hung"},
+    {"collective_timeout", "--collective-timeout",
+     "time before a collective is hung: 10min, 90s; bare numbers in s (default 600)"},
     {"sync_rounds", "--sync-rounds", "ping-pong rounds per clock sync"},
     {"config_dir", "--config-dir", "directory holding topologies/"},
 };
@@ -114,7 +120,8 @@ const OptionDef kServeOptions[] = {
     {"max_step_tokens", "without --chunk: tokens per step at most, prompts whole (default 8192)"},
     {"kv_budget", "KV cache capacity in tokens (default: what the memory budget leaves)"},
     {"block_tokens", "KV cache block size in tokens (paged cache; default 16)"},
-    {"host_overhead", "host work per step, microseconds (tokenisation, sampling logic, ...)"},
+    {"host_overhead",
+     "host work per step: 2ms, 500us; bare numbers in us (tokenisation, sampling logic, ...)"},
     {"slo",
      "goodput SLOs in ms: ttft=MS,tpot=MS,itl_p95=MS,e2el=MS (a request counts if it "
      "meets every one given)"},
@@ -139,7 +146,7 @@ const OptionDef kCalibrateOptions[] = {
     {"max_bytes", "largest all-reduce of the curve, e.g. 64M"},
     {"reps", "repetitions per measurement (best is kept)"},
     {"op_profile",
-     "on (default) or off: time every op of the real layer step at a grid of "
+     "true (default) | false (on | off also do): time every op of the real layer step at a grid of "
      "shapes, for the model backend's efficiency table"},
     {"op_repeats", "repeats of the op profile's grid (the fastest is kept; default 3)"},
 };
@@ -268,16 +275,45 @@ void add_calibrate(CLI::App& app, CliValues& v) {
   add_config_options(calibrate, v);
 }
 
-// False when help was asked for (and printed). Parse errors become BadInput.
-bool parse_args(CLI::App& app, int argc, char** argv) {
+// The long names of every option `sub` takes, as "--name".
+std::vector<std::string> long_names(const CLI::App* sub) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : sub->get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  return names;
+}
+
+// CLI11's "The following arguments were not expected: B A" lists them last first; the first
+// flag among them, with the nearest option of the verb when one is near.
+std::string unknown_flag_line(const CLI::App& app, const std::string& what) {
+  const std::size_t colon = what.find(": ");
+  std::vector<std::string> args;
+  std::istringstream in(colon == std::string::npos ? "" : what.substr(colon + 2));
+  for (std::string a; in >> a;) args.insert(args.begin(), a);
+  const auto flag =
+      std::find_if(args.begin(), args.end(), [](const std::string& a) { return a[0] == '-'; });
+  const std::vector<CLI::App*> subs = app.get_subcommands();
+  if (flag == args.end() || subs.empty()) return "command line: " + what;
+  const std::string name = flag->substr(0, flag->find('='));
+  const std::string near = nearest_name(name, long_names(subs.front()));
+  return name + ": unknown option for " + subs.front()->get_name() +
+         (near.empty() ? "" : " (did you mean " + near + "?)") + "; tpbench " +
+         subs.front()->get_name() + " --help lists them";
+}
+
+// False when help was asked for: its text is in `help` (main prints it on rank 0 alone).
+// Parse errors become BadInput.
+bool parse_args(CLI::App& app, int argc, char** argv, std::string& help) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    std::cout << app.help() << std::flush;
+    help = app.help();
     return false;
   } catch (const CLI::CallForAllHelp& e) {
-    std::cout << app.help("", CLI::AppFormatMode::All) << std::flush;
+    help = app.help("", CLI::AppFormatMode::All);
     return false;
+  } catch (const CLI::ExtrasError& e) {
+    throw BadInput(unknown_flag_line(app, e.what()));
   } catch (const CLI::ParseError& e) {
     // CLI11 says "A subcommand is required" for `tpbench fly`; name the word and the verbs.
     std::string verbs;
@@ -380,7 +416,11 @@ CliResult parse_cli(int argc, char** argv) {
   add_results_verbs(app, v);
   add_calibrate(app, v);
   app.add_subcommand("info", "print backends, collectives and versions as JSON");
-  if (!parse_args(app, argc, argv)) {
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    r.help = r.version = true;
+    return r;
+  }
+  if (!parse_args(app, argc, argv, r.help_text)) {
     r.help = true;
     return r;
   }

@@ -13,7 +13,10 @@ struct CliResult {
   nlohmann::json config = nlohmann::json::object();
   std::vector<std::string> positional;  // e.g. RESULTS dirs for compare/diagnose
   std::vector<std::string> argv;
-  bool help = false;         // help was printed; exit 0
+  bool help = false;  // help or --version was asked for: print help_text (or the
+                      // version line) once, on rank 0, and exit 0
+  bool version = false;
+  std::string help_text;
   std::string from;          // run --from RESULTS: rerun a recorded point ...
   long long from_point = 0;  // ... this one (index into points[])
 };

@@ -67,7 +67,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   const int64_t factor = f.integer("stepfactor", 2, 1, 1 << 20);
   s.warmup = static_cast<int>(f.integer("warmup_iters", 5, 0, 1000000));
   s.iters = static_cast<int>(f.integer("iters", 20, 1, 10000000));
-  s.timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
+  s.timeout_s = f.duration("collective_timeout", 600.0, "s", 0.1, 86400.0);
   s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
   s.topology = f.str("topology", "default");
   if (s.backend == "model" && s.topology == "default") s.topology = "nvlink4";

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
+#include "layers/base/did_you_mean.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -114,15 +116,60 @@ double ConfigFields::number(const std::string& key, double def, double lo, doubl
   return x;
 }
 
+namespace {
+
+// Seconds per unit; the longest suffix first, so "ms" is not read as "s".
+struct TimeUnit {
+  const char* suffix;
+  double seconds;
+};
+constexpr TimeUnit kTimeUnits[] = {{"min", 60},       {"ms", 1e-3}, {"us", 1e-6},
+                                   {"\u00b5s", 1e-6}, {"ns", 1e-9}, {"s", 1}};
+
+double unit_seconds(const std::string& unit) {
+  for (const TimeUnit& u : kTimeUnits)
+    if (unit == u.suffix) return u.seconds;
+  throw std::logic_error("duration: unknown unit '" + unit + "'");
+}
+
+}  // namespace
+
+double ConfigFields::duration(const std::string& key, double def, const std::string& unit,
+                              double lo, double hi) {
+  const nlohmann::json* v = given(key);
+  if (!v) return def;
+  const std::string s = number_text(key, *v, "a time");
+  const double scale = unit_seconds(unit);
+  double x = 0;
+  bool read = false;
+  for (const TimeUnit& u : kTimeUnits) {
+    const std::string suf = u.suffix;
+    if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0) {
+      const std::string num = s.substr(0, s.size() - suf.size());
+      char* end = nullptr;
+      x = std::strtod(num.c_str(), &end);
+      if (end != num.c_str() + num.size() || !std::isfinite(x))
+        bad(key, "expected a time like 10s, 2ms or 50us (got '" + s + "')");
+      x *= u.seconds / scale;
+      read = true;
+      break;
+    }
+  }
+  if (!read) x = strict_double(key, s);  // a bare number: the flag's own unit
+  check_range(key, x, lo, hi, s);
+  return x;
+}
+
 bool ConfigFields::boolean(const std::string& key, bool def) {
   const nlohmann::json* given_v = given(key);
   if (!given_v) return def;
   const auto& v = *given_v;
   if (v.is_boolean()) return v.get<bool>();
+  // One boolean style (true | false); the others users bring are aliases.
   const std::string s = as_text(v);
-  if (s == "true" || s == "1") return true;
-  if (s == "false" || s == "0") return false;
-  bad(key, "expected true or false (got '" + s + "')");
+  if (s == "true" || s == "1" || s == "on" || s == "yes") return true;
+  if (s == "false" || s == "0" || s == "off" || s == "no") return false;
+  bad(key, "expected true or false (on | off, yes | no, 1 | 0 also do; got '" + s + "')");
 }
 
 double ConfigFields::bytes(const std::string& key, double def) {
@@ -149,10 +196,14 @@ std::vector<std::string> ConfigFields::strings(const std::string& key) {
 }
 
 void ConfigFields::reject_unknown() const {
+  const std::vector<std::string> keys(known_.begin(), known_.end());
   for (auto it = cfg_.begin(); it != cfg_.end(); ++it)
-    if (!known_.count(it.key()))
-      throw BadInput("unknown config key '" + it.key() +
-                     "' (from --set or --config; the keys are listed in configs/README.md)");
+    if (!known_.count(it.key())) {
+      const std::string near = nearest_name(it.key(), keys);
+      throw BadInput("unknown config key '" + it.key() + "'" +
+                     (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                     " (from --set or --config; the keys are listed in configs/README.md)");
+    }
 }
 
 namespace {

@@ -21,6 +21,11 @@ class ConfigFields {
   int64_t integer(const std::string& key, int64_t def, int64_t lo, int64_t hi);
   double number(const std::string& key, double def, double lo, double hi);
   bool boolean(const std::string& key, bool def);
+  // A time, returned in `unit` ("s", "ms" or "us"), the flag's own: a bare number is in that
+  // unit (as before units were accepted), "10s", "2ms", "50us" (or "50µs"), "500ns", "1.5min"
+  // in theirs. lo and hi are in `unit` too.
+  double duration(const std::string& key, double def, const std::string& unit, double lo,
+                  double hi);
   // A size in bytes: a number of GiB, or a string with a unit (see parse_bytes).
   double bytes(const std::string& key, double def);
   std::vector<std::string> strings(const std::string& key);

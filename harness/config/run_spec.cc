@@ -169,8 +169,8 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.cuda_graph = f.boolean("cuda_graph", false);
   s.lm_head = f.boolean("lm_head", false);
   s.seed = static_cast<uint64_t>(f.integer("seed", 1234, 0, kMaxI));
-  s.occupancy_window_s = f.number("occupancy_window", 1.0 / 6.0, 1e-4, 60.0);
-  s.collective_timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
+  s.occupancy_window_s = f.duration("occupancy_window", 1.0 / 6.0, "s", 1e-4, 60.0);
+  s.collective_timeout_s = f.duration("collective_timeout", 600.0, "s", 0.1, 86400.0);
   s.memory_budget_bytes = f.bytes("memory_budget", 0);
   s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
   s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));

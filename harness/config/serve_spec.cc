@@ -187,7 +187,7 @@ void read_scheduler(ConfigFields& f, ServeSpec& s) {
   s.max_step_tokens = f.integer("max_step_tokens", 0, 1, 1 << 22);
   s.kv_budget_tokens = f.integer("kv_budget", 0, 1, int64_t{1} << 40);
   s.block_tokens = f.integer("block_tokens", 16, 1, 1 << 16);
-  s.host_overhead_s = f.number("host_overhead", 0, 0, 1e7) * 1e-6;
+  s.host_overhead_s = f.duration("host_overhead", 0, "us", 0, 1e7) * 1e-6;
   s.lm_head = f.boolean("lm_head", true);
   const std::string slo = f.str("slo", "");
   if (!slo.empty()) s.slo = parse_slo(slo);

@@ -78,9 +78,9 @@ CalibrateSpec resolve_calibrate_spec(const nlohmann::json& cfg, const World& w, 
     throw BadInput("--max-bytes: the all-reduce curve needs 1K..16G");
   s.reps = static_cast<int>(f.integer("reps", 5, 1, 1000));
   s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
-  s.collective_timeout_s = f.number("collective_timeout", 600.0, 0.1, 86400.0);
+  s.collective_timeout_s = f.duration("collective_timeout", 600.0, "s", 0.1, 86400.0);
   s.context = f.integer("context", 1024, 1, int64_t{1} << 24);
-  s.op_profile = f.choice("op_profile", "on", {"on", "off"}) == "on";
+  s.op_profile = f.boolean("op_profile", true);  // on | off, as true | false
   s.op_repeats = static_cast<int>(f.integer("op_repeats", 3, 1, 100));
   f.reject_unknown();
   return s;

@@ -1,5 +1,5 @@
 // `tpbench info`: what this binary can do, as JSON: the versions record, the NCCL version where
-// it is linked, and the collectives it can run.
+// it is linked, and the collectives it can run; `--version` prints the same in lines.
 #include <iostream>
 
 #include "harness/backends/collective_factory.h"
@@ -9,6 +9,17 @@
 #include "harness/verbs/verbs.h"
 
 namespace tpb {
+
+std::string version_line() {
+  const VersionsRecord v = versions_record(built_backends());
+  std::string backends, collectives;
+  for (const std::string& b : v.backends) backends += " " + b;
+  for (const std::string& c : built_collectives()) collectives += " " + c;
+  std::string line = "tpbench " + v.tpbench + " (git " + v.git_sha + ")\nbackends:" + backends +
+                     "\ncollectives:" + collectives + "\nmpi: " + v.mpi + "\nblas: " + v.blas;
+  if (const std::string nccl = linked_nccl_version(); !nccl.empty()) line += "\nnccl: " + nccl;
+  return line;
+}
 
 int verb_info(const CliResult&, const World& w) {
   if (w.rank != 0) return 0;

@@ -23,6 +23,8 @@ int verb_model_run(const CliResult& cli, const World& w, RunSpec spec);
 int verb_compare(const CliResult& cli, const World& w);
 int verb_diagnose(const CliResult& cli, const World& w);
 int verb_info(const CliResult& cli, const World& w);
+// `tpbench --version`: version and git hash, the backends and collectives built, MPI, BLAS.
+std::string version_line();
 int verb_report(const CliResult& cli, const World& w);
 int verb_calibrate(const CliResult& cli, const World& w);
 int verb_serve(const CliResult& cli, const World& w);

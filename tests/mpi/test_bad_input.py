@@ -79,6 +79,9 @@ CASES = [
     ("unknown verb", 2, ["fly"], ["unknown verb 'fly'", "run, sweep"]),
     ("trace steps negative", 2, ["run", "--trace-steps", "-1"], ["--trace-steps"]),
     ("unknown option", 2, ["run", "--frobnicate", "3"], ["--frobnicate"]),
+    ("mistyped option", 2, ["run", "--bacth", "4"], ["--bacth", "did you mean --batch?"]),
+    ("time without a unit it knows", 2, ["run", "--collective-timeout", "3parsecs"],
+     ["--collective-timeout", "10s"]),
     ("option of another verb", 2, ["info", "--batch", "1"], ["--batch"]),
     ("option given twice", 2, ["run", "--batch", "1", "--batch", "2"], ["--batch"]),
     ("option without value", 2, ["run", "--out", "{work}/out-novalue", "--batch"], ["--batch"]),
@@ -195,7 +198,8 @@ CASES = [
     ("model layers huge", 2, ["run", "--model", "{work}/model_huge_layers.json"], ["n_layers"]),
     # --- unknown keys --------------------------------------------------------------------
     ("unknown --set key", 2, ["run", "--set", "bacth=4"], ["bacth"]),
-    ("unknown --config key", 2, ["run", "--config", "{work}/unknown_key.json"], ["bacth"]),
+    ("unknown --config key", 2, ["run", "--config", "{work}/unknown_key.json"],
+     ["bacth", "did you mean 'batch'?"]),
     ("--set without =", 2, ["run", "--set", "batch"], ["--set"]),
     ("--set empty key", 2, ["run", "--set", "=3"], ["--set"]),
     # --- contradictions ------------------------------------------------------------------
