@@ -160,11 +160,12 @@ struct CliValues {
   std::string from, format;                      // format: export's --format
   long long from_point = -1;
   bool no_plots = false, check = false, inplace = false, baseline = false, cuda_graph = false;
-  bool json = false;
+  bool json = false, quiet = false;
   bool save_result = false;  // serve: vLLM's --save-result
 };
 
 void add_config_options(CLI::App* sub, CliValues& v) {
+  sub->add_flag("-q,--quiet", v.quiet, "no progress lines (they go to stderr)");
   sub->add_option("--config", v.config_file, "JSON config file");
   sub->add_option("--set", v.sets, "override any config key: key=value (repeatable)");
 }
@@ -382,6 +383,7 @@ void apply_sets(const std::vector<std::string>& sets, nlohmann::json& config) {
 // (a file never overrides the command line).
 void fill_result(CLI::App* sub, const CliValues& v, CliResult& r) {
   r.verb = sub->get_name();
+  r.quiet = v.quiet;
   given_options(sub, r.verb, v, r.config);
   given_flags(v, r.config);
   r.positional = v.positional;

@@ -16,6 +16,7 @@ struct CliResult {
   bool help = false;  // help or --version was asked for: print help_text (or the
                       // version line) once, on rank 0, and exit 0
   bool version = false;
+  bool quiet = false;  // --quiet: no progress lines (they go to stderr)
   std::string help_text;
   std::string from;          // run --from RESULTS: rerun a recorded point ...
   long long from_point = 0;  // ... this one (index into points[])

@@ -237,7 +237,7 @@ int verb_serve(const CliResult& cli, const World& w) {
                                                      static_cast<int64_t>(i), trace);
     record_serve_point(*writer, p, curve);
     if (spec.vllm.on) save_vllm_result(spec, p.record, i, date);
-    print_progress(i + 1, spec.loads.size(), started);
+    if (!cli.quiet) print_progress(i + 1, spec.loads.size(), started);
   }
   if (w.rank == 0) {
     std::sort(curve.begin(), curve.end(),

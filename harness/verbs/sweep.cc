@@ -246,7 +246,7 @@ int verb_sweep(const CliResult& cli, const World& w) {
       prog.label = point_label(setup.plan.points[i], setup.plan);
       prog.elapsed_s = now_s() - t_start;
       prog.eta_s = sweep_eta_s(run_s, ran, to_run - ran);
-      std::cout << format_progress(prog) << std::endl;
+      if (!cli.quiet) std::cerr << format_progress(prog) << std::endl;  // progress: stderr
     }
     std::optional<PointOutcome> outcome;
     std::string why = model ? "" : unsupported_reason(spec, *dev);

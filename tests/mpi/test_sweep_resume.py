@@ -67,10 +67,12 @@ def main():
     before = ledger(out)
     first_two = before.split(b"\n")[:2]
 
-    rc, stdout, _ = c.mpi(2, ARGS + ["--resume", out], timeout=300)
+    rc, stdout, stderr = c.mpi(2, ARGS + ["--resume", out], timeout=300)
     c.check("2 finished point(s) kept" in stdout, "resume reports the kept points")
-    c.check("[sweep 3/5]" in stdout and "ETA" in stdout, "progress lines count k/N with an ETA")
-    c.check("[sweep 1/5]" not in stdout, "finished points are not run again")
+    c.check("[sweep 3/5]" in stderr and "ETA" in stderr,
+            "progress lines (on stderr) count k/N with an ETA")
+    c.check("[sweep" not in stdout, "no progress line on stdout")
+    c.check("[sweep 1/5]" not in stderr, "finished points are not run again")
     after = ledger(out)
     lines = after.split(b"\n")
     c.check(lines[:2] == first_two, "first two ledger lines are byte-identical after resume")
