@@ -291,13 +291,16 @@ std::vector<std::string> warnings(const StepCost& cost, const Peaks& peaks, cons
   std::vector<std::string> w;
   const double working_set = cost.weight_bytes + cost.kv_read_bytes;
   if (caps.llc_bytes > 0 && working_set < 4 * caps.llc_bytes)
-    w.push_back("cache_resident: per-rank working set " + std::to_string(working_set / 1048576.0) +
-                " MiB is under 4x the LLC (" + std::to_string(caps.llc_bytes / 1048576.0) +
-                " MiB); MBU against DRAM peak is not meaningful");
+    w.push_back(
+        fmt::format("cache_resident: per-rank working set {:.1f} MiB is under 4x the "
+                    "LLC ({:.1f} MiB); MBU against DRAM peak is not meaningful",
+                    working_set / 1048576.0, caps.llc_bytes / 1048576.0));
   if (a.mbu > 1.0 || a.mfu > 1.0)
-    w.push_back("peak_exceeded: the run beat its peaks (MBU " + std::to_string(a.mbu) + ", MFU " +
-                std::to_string(a.mfu) + "); the peaks (" + peaks.source +
-                ") understate this machine, e.g. a start-up probe taken under load");
+    w.push_back(
+        fmt::format("peak_exceeded: the run beat its peaks (MBU {:.3f}, MFU {:.3f}); the "
+                    "peaks ({}) understate this machine, e.g. a start-up probe taken "
+                    "under load",
+                    a.mbu, a.mfu, peaks.source));
   if (auto t = time_sliced_warning(samples, caps); !t.empty()) w.push_back(t);
   if (auto n = null_metrics_warning(a, peaks); !n.empty()) w.push_back(n);
   if (auto c = coarse_ops_warning(a, caps); !c.empty()) w.push_back(c);

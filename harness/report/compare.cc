@@ -241,8 +241,10 @@ std::string entries_text(const Column<R> (&cols)[N], const oj& row) {
       const char* key = c.key;  // not dependent, so get<double> needs no `template`
       const double v = number_or_nan(e["metrics"][key]) * c.scale;
       const double r = number_or_nan(e["ratio"][key]);
-      line += fmt::format(" {:>10} {:>6}", fmt::format(fmt::runtime(c.fmt), v),
-                          fmt::format("{:.2f}x", r));
+      // A figure the run lacks prints as n/a, never as "nan" or "nanx".
+      line +=
+          fmt::format(" {:>10} {:>6}", std::isnan(v) ? "n/a" : fmt::format(fmt::runtime(c.fmt), v),
+                      std::isnan(r) ? "n/a" : fmt::format("{:.2f}x", r));
     }
     s += line + "\n";
   }
