@@ -246,6 +246,14 @@ class Device {
     return false;
   }
 
+  // Profiler hooks, no-ops where the backend has no profiler. profiler_capture(true/false)
+  // brackets the measured steps (CUDA: cudaProfilerStart/Stop, so `nsys profile
+  // --capture-range=cudaProfilerApi` records those alone); range_push/range_pop name each
+  // step and op on the profiler's timeline (CUDA: NVTX ranges).
+  virtual void profiler_capture(bool on) { (void)on; }
+  virtual void range_push(const char* name) { (void)name; }
+  virtual void range_pop() {}
+
   // What the backend chose at run time for the work it has done, in words, one entry each
   // (CUDA: the cuBLASLt algorithm per GEMM shape, the fastest of the heuristic's candidates
   // as timed on first use). Empty where the backend chooses nothing.

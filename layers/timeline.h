@@ -73,6 +73,7 @@ class Timeline {
   // Opens a segment: stamps its start (or, for an op inside a run, starts its activity record).
   // Returns its index for close().
   std::size_t open(Op op, int layer, int step) {
+    dev_.range_push(op_name(op));  // popped by close()
     if (level_ == StampLevel::collectives) {
       if (op_is_collective(op) || op == Op::step)
         end_run();
@@ -85,6 +86,7 @@ class Timeline {
     return i;
   }
   void close(std::size_t i) {
+    dev_.range_pop();
     if (meta_[i].source == SegmentSource::activity) {
       dev_.activity_end(2 * i + 1);
       return;

@@ -3,6 +3,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "layers/cuda/cuda_check.h"
 #include "layers/cuda/cuda_device_impl.h"
 #include "layers/cuda/kernels/kernels.h"
+#include "layers/cuda/nvtx_ranges.h"
 #include "layers/cuda/plan/launch_plan.h"
 
 namespace tpb {
@@ -429,6 +431,18 @@ double CudaDevice::mark_uncertainty_s() const {
 }
 void CudaDevice::set_sync_poll(std::function<void(double)> poll) {
   impl_->sync_poll = std::move(poll);
+}
+
+void CudaDevice::profiler_capture(bool on) {
+  TPB_CUDA_CHECK(on ? cudaProfilerStart() : cudaProfilerStop());
+}
+
+void CudaDevice::range_push(const char* name) {
+  nvtxRangePushA(name);
+}
+
+void CudaDevice::range_pop() {
+  nvtxRangePop();
 }
 
 }  // namespace tpb

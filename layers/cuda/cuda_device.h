@@ -91,6 +91,9 @@ class CudaDevice final : public Device {
   int sm_count() const;
   std::string pci_bus_id() const;  // "0000:1B:00.0", for NVML
   std::string gemm_algos() const;  // the cuBLASLt heuristic's choice per GEMM shape, one a line
+  void profiler_capture(bool on) override;
+  void range_push(const char* name) override;
+  void range_pop() override;
   std::vector<std::string> kernel_choices() const override;  // gemm_algos(), an entry a line
   double mark_uncertainty_s() const;  // half the narrowest calibration bracket
   void set_sync_poll(std::function<void(double waited_s)> poll);

@@ -2,6 +2,9 @@
 // their ops where the device recorded each op, kept whole where it did not.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "layers/timeline.h"
 
 namespace tpb {
@@ -48,7 +51,14 @@ class CountingDevice final : public Device {
     return true;
   }
   void synchronize() override {}
+  void range_push(const char* name) override { ranges.emplace_back(name), ++pushes; }
+  void range_pop() override {
+    if (!ranges.empty()) ranges.pop_back();
+    ++pops;
+  }
   int stamps = 0;
+  std::vector<std::string> ranges;  // the profiler ranges open now, outermost first
+  int pushes = 0, pops = 0;
 
  private:
   bool activity_;
@@ -119,6 +129,25 @@ TEST(TimelineStamps, ARunEndsWhereTheLayerChanges) {
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0].layer, 0);
   EXPECT_EQ(recs[1].layer, 1);
+}
+
+// Every segment is one named profiler range (NVTX on CUDA), pushed at open and popped at
+// close, at both stamp levels: an unbalanced push would nest every later range under it.
+TEST(TimelineStamps, EachSegmentIsOneBalancedNamedRange) {
+  for (StampLevel level : {StampLevel::ops, StampLevel::collectives}) {
+    CountingDevice dev(true);
+    Timeline tl(dev, 16, level);
+    const std::size_t s = tl.open(Op::step, 0, 0);
+    const std::size_t q = tl.open(Op::qkv_proj, 0, 0);
+    EXPECT_EQ(dev.ranges, (std::vector<std::string>{"step", op_name(Op::qkv_proj)}));
+    tl.close(q);
+    tl.close(tl.open(Op::allreduce_attn, 0, 0));
+    tl.end_run();
+    tl.close(s);
+    EXPECT_TRUE(dev.ranges.empty());
+    EXPECT_EQ(dev.pushes, 3);
+    EXPECT_EQ(dev.pops, 3);
+  }
 }
 
 }  // namespace
