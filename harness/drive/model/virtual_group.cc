@@ -57,8 +57,11 @@ PricedOp compute_op(const RunSpec& spec, const OpCost& c, Phase phase, int64_t t
   const OpEfficiency& e = spec.hw.efficiency;
   const char* ph = phase_name(phase);
   // A table measured in another dtype prices nothing here (the efficiency_dtype warning).
-  const bool table = !e.empty() && e.applies_to(spec.dtype);
-  const double f = table ? e.fraction(efficiency_name(e, c.op, ph), ph, spec.tp, tokens) : 1;
+  // The table prices the ops it covers (directly or by a stand-in); the rest take the
+  // profile's achievable fractions.
+  const char* name = efficiency_name(e, c.op, ph);
+  const bool table = e.applies_to(spec.dtype) && e.covers(name, ph);
+  const double f = table ? e.fraction(name, ph, spec.tp, tokens) : 1;
   const auto [ff, fb] =
       table ? std::pair<double, double>{1, 1} : achievable_fractions(spec, c, phase, tokens);
   PricedOp p{c.op, 0, c.flops / peaks.flops / (f * ff),

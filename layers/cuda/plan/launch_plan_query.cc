@@ -48,7 +48,7 @@ std::array<double, static_cast<std::size_t>(Op::count)> kernels_per_layer_op(con
   std::array<double, static_cast<std::size_t>(Op::count)> n{};
   const double layers = static_cast<double>(step_layers(q));
   for (const KernelLaunch& k : step_launch_plan(q, sm_count, fused))
-    if (!op_is_collective(k.op)) n[static_cast<std::size_t>(k.op)] += k.launches / layers;
+    if (!op_is_collective(k.op)) n[static_cast<std::size_t>(k.op)] += 1.0 / layers;
   return n;
 }
 

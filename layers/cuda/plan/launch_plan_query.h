@@ -23,8 +23,11 @@ std::vector<KernelLaunch> step_launch_plan(const CostQuery& q, int sm_count = kD
                                            bool fused = false);
 
 // Kernels a step launches per op, divided by the step's layers (a once-per-step kernel counts
-// 1/layers): what the model backend charges each op's fixed cost per kernel by. Collectives
-// count 0 (the collective model prices them).
+// 1/layers): what the model backend charges each op's fixed cost per kernel by. A record whose
+// kernel is launched once per tile (prefill attention's `launches`) counts once: its launches
+// are queued back to back inside one Device call, with no host work or dependency on another
+// op between them (an assumption; the per-kernel fit comes from decode steps, one launch per
+// record). Collectives count 0 (the collective model prices them).
 std::array<double, static_cast<std::size_t>(Op::count)> kernels_per_layer_op(
     const CostQuery& q, bool fused, int sm_count = kDefaultSmCount);
 
