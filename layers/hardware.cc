@@ -28,7 +28,7 @@ const std::vector<std::string>& peak_keys() {
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> k = {
       "name",   "peak_flops",         "peak_bw",    "memory_bytes", "llc_bytes", "link_bw",
-      "source", "measure_at_startup", "efficiency", "sm_clock_mhz"};
+      "source", "measure_at_startup", "efficiency", "sm_clock_mhz", "achievable"};
   return k;
 }
 
@@ -193,12 +193,27 @@ Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
   if (j.contains("sm_clock_mhz"))
     h.sm_clock_mhz = number(j["sm_clock_mhz"], "sm_clock_mhz", false, where);
   if (j.contains(kEff)) h.efficiency = parse_efficiency(j[kEff], where);
+  if (j.contains("achievable")) h.achievable = achievable_from_json(j["achievable"], where);
   return h;
 }
 
 Hardware load_hardware(const std::string& name_or_path, const std::string& config_dir) {
   static const ConfigKind kind{"--hardware", "hardware", "hardware", {}};
-  return load_named_config<Hardware>(kind, name_or_path, config_dir, hardware_from_json);
+  const std::string suffix = kDatasheetSuffix;
+  const bool datasheet =
+      name_or_path.size() > suffix.size() &&
+      name_or_path.compare(name_or_path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  if (!datasheet)
+    return load_named_config<Hardware>(kind, name_or_path, config_dir, hardware_from_json);
+  Hardware h =
+      load_named_config<Hardware>(kind, name_or_path.substr(0, name_or_path.size() - suffix.size()),
+                                  config_dir, hardware_from_json);
+  h.name += suffix;
+  h.source =
+      "datasheet upper bound (every op at its roofline, no per-kernel or engine cost): " + h.source;
+  h.efficiency = {};
+  h.achievable = {};
+  return h;
 }
 
 nlohmann::ordered_json hardware_to_json(const Hardware& h) {
@@ -233,6 +248,7 @@ nlohmann::ordered_json hardware_to_json(const Hardware& h) {
     if (!h.efficiency.dtype.empty()) j[kEff]["dtype"] = h.efficiency.dtype;
     j[kEff]["points"] = pts;
   }
+  if (!h.achievable.empty()) j["achievable"] = achievable_to_json(h.achievable);
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "layers/base/dtype.h"
+#include "layers/profile/achievable.h"
 
 namespace tpb {
 
@@ -50,13 +51,18 @@ struct Hardware {
   std::string source;                        // "datasheet (dense)" | "measured (...)"
   bool measure_at_startup = false;           // peaks come from the start-up probe
   OpEfficiency efficiency;                   // empty: every op at its roofline
+  Achievable achievable;  // empty: no fractions, no fixed costs (layers/profile/achievable.h)
 
   // Throws BadInput when the dtype has no peak in this profile.
   double flops_for(DType t) const;
 };
 
 Hardware hardware_from_json(const nlohmann::json& j, const std::string& where);
+// NAME:datasheet loads NAME without its efficiency table and achievable block: every op at its
+// datasheet roofline with no fixed costs, an upper bound on speed (today's model before issue
+// 32), named as one in its name and source.
 Hardware load_hardware(const std::string& name_or_path, const std::string& config_dir);
+inline constexpr const char* kDatasheetSuffix = ":datasheet";
 nlohmann::ordered_json hardware_to_json(const Hardware& h);
 
 // The configs/hardware profile of a GPU by its CUDA device name ("NVIDIA H200" -> "h200-sxm"),

@@ -15,7 +15,8 @@ const std::vector<BackendTraits>& table() {
       {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false},
       {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true},
       // Virtual ranks in one process; NCCL's tuning model on a topology preset's fabric.
-      {"model", "model", "h100-sxm", DType::bf16, true, false, false, false},
+      // --cuda-graph prices each kernel at the profile's graph_s (layers/profile/achievable.h).
+      {"model", "model", "h100-sxm", DType::bf16, true, false, false, true},
   };
   return t;
 }

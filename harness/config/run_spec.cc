@@ -35,7 +35,7 @@ void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
     if (i.sm_clock_mhz > 0 && !bt.clock_control && s.backend != "model")
       throw BadInput("--inject: sm_clock needs --backend cuda (or model)");
   if (s.cuda_graph) {
-    if (!bt.graphs) throw BadInput("--cuda-graph: needs --backend cuda");
+    if (!bt.graphs) throw BadInput("--cuda-graph: needs --backend cuda (or model)");
     if (s.lm_head)
       throw BadInput(
           "--cuda-graph: not with --lm-head (greedy sampling picks the token on the host "

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "harness/measure/kernel_idle.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -194,7 +195,8 @@ OpEfficiency efficiency_from_record(const oj& cal, const std::string& where) {
 }
 
 oj hardware_from_calibration(const oj& cal, const std::string& name,
-                             const std::string& rebuilt_from, const std::string& where) {
+                             const std::string& rebuilt_from, const std::string& where,
+                             const ModelShape* shape) {
   const oj& ctx = object_at(cal, "context", "context", where);
   const oj& dev = object_at(ctx, "device", "context.device", where);
   const oj& ar = object_at(cal, "all_reduce", "all_reduce", where);
@@ -223,6 +225,9 @@ oj hardware_from_calibration(const oj& cal, const std::string& name,
     h.efficiency = eff;
     hw["efficiency"] = hardware_to_json(h)["efficiency"];
   }
+  Achievable a;
+  if (shape) a.kernel = kernel_idle_from_record(cal, *shape, where);
+  if (!a.empty()) hw["achievable"] = achievable_to_json(a);
   (void)hardware_from_json(hw, where);  // what --hardware will accept
   return hw;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "layers/hardware.h"
+#include "layers/model_shape.h"
 
 namespace tpb {
 
@@ -36,10 +37,13 @@ OpEfficiency efficiency_from_record(const nlohmann::ordered_json& cal, const std
 
 // The hardware.json for the record, checked by the parser that `--hardware` uses. `name`: the
 // profile's name ("" for calibrated-HOST); `rebuilt_from`: the file the record was read from
-// ("" when calibrate has just measured it), said in the profile's source.
+// ("" when calibrate has just measured it), said in the profile's source. With the record's
+// model `shape`, a cuda record's op profile also gives achievable.kernel_overhead: the idle at
+// kernel boundaries (harness/measure/kernel_idle.h).
 nlohmann::ordered_json hardware_from_calibration(const nlohmann::ordered_json& cal,
                                                  const std::string& name,
                                                  const std::string& rebuilt_from,
-                                                 const std::string& where);
+                                                 const std::string& where,
+                                                 const ModelShape* shape = nullptr);
 
 }  // namespace tpb

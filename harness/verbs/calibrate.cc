@@ -282,7 +282,12 @@ int calibrate_from(const CliResult& cli, const World& w) {
     const oj cal = read_json_file(cli.from, "--from");
     if (!cal.is_object() || cal.value("schema", "") != "tpbench.calibration")
       throw BadInput(where + ": not a calibration.json (its schema is not tpbench.calibration)");
-    hw = hardware_from_calibration(cal, name, cli.from, where);
+    // The record's model, for the kernels per step behind the idle per kernel (kernel_idle.h).
+    const std::string model = cal.contains("model") ? cal["model"].value("name", "") : "";
+    const ModelShape shape =
+        model.empty() ? ModelShape{}
+                      : load_model(model, f.str("config_dir", config_dir_for(cli.config)));
+    hw = hardware_from_calibration(cal, name, cli.from, where, model.empty() ? nullptr : &shape);
     if (w.rank == 0) ensure_writable_dir(out);
   });
   if (w.rank != 0) return 0;
@@ -336,7 +341,7 @@ int verb_calibrate(const CliResult& cli, const World& w) {
     cal["op_profile"] = oj::array();
   if (w.rank != 0) return 0;
 
-  const oj hw = hardware_from_calibration(cal, s.name, "", where);
+  const oj hw = hardware_from_calibration(cal, s.name, "", where, &shape);
   cal["hardware"] = hw;
   write_file_atomic(s.out + "/calibration.json", cal.dump(2) + "\n");
   write_file_atomic(s.out + "/hardware.json", hw.dump(2) + "\n");

@@ -74,6 +74,7 @@ def efficiency_table(c):
     with open(os.path.join(root, "configs", "hardware", "h100-sxm.json")) as f:
         hw = json.load(f)
     hw["name"] = "h100-sxm-eff"
+    hw.pop("achievable", None)  # the table against the bare roofline, as h100-sxm:datasheet
     hw["efficiency"] = {"source": "test: stated", "points": [
         {"op": "qkv_proj", "phase": "decode", "tp": 8, "tokens": 1, "fraction": 0.5},
         {"op": "qkv_proj", "phase": "decode", "tp": 8, "tokens": 64, "fraction": 0.25}]}
@@ -81,7 +82,7 @@ def efficiency_table(c):
     path = os.path.join(c.out("eff-profile"), "hardware.json")
     with open(path, "w") as f:
         json.dump(hw, f)
-    _, base, _ = model(c, "eff-base", ["--world", "8", "--tp", "8"])
+    _, base, _ = model(c, "eff-base", ["--world", "8", "--tp", "8"], hardware="h100-sxm:datasheet")
     _, eff, _ = model(c, "eff", ["--world", "8", "--tp", "8"], hardware=path)
     tb, te = op_times(base), op_times(eff)
     c.check(abs(te["qkv_proj"] / tb["qkv_proj"] - 3.0) <= 1e-9,

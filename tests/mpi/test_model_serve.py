@@ -2,8 +2,9 @@
 """`tpbench serve --backend model`: the serving loop on virtual ranks, through the same records,
 metrics, curve and diagnosis as a measured serve (issue 11, item 2).
 
-Llama-3.1-70B fp8 (16 of its 80 layers on the curves), TP 8 on a modelled 8x H100 (h100-sxm,
-nvlink4), prompts 512, outputs 256, chunked prefill 512, concurrency 1..256:
+Llama-3.1-70B fp8 (16 of its 80 layers on the curves), TP 8 on a modelled 8x H100
+(h100-sxm:datasheet, the roofline README's table states, nvlink4), prompts 512, outputs 256,
+chunked prefill 512, concurrency 1..256:
 - every point is ok and passes the results contract; the curve has a free region at small
   concurrency and a knee; tokens/s rises with concurrency;
 - a KV budget too small for the load moves the memory wall in (reported, with preemptions),
@@ -27,7 +28,7 @@ import sys
 from tpbtest import Ctx
 
 BASE = ["serve", "--backend", "model", "--collective", "model", "--world", "8", "--tp", "8",
-        "--model", "llama-3.1-70b", "--dtype", "fp8", "--hardware", "h100-sxm"]
+        "--model", "llama-3.1-70b", "--dtype", "fp8", "--hardware", "h100-sxm:datasheet"]
 LOADS = "1,2,4,8,16,32,64,128,256"
 # The curves run 16 of the model's 80 layers: every check on them is a ratio or a shape (free
 # region, knee, wall, PCIe against NVLink), which the layer count scales alike, and three

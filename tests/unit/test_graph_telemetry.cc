@@ -165,7 +165,7 @@ std::string error_of(const nlohmann::json& cfg, int world = 2) {
 }
 
 TEST(CudaGraph, OptionNeedsTheCudaBackend) {
-  EXPECT_EQ(error_of({{"cuda_graph", true}}), "--cuda-graph: needs --backend cuda");
+  EXPECT_EQ(error_of({{"cuda_graph", true}}), "--cuda-graph: needs --backend cuda (or model)");
   EXPECT_NE(error_of({{"cuda_graph", true}, {"backend", "cuda"}, {"warmup", 0}}).find("--warmup"),
             std::string::npos);
   EXPECT_NE(error_of({{"cuda_graph", true}, {"backend", "cuda"}, {"collective", "mpi"}})

@@ -7,6 +7,8 @@
 #include <algorithm>
 
 #include "harness/serve/serve_random.h"
+#include "layers/base/errors.h"
+#include "layers/cuda/plan/launch_plan_query.h"
 
 namespace tpb {
 
@@ -29,15 +31,43 @@ const char* efficiency_name(const OpEfficiency& e, Op op, const char* phase) {
   }
 }
 
+bool is_gemm(Op op) {
+  return op == Op::qkv_proj || op == Op::o_proj || op == Op::gate_up_proj || op == Op::down_proj ||
+         op == Op::lm_head;
+}
+
+// The achievable fractions (flop side, byte side) of an op the efficiency table does not price:
+// GEMMs by their rows, decode attention by context, prefill attention by prompt, the rest
+// (and every op's byte side) by the bytes the op moves per layer.
+std::pair<double, double> achievable_fractions(const RunSpec& spec, const OpCost& c, Phase phase,
+                                               int64_t tokens) {
+  const Achievable& a = spec.hw.achievable;
+  const double bytes = c.bytes_read + c.bytes_written;
+  double ff = 1, fb = a.hbm_stream.at(bytes);
+  if (is_gemm(c.op)) ff = a.gemm.at(static_cast<double>(tokens));
+  if (c.op == Op::attention && phase == Phase::decode && !a.decode_attention.empty())
+    fb = a.decode_attention.at(static_cast<double>(spec.context));
+  if (c.op == Op::attention && phase == Phase::prefill)
+    ff = a.prefill_attention.at(static_cast<double>(spec.prompt));
+  return {ff, fb};
+}
+
 PricedOp compute_op(const RunSpec& spec, const OpCost& c, Phase phase, int64_t tokens,
-                    const Peaks& peaks) {
+                    const Peaks& peaks, double kernels) {
   const OpEfficiency& e = spec.hw.efficiency;
   const char* ph = phase_name(phase);
   // A table measured in another dtype prices nothing here (the efficiency_dtype warning).
-  const double f =
-      e.applies_to(spec.dtype) ? e.fraction(efficiency_name(e, c.op, ph), ph, spec.tp, tokens) : 1;
-  PricedOp p{c.op, 0, c.flops / peaks.flops / f, (c.bytes_read + c.bytes_written) / peaks.bw / f};
-  p.s = std::max(p.flop_s, p.byte_s);
+  // The table prices the ops it covers (directly or by a stand-in); the rest take the
+  // profile's achievable fractions.
+  const char* name = efficiency_name(e, c.op, ph);
+  const bool table = e.applies_to(spec.dtype) && e.covers(name, ph);
+  const double f = table ? e.fraction(name, ph, spec.tp, tokens) : 1;
+  const auto [ff, fb] =
+      table ? std::pair<double, double>{1, 1} : achievable_fractions(spec, c, phase, tokens);
+  PricedOp p{c.op, 0, c.flops / peaks.flops / (f * ff),
+             (c.bytes_read + c.bytes_written) / peaks.bw / (f * fb),
+             kernels * spec.hw.achievable.kernel.per_kernel(spec.cuda_graph)};
+  p.s = std::max(p.flop_s, p.byte_s) + p.fixed_s;
   return p;
 }
 
@@ -49,11 +79,25 @@ double comm_bytes(const StepCost& cost, Op op) {
 
 }  // namespace
 
+KernelCounts model_kernel_counts(const RunSpec& spec, const CostQuery& q) {
+  KernelCounts n{};
+  try {
+    n = kernels_per_layer_op(q, spec.stamps != StampLevel::ops);
+  } catch (const BadInput&) {
+    for (int i = 0; i < kOpsPerLayer; ++i)
+      if (!op_is_collective(static_cast<Op>(i))) n[static_cast<std::size_t>(i)] = 1;
+  }
+  for (Op op : {Op::final_norm, Op::lm_head, Op::sample}) n[static_cast<std::size_t>(op)] = 1;
+  return n;
+}
+
 StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, int64_t tokens,
-                        const Peaks& peaks, const Fabric& fabric, ModelGroup g) {
+                        const Peaks& peaks, const Fabric& fabric, ModelGroup g,
+                        const KernelCounts& kernels) {
   const ModelAlgo algo = parse_model_algo(spec.algo, "--algo");
   auto price = [&](const OpCost& c) {
-    if (!op_is_collective(c.op)) return compute_op(spec, c, phase, tokens, peaks);
+    if (!op_is_collective(c.op))
+      return compute_op(spec, c, phase, tokens, peaks, kernels[static_cast<std::size_t>(c.op)]);
     const auto bytes = static_cast<int64_t>(comm_bytes(cost, c.op));
     return PricedOp{c.op, model_collective(fabric, CollKind::all_reduce, bytes, g, algo).time_s};
   };
@@ -102,7 +146,8 @@ void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
       hung_.push_back({members_[m], s, pos_[m]});
     }
     if (stopped(m)) continue;
-    t_[m] += i.host_delay_us * 1e-6;  // host work: no segment, a host gap
+    t_[m] += i.host_delay_us * 1e-6;             // host work: no segment, a host gap
+    t_[m] += spec_.hw.achievable.engine_step_s;  // the engine's own host work per step
     if (i.jitter_p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_[m]) < i.jitter_p)
       seg(m, Op::injected, 0, s, i.jitter_us * 1e-6);
   }
@@ -156,7 +201,7 @@ void VirtualGroup::run_ops(const std::vector<PricedOp>& ops, int L, int s) {
         if (stopped(m)) continue;
         const double k = flop_stretch_[m], b = byte_stretch_[m];
         const double d =
-            noisy(m, k == 1.0 && b == 1.0 ? p.s : std::max(p.flop_s * k, p.byte_s * b));
+            noisy(m, k == 1.0 && b == 1.0 ? p.s : std::max(p.flop_s * k, p.byte_s * b) + p.fixed_s);
         seg(m, p.op, L, s, d);
         block_[m] += d;
       }

@@ -5,6 +5,7 @@
 // timeline is built one way. --inject changes a rank's segments as the real injector does
 // (harness/drive/injector.cc).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -26,7 +27,16 @@ struct PricedOp {
   Op op = Op::count;
   double s = 0;
   double flop_s = 0, byte_s = 0;
+  double fixed_s = 0;  // the profile's fixed cost per kernel x the op's kernels (in s)
 };
+
+// Kernels per layer of each op (tail ops: per step), from the CUDA backend's launch plan.
+using KernelCounts = std::array<double, static_cast<std::size_t>(Op::count)>;
+
+// The kernels CudaDevice launches for query `q` (layers/cuda/plan): fused as TpModel runs a
+// step without per-op stamps; the step's end (final_norm, lm_head, sample) one kernel each.
+// A shape the CUDA kernels refuse (the launch plan throws) counts one kernel per compute op.
+KernelCounts model_kernel_counts(const RunSpec& spec, const CostQuery& q);
 
 // One step's ops, in the real step's order: the layer's ops (run for every layer) and the
 // step's end (final_norm, lm_head, sample, sample_gather; once).
@@ -37,8 +47,11 @@ struct StepOpPlan {
 // The ops of a step whose costs are `cost`, priced for a group of shape `g`: compute at
 // roofline / the profile's efficiency at (phase, tp, tokens), collectives by the fabric.
 // `tokens` is the step's new tokens (decode: the batch), as calibrate's grid counts them.
+// Without an efficiency table for the op, the profile's achievable fractions (layers/profile/
+// achievable.h) stand in for it; every compute op adds its kernels x the per-kernel cost.
 StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, int64_t tokens,
-                        const Peaks& peaks, const Fabric& fabric, ModelGroup g);
+                        const Peaks& peaks, const Fabric& fabric, ModelGroup g,
+                        const KernelCounts& kernels = KernelCounts{});
 
 // --inject mem_contend on a virtual rank: the byte side of its compute ops x this (a hog
 // taking an equal share of the rank's memory bandwidth). An assumption, said in the results.

@@ -41,7 +41,7 @@ std::vector<RankTrace> virtual_rank_traces(const RunSpec& spec, int64_t layers, 
     q.layers = layers;
     const StepOpPlan plan =
         step_op_plan(spec, step_cost(q), q.phase, q.batch * tokens_per_step(q), peaks, fabric,
-                     virtual_group_shape(spec, static_cast<int>(g)));
+                     virtual_group_shape(spec, static_cast<int>(g)), model_kernel_counts(spec, q));
     VirtualGroup run(spec, members[g]);
     for (int s = 0; s < spec.steps; ++s) run.step(s, layers, plan);
     const std::vector<HungRank> h = run.unnoticed_hangs();

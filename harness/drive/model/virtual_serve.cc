@@ -173,8 +173,14 @@ class ModelServeLoop {
   double run_step(int s, const StepPlan& plan, const StepCost& cost, ServeRun& out) {
     // A step with a prompt's rows takes the profile's prefill fractions at its token count.
     const Phase phase = plan.prefill_tokens > 0 ? Phase::prefill : Phase::decode;
-    const StepOpPlan ops =
-        step_op_plan(spec_.run, cost, phase, plan.batch.tokens(), peaks_, fabric_, shape_);
+    // Kernel counts: the fixed-batch plan at the step's rows (the varlen kernels of a mixed
+    // step are not in the launch plan's query form; an approximation).
+    CostQuery q = spec_.run.cost_query();
+    q.phase = Phase::decode;
+    q.batch = std::max<int64_t>(1, plan.batch.tokens());
+    q.lm_head = spec_.lm_head;
+    const StepOpPlan ops = step_op_plan(spec_.run, cost, phase, plan.batch.tokens(), peaks_,
+                                        fabric_, shape_, model_kernel_counts(spec_.run, q));
     const double start = busy_;
     group_.advance_to(start + spec_.host_overhead_s);
     group_.step(s, mem_.layers, ops);

@@ -323,10 +323,17 @@ std::vector<KernelLaunch> layer_launch_plan(const LayerDims& d) {
     plan.push_back(k);
   };
 
-  add(Op::rmsnorm_attn, plan_rmsnorm(tokens, d.hidden, d.dtype));
+  // Fused: layer 0's rmsnorm_attn is a plain rmsnorm and later layers' an add_rmsnorm; one
+  // kernel either way, so the layer's plan takes the add_rmsnorm.
+  add(Op::rmsnorm_attn, d.fused ? plan_add_rmsnorm(tokens, d.hidden, d.dtype)
+                                : plan_rmsnorm(tokens, d.hidden, d.dtype));
   add(Op::qkv_proj, plan_gemm(tokens, qkv_width, d.hidden, d.dtype));
-  add(Op::rope, plan_rope(tokens, d.q_heads, d.kv_heads, d.head_dim, d.dtype));
-  add(Op::kv_write, plan_kv_write(tokens, d.kv_heads, d.head_dim, d.dtype));
+  if (d.fused) {
+    add(Op::rope, plan_rope_kv_write(tokens, d.q_heads, d.kv_heads, d.head_dim, d.dtype));
+  } else {
+    add(Op::rope, plan_rope(tokens, d.q_heads, d.kv_heads, d.head_dim, d.dtype));
+    add(Op::kv_write, plan_kv_write(tokens, d.kv_heads, d.head_dim, d.dtype));
+  }
   if (d.prefill) {
     const PrefillPlan p =
         plan_attention_prefill(d.batch, d.q_heads, d.kv_heads, d.head_dim, d.ctx_len, d.dtype);
@@ -341,13 +348,17 @@ std::vector<KernelLaunch> layer_launch_plan(const LayerDims& d) {
   }
   add(Op::o_proj, plan_gemm(tokens, d.hidden, d.q_heads * d.head_dim, d.dtype));
   all_reduce(Op::allreduce_attn);
-  add(Op::residual_attn, plan_add(tokens * d.hidden, d.dtype));
-  add(Op::rmsnorm_mlp, plan_rmsnorm(tokens, d.hidden, d.dtype));
+  if (d.fused) {
+    add(Op::rmsnorm_mlp, plan_add_rmsnorm(tokens, d.hidden, d.dtype));
+  } else {
+    add(Op::residual_attn, plan_add(tokens * d.hidden, d.dtype));
+    add(Op::rmsnorm_mlp, plan_rmsnorm(tokens, d.hidden, d.dtype));
+  }
   add(Op::gate_up_proj, plan_gemm(tokens, 2 * d.inter, d.hidden, d.dtype));
   add(Op::swiglu, plan_swiglu(tokens, d.inter, d.dtype));
   add(Op::down_proj, plan_gemm(tokens, d.hidden, d.inter, d.dtype));
   all_reduce(Op::allreduce_mlp);
-  add(Op::residual_mlp, plan_add(tokens * d.hidden, d.dtype));
+  if (!d.fused) add(Op::residual_mlp, plan_add(tokens * d.hidden, d.dtype));
   return plan;
 }
 
