@@ -267,9 +267,10 @@ std::string report_markdown(const std::vector<ReportInput>& runs, const PlotOutc
     else
       out += model_run(points);
     if (run.results.contains(whatif_section()))
-      out += "\n### What fixing it buys (`tpbench whatif`)\n\nEach fix replayed on the point's "
-             "measured steps (record: the results' `whatif` section), best gain first.\n\n" +
-             whatif_table_md(whatif_from_json(run.results[whatif_section()]));
+      out +=
+          "\n### What fixing it buys (`tpbench whatif`)\n\nEach fix replayed on the point's "
+          "measured steps (record: the results' `whatif` section), best gain first.\n\n" +
+          whatif_table_md(whatif_from_json(run.results[whatif_section()]));
   }
   return out + plots_section(plots);
 }

@@ -7,8 +7,8 @@
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_reader.h"
 #include "harness/record/whatif/whatif_json.h"
-#include "harness/report/whatif_table.h"
 #include "harness/report/serve/serve_table.h"
+#include "harness/report/whatif_table.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"
 

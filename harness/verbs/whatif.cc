@@ -5,10 +5,10 @@
 #include <iostream>
 
 #include "harness/mpi/agreement.h"
-#include "harness/record/whatif/whatif_json.h"
 #include "harness/record/results_reader.h"
 #include "harness/record/results_writer.h"
 #include "harness/record/whatif/whatif_builder.h"
+#include "harness/record/whatif/whatif_json.h"
 #include "harness/report/whatif_table.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"

@@ -88,10 +88,13 @@ std::vector<double> replayed(const std::vector<ReplayGroup>& groups, const Edit&
   return out;
 }
 
-std::vector<Counterfactual> all_null(int point, const std::string& reason) {
+// Every counterfactual null: the replayed ones for `reason`, the others for their own unless
+// `every` (a serve point: none of them is built for it yet).
+std::vector<Counterfactual> all_null(int point, const std::string& reason, bool every = false) {
   std::vector<Counterfactual> out;
   for (const Named& e : edits()) out.push_back({e.name, point, {}, {}, {}, {}, reason});
-  for (const auto& [name, why] : not_replayed()) out.push_back({name, point, {}, {}, {}, {}, why});
+  for (const auto& [name, why] : not_replayed())
+    out.push_back({name, point, {}, {}, {}, {}, every ? reason : why});
   out.push_back({"fewer_kernels", point, {}, {}, {}, {}, reason});
   return out;
 }
@@ -165,7 +168,10 @@ std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const 
   if (p.value("status", "") != "ok")
     return all_null(point, "point status " + p.value("status", "?") + ": nothing measured");
   if (params.contains("serve") && !params["serve"].is_null())
-    return all_null(point, "not built yet: a serve point is replayed through its scheduler");
+    return all_null(point,
+                    "not built yet: a serve point is to be replayed through its scheduler and "
+                    "virtual clock",
+                    true);
   if (!p.contains("trace") || !p["trace"].is_string())
     return all_null(point,
                     "no trace for this point (trace_steps 0): the replay needs every "
