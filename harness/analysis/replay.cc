@@ -139,14 +139,23 @@ std::vector<double> measured_step_times(const std::vector<RankTrace>& group) {
 }
 
 ReplayGroup without_straggler(ReplayGroup g) {
-  const std::size_t ranks = g.steps.size();
-  for (std::size_t k = 0; ranks > 0 && k < g.steps[0].size(); ++k)
-    for (std::size_t j = 0; j < g.steps[0][k].phases.size(); ++j) {
-      std::vector<double> c;
-      for (std::size_t r = 0; r < ranks; ++r) c.push_back(g.steps[r][k].phases[j].compute_s);
-      const double m = lower_median(c);
-      for (std::size_t r = 0; r < ranks; ++r) g.steps[r][k].phases[j].compute_s = m;
-    }
+  // Each rank's compute over the replayed steps against the group's lower median of them (the
+  // point's straggler.excess_compute_fraction); a rank above it has every phase scaled down by
+  // its excess, so its step-to-step noise, and the skew the other ranks have, stay.
+  std::vector<double> total(g.steps.size(), 0.0);
+  for (std::size_t r = 0; r < g.steps.size(); ++r)
+    for (const ReplayStep& st : g.steps[r])
+      for (const ReplayPhase& ph : st.phases) total[r] += ph.compute_s;
+  const double median = total.empty() ? 0 : lower_median(total);
+  for (std::size_t r = 0; r < g.steps.size(); ++r) {
+    if (total[r] <= median || total[r] <= 0) continue;
+    const double scale = median / total[r];
+    for (ReplayStep& st : g.steps[r])
+      for (ReplayPhase& ph : st.phases) {
+        ph.compute_s *= scale;
+        for (auto& [key, sec] : ph.ops) sec *= scale;
+      }
+  }
   return g;
 }
 

@@ -45,8 +45,9 @@ std::vector<double> replay_step_times(const ReplayGroup& g);
 std::vector<double> measured_step_times(const std::vector<RankTrace>& group);
 
 // The counterfactual edits.
-// Every rank's compute in each phase at the group's lower median for that phase and step
-// (analysis' straggler reference: with 2 ranks the faster one). Host and transfer stay.
+// The straggler's excess compute removed: a rank whose compute over the steps exceeds the
+// group's lower median of them (analysis' straggler reference: with 2 ranks the faster one)
+// has each phase scaled down to it. Host, transfer and the per-step noise stay.
 ReplayGroup without_straggler(ReplayGroup g);
 // No host time anywhere: inside steps and between them.
 ReplayGroup without_host_gap(ReplayGroup g);
