@@ -19,8 +19,11 @@ void add(RankTrace& t, int step, Op op, double t0_ms, double t1_ms, int layer = 
 }
 
 // Runs the steps as the hardware would, with rank r's half-layer compute compute[r][k] in
-// step k, and records them as the harness does. Steps follow each other with a 0.5 ms gap.
-std::vector<RankTrace> run(const std::vector<std::vector<double>>& compute, double host = 2) {
+// step k and tail compute tail[r] (1 ms when not given), and records them as the harness does.
+// Steps follow each other with a 0.5 ms gap.
+std::vector<RankTrace> run(const std::vector<std::vector<double>>& compute, double host = 2,
+                           std::vector<double> tail = {}) {
+  tail.resize(compute.size(), 1.0);
   std::vector<RankTrace> ranks(compute.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r].rank = ranks[r].group_rank = int(r);
   std::vector<double> t(ranks.size(), 0.0);
@@ -41,8 +44,8 @@ std::vector<RankTrace> run(const std::vector<std::vector<double>>& compute, doub
       }
     }
     for (std::size_t r = 0; r < ranks.size(); ++r) {
-      add(ranks[r], int(k), Op::residual_mlp, t[r], t[r] + 1);
-      t[r] += 1;
+      add(ranks[r], int(k), Op::residual_mlp, t[r], t[r] + tail[r]);
+      t[r] += tail[r];
       add(ranks[r], int(k), Op::step, begin[r], t[r]);
       t[r] += 0.5;
     }
@@ -61,14 +64,25 @@ TEST(WhatifReplay, UnchangedReplayGivesBackTheMeasuredSteps) {
   for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(replayed[k], measured[k], kTol);
 }
 
-TEST(WhatifReplay, NoStragglerRunsEveryRankAtTheLowerMedian) {
-  // Rank 1 is 1.4x rank 0; without it every step is rank 0's: 2 + (5 + 1) x 2 + 1 = 15 ms.
-  const auto ranks = run({{5, 5, 5}, {7, 7, 7}});
+TEST(WhatifReplay, NoStragglerScalesTheSlowRankToTheLowerMedian) {
+  // Rank 1 computes 1.4x rank 0 everywhere; without its excess every step is rank 0's:
+  // 2 + (5 + 1) x 2 + 1 = 15 ms.
+  const auto ranks = run({{5, 5, 5}, {7, 7, 7}}, 2, {1, 1.4});
   const auto t = replay_step_times(without_straggler(replay_group(ranks)));
   for (double s : t) EXPECT_NEAR(s, 15 * kMs, kTol);
   // The same as a run measured without the slow rank.
   const auto clean = measured_step_times(run({{5, 5, 5}, {5, 5, 5}}));
   for (std::size_t k = 0; k < t.size(); ++k) EXPECT_NEAR(t[k], clean[k], kTol);
+}
+
+TEST(WhatifReplay, NoStragglerKeepsTheStepToStepNoise) {
+  // Rank 1 is 1.4x rank 0 in every step, whose compute varies: removing the excess gives
+  // back rank 0's own steps, not one median step repeated.
+  const auto ranks = run({{5, 6, 4}, {7, 8.4, 5.6}}, 2, {1, 1.4});
+  const auto t = replay_step_times(without_straggler(replay_group(ranks)));
+  const auto clean = measured_step_times(run({{5, 6, 4}, {5, 6, 4}}));
+  for (std::size_t k = 0; k < t.size(); ++k) EXPECT_NEAR(t[k], clean[k], kTol);
+  EXPECT_NEAR(t[1], 17 * kMs, kTol);
 }
 
 TEST(WhatifReplay, NoStragglerOnABalancedRunChangesNothing) {
