@@ -93,7 +93,7 @@ def model_check(a, rows):
         for metric in ("tokens_per_s", "itl_p95_s"):
             err = c[metric] / clean[metric] - 1
             rows.append((check, name, metric, real[metric], c[metric], clean[metric], err, [err],
-                         0.10, c["inputs"]["replay_error"]))
+                         0.10, c["inputs"]["replay_error"], None))
 
 
 def one_check(a, check, name, inject, target, rows):
@@ -117,23 +117,26 @@ def one_check(a, check, name, inject, target, rows):
         real = statistics.median(c[metric] for c in clean)
         measured = statistics.median(f["measured"][metric] for f in faulty)
         pairs = [f[metric] / c[metric] - 1 for f, c in zip(faulty, clean)]
+        # The noise floor: how far apart the real runs without the fault are among themselves.
+        spread = max(c[metric] for c in clean) / min(c[metric] for c in clean) - 1
         rows.append((check, name, metric, measured, cf, real, cf / real - 1, pairs, target,
-                     max(f["replay_error"] for f in faulty)))
+                     max(f["replay_error"] for f in faulty), spread))
 
 
 def show(rows):
     print("\n| check | counterfactual | metric | with the fault | replayed without it | real run "
-          "without it | error | per pair | target | worst replay error |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "without it | error | per pair | target | worst replay error | spread of the real runs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     ok = True
-    for check, name, metric, measured, cf, real, err, pairs, target, rep in rows:
+    for check, name, metric, measured, cf, real, err, pairs, target, rep, spread in rows:
         scale, unit = (1e3, "ms") if metric == "itl_p95_s" else (1, "")
         fmt = (lambda v: f"{v * scale:.2f} {unit}".strip())
         verdict = "ok" if abs(err) <= target else "MISSED"
         ok = ok and verdict == "ok"
         print(f"| {check} | {name} | {metric} | {fmt(measured)} | {fmt(cf)} | {fmt(real)} | "
               f"{err * 100:+.2f}% {verdict} | {' '.join(f'{p * 100:+.1f}%' for p in pairs)} | "
-              f"±{target * 100:.0f}% | {rep * 100:.2f}% |")
+              f"±{target * 100:.0f}% | {rep * 100:.2f}% | "
+              f"{'–' if spread is None else f'{spread * 100:.0f}%'} |")
     return ok
 
 
