@@ -31,10 +31,10 @@ struct Named {
 const std::vector<Named>& edits() {
   static const std::vector<Named> e = {
       {"no_straggler", without_straggler,
-       "every rank's compute between two collectives at the group's lower median for that "
-       "step; waits re-derived on the virtual clock"},
+       "a rank whose compute exceeds the group's lower median over the steps scaled down to it "
+       "(each step's noise kept); waits re-derived on the virtual clock"},
       {"no_host_gap", without_host_gap,
-       "no host time inside or between steps (as CUDA graphs or an async scheduler would)"},
+       "no host time (no device work in flight) inside or between steps"},
       {"no_jitter", without_jitter,
        "each rank's ops and transfers at their own median across the replayed steps"},
   };
