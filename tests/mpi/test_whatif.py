@@ -65,6 +65,16 @@ def model_run(c, name, inject=None):
 
 
 def check_model_backend(c):
+    # 2 TP groups, the trace keeps the first only (trace_writer's max_groups): null, not a guess.
+    out = c.out("model-two-groups")
+    p = subprocess.run([c.tpbench, "run", "--backend", "model", "--world", "8", "--tp", "4",
+                        "--model", "llama-3.1-70b", "--batch", "8", "--steps", "5",
+                        "--inject", "rank=5:slowdown=1.3", "--out", out],
+                       capture_output=True, text=True, env=c.env, timeout=300)
+    c.check(p.returncode == 0, f"model run, 2 TP groups -> rc {p.returncode}: {p.stderr[-500:]}")
+    x = by_name(json.loads(whatif(c, out).stdout))["no_straggler"]
+    c.check(x["tokens_per_s"] is None and "TP groups" in (x["reason"] or ""),
+            f"a trace without every TP group: null with a reason ({x['reason']})")
     clean = model_run(c, "model-clean")
     real = c.results(clean)["points"][0]["metrics"]
     for name, cf, inject in [

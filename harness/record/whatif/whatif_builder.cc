@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "harness/analysis/replay.h"
@@ -156,6 +157,18 @@ std::vector<ReplayGroup> groups_of(const std::vector<RankTrace>& ranks,
   return out;
 }
 
+// Why the trace cannot stand for the point ("" when it can): a trace keeps only the first TP
+// groups of a large virtual run (trace_writer's max_groups), and a straggler in another group
+// would be replayed away unseen.
+std::string groups_missing(const oj& p, const std::vector<RankTrace>& traced) {
+  std::set<int> in_point, in_trace;
+  for (const oj& r : p.value("ranks", oj::array())) in_point.insert(r.value("group", 0));
+  for (const RankTrace& r : traced) in_trace.insert(r.group);
+  if (in_point.empty() || in_point == in_trace) return "";
+  return "the trace holds " + std::to_string(in_trace.size()) + " of the point's " +
+         std::to_string(in_point.size()) + " TP groups: the others' steps cannot be replayed";
+}
+
 double replay_error(const std::vector<double>& replay, const std::vector<double>& measured) {
   double e = 0;
   for (std::size_t k = 0; k < measured.size() && k < replay.size(); ++k)
@@ -180,10 +193,13 @@ std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const 
   if (!std::filesystem::exists(file))
     return all_null(point, "trace " + p["trace"].get<std::string>() + " is not in the folder");
   const std::string field = "points[" + std::to_string(point) + "].trace";
+  const std::vector<RankTrace> traced = read_trace(file, field);
+  if (const std::string missing = groups_missing(p, traced); !missing.empty())
+    return all_null(point, missing);
   std::vector<double> measured;
   std::vector<ReplayGroup> groups;
   try {
-    groups = groups_of(read_trace(file, field), measured);
+    groups = groups_of(traced, measured);
   } catch (const std::invalid_argument& e) {
     throw BadInput(field + ": " + e.what());
   }
