@@ -224,9 +224,12 @@ std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const 
                      base,
                      null_reason(decode)};
     c.inputs.modelled = {e.modelled};
-    if (decode && *measured_figs.itl_p99_s > *measured_figs.itl_p50_s)
-      c.p99_excess_removed = (*measured_figs.itl_p99_s - *c.figures.itl_p99_s) /
-                             (*measured_figs.itl_p99_s - *measured_figs.itl_p50_s);
+    // A tail under 0.1% of the median is rounding, not a tail: its share would be noise.
+    const double excess = decode ? *measured_figs.itl_p99_s - *measured_figs.itl_p50_s : 0;
+    if (decode && excess > 1e-3 * *measured_figs.itl_p50_s)
+      c.p99_excess_removed = (*measured_figs.itl_p99_s - *c.figures.itl_p99_s) / excess;
+    else if (decode)
+      c.reason += "; p99_excess_removed: the measured p99 ITL is within 0.1% of the p50 (no tail)";
     out.push_back(std::move(c));
   }
   for (const auto& [name, why] : not_replayed()) out.push_back({name, point, {}, {}, {}, {}, why});
