@@ -53,6 +53,7 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
   if (cli.verb == "calibrate") return tpb::verb_calibrate(cli, w);
   if (cli.verb == "serve") return tpb::verb_serve(cli, w);
   if (cli.verb == "export") return tpb::verb_export(cli, w);
+  if (cli.verb == "whatif") return tpb::verb_whatif(cli, w);
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }
 

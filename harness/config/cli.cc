@@ -225,7 +225,7 @@ void add_serve(CLI::App& app, CliValues& v) {
   add_config_options(serve, v);
 }
 
-// compare, diagnose, report and export: verbs over results directories.
+// compare, diagnose, whatif, report and export: verbs over results directories.
 void add_results_verbs(CLI::App& app, CliValues& v) {
   CLI::App* compare = app.add_subcommand("compare", "side-by-side table of results directories");
   compare->add_option("results", v.positional, "results directories or results.json files")
@@ -239,6 +239,13 @@ void add_results_verbs(CLI::App& app, CliValues& v) {
       ->required()
       ->expected(1, -1);
   diagnose->add_flag("--json", v.json, "print the verdicts as JSON, each with its stable code");
+
+  CLI::App* whatif = app.add_subcommand(
+      "whatif", "what fixing each cause would buy: the run's steps replayed without it");
+  whatif->add_option("results", v.positional, "a run or sweep results directory")
+      ->required()
+      ->expected(1);
+  whatif->add_flag("--json", v.json, "print the counterfactuals as one JSON document");
 
   CLI::App* report = app.add_subcommand("report", "report.md and plots from results");
   report->add_option("results", v.positional, "results directories or results.json files")

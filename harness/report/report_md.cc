@@ -9,7 +9,9 @@
 #include <optional>
 
 #include "harness/record/json/results_json.h"
+#include "harness/record/whatif/whatif_json.h"
 #include "harness/report/diagnose.h"
+#include "harness/report/whatif_table.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
@@ -264,6 +266,11 @@ std::string report_markdown(const std::vector<ReportInput>& runs, const PlotOutc
       out += fmt::format("\n{} message size(s).\n\n", coll->size()) + coll_table(*coll);
     else
       out += model_run(points);
+    if (run.results.contains(whatif_section()))
+      out +=
+          "\n### What fixing it buys (`tpbench whatif`)\n\nEach fix replayed on the point's "
+          "measured steps (record: the results' `whatif` section), best gain first.\n\n" +
+          whatif_table_md(whatif_from_json(run.results[whatif_section()]));
   }
   return out + plots_section(plots);
 }

@@ -6,13 +6,24 @@
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_reader.h"
+#include "harness/record/whatif/whatif_json.h"
 #include "harness/report/serve/serve_table.h"
+#include "harness/report/whatif_table.h"
 #include "harness/verbs/verbs.h"
 #include "layers/base/errors.h"
 
 namespace tpb {
 
 namespace {
+
+// The point's verdicts and, where `tpbench whatif` left its section, the fix that buys the most.
+std::vector<Verdict> with_top_fix(const nlohmann::ordered_json& doc, std::size_t point,
+                                  std::vector<Verdict> v) {
+  if (!doc.contains(whatif_section())) return v;
+  const auto fix = whatif_top_fix(whatif_from_json(doc[whatif_section()]), static_cast<int>(point));
+  if (fix) v.push_back({6, "whatif", "note", "top fix: " + *fix, "top_fix"});
+  return v;
+}
 
 // {"files": [{"file", "points": [{"point", "params", "status", "verdicts"}], "across_points"}]}
 nlohmann::ordered_json diagnosis_json(const std::vector<std::string>& paths,
@@ -22,10 +33,11 @@ nlohmann::ordered_json diagnosis_json(const std::vector<std::string>& paths,
     nlohmann::ordered_json points = nlohmann::ordered_json::array();
     std::size_t k = 0;
     for (const auto& p : docs[i]["points"])
-      points.push_back({{"point", k++},
+      points.push_back({{"point", k},
                         {"params", p.value("params", nlohmann::ordered_json::object())},
                         {"status", p.value("status", "?")},
-                        {"verdicts", to_json(diagnose_point(p))}});
+                        {"verdicts", to_json(with_top_fix(docs[i], k, diagnose_point(p)))}}),
+          ++k;
     files.push_back({{"file", results_file_of(paths[i])},
                      {"points", points},
                      {"across_points", to_json(diagnose_sweep(docs[i]["points"]))}});
@@ -53,11 +65,12 @@ int verb_diagnose(const CliResult& cli, const World& w) {
     const std::string file = results_file_of(cli.positional[i]);
     const nlohmann::ordered_json& r = docs[i];
     std::cout << "== " << file << "\n";
+    std::size_t k = 0;
     for (const auto& p : r["points"]) {
       const auto& par = p["params"];
       std::cout << "point " << par.value("phase", "?") << " batch=" << par.value("batch", 0)
                 << " tp=" << par.value("tp", 0) << " status=" << p.value("status", "?") << "\n"
-                << format_verdicts(diagnose_point(p));
+                << format_verdicts(with_top_fix(r, k++, diagnose_point(p)));
     }
     const auto sweep = diagnose_sweep(r["points"]);
     if (!sweep.empty()) std::cout << "across points\n" << format_verdicts(sweep);

@@ -29,5 +29,6 @@ int verb_report(const CliResult& cli, const World& w);
 int verb_calibrate(const CliResult& cli, const World& w);
 int verb_serve(const CliResult& cli, const World& w);
 int verb_export(const CliResult& cli, const World& w);
+int verb_whatif(const CliResult& cli, const World& w);
 
 }  // namespace tpb

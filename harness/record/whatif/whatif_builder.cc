@@ -1,0 +1,242 @@
+// Each point: its trace's TP groups replayed unchanged (the replay's own error), then once per
+// edit; a step's time is the longest group's, as in the analysis. Tokens per step come from
+// the point's own figures (tokens/s x mean step time), so no FLOPs or bytes are recomputed.
+#include "harness/record/whatif/whatif_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "harness/analysis/replay.h"
+#include "harness/analysis/stats.h"
+#include "harness/record/whatif/trace_reader.h"
+#include "layers/base/errors.h"
+
+namespace tpb {
+
+namespace {
+
+using oj = nlohmann::ordered_json;
+using Edit = std::function<ReplayGroup(ReplayGroup)>;
+
+struct Named {
+  const char* name;
+  Edit edit;
+  const char* modelled;
+};
+
+const std::vector<Named>& edits() {
+  static const std::vector<Named> e = {
+      {"no_straggler", without_straggler,
+       "a rank whose compute exceeds the group's lower median over the steps scaled down to it "
+       "(each step's noise kept); waits re-derived on the virtual clock"},
+      {"no_host_gap", without_host_gap,
+       "no host time (no device work in flight) inside or between steps"},
+      {"no_jitter", without_jitter,
+       "each rank's ops and transfers at their own median across the replayed steps"},
+  };
+  return e;
+}
+
+// Counterfactuals the replay cannot produce from a run's trace, and why.
+const std::vector<std::pair<const char*, const char*>>& not_replayed() {
+  static const std::vector<std::pair<const char*, const char*>> n = {
+      {"chunked_prefill", "a run or sweep point has no serving steps to re-batch"},
+      {"kv_budget", "a run or sweep point has no KV admissions to replay"},
+      {"topology", "not built yet: needs the model backend calibrated on this run's ops"},
+  };
+  return n;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+// The figures of a point whose steps took `steps` seconds each.
+WhatifFigures figures(const std::vector<double>& steps, double tokens_per_step, bool decode) {
+  WhatifFigures f;
+  if (steps.empty()) return f;
+  f.tokens_per_s = tokens_per_step / mean_of(steps);
+  if (decode) {  // every step of a decode point gives each sequence its next token
+    f.itl_p50_s = percentile(steps, 50);
+    f.itl_p95_s = percentile(steps, 95);
+    f.itl_p99_s = percentile(steps, 99);
+  } else {  // a prefill step ends with each prompt's first token
+    f.ttft_p95_s = percentile(steps, 95);
+  }
+  return f;
+}
+
+std::string null_reason(bool decode) {
+  return decode ? "ttft_p95_s, goodput: a run point has no requests (no arrivals, no SLOs)"
+                : "itl_*, goodput: a prefill point has no inter-token gaps and no SLOs";
+}
+
+// Per step, the longest group's time after `edit`.
+std::vector<double> replayed(const std::vector<ReplayGroup>& groups, const Edit& edit) {
+  std::vector<double> out;
+  for (const ReplayGroup& g : groups) {
+    const std::vector<double> t = replay_step_times(edit ? edit(g) : g);
+    out.resize(std::max(out.size(), t.size()), 0.0);
+    for (std::size_t k = 0; k < t.size(); ++k) out[k] = std::max(out[k], t[k]);
+  }
+  return out;
+}
+
+// Every counterfactual null: the replayed ones for `reason`, the others for their own unless
+// `every` (a serve point: none of them is built for it yet).
+std::vector<Counterfactual> all_null(int point, const std::string& reason, bool every = false) {
+  std::vector<Counterfactual> out;
+  for (const Named& e : edits()) out.push_back({e.name, point, {}, {}, {}, {}, reason});
+  for (const auto& [name, why] : not_replayed())
+    out.push_back({name, point, {}, {}, {}, {}, every ? reason : why});
+  out.push_back({"fewer_kernels", point, {}, {}, {}, {}, reason});
+  return out;
+}
+
+Counterfactual fewer_kernels(int point, const std::string& backend) {
+  return {"fewer_kernels",
+          point,
+          {},
+          {},
+          {},
+          {},
+          backend == "cuda"
+              ? "not built yet: needs the kernel-boundary idle and each element-wise op's "
+                "roofline time, which the trace does not split"
+              : "backend " + backend +
+                    " launches no kernels: only a cuda result has idle at "
+                    "kernel boundaries to remove"};
+}
+
+std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir);
+
+}  // namespace
+
+WhatifRecord build_whatif(const oj& results, const std::string& dir) {
+  WhatifRecord w;
+  int k = 0;
+  for (const oj& p : results.at("points")) {
+    auto cfs = point_counterfactuals(p, k++, dir);
+    // Ranked by what they buy: the largest tokens/s gain first, nulls last.
+    std::stable_sort(cfs.begin(), cfs.end(), [](const Counterfactual& a, const Counterfactual& b) {
+      const double ga = a.figures.tokens_per_s && a.measured.tokens_per_s
+                            ? *a.figures.tokens_per_s / *a.measured.tokens_per_s
+                            : -1;
+      const double gb = b.figures.tokens_per_s && b.measured.tokens_per_s
+                            ? *b.figures.tokens_per_s / *b.measured.tokens_per_s
+                            : -1;
+      return ga > gb;
+    });
+    for (auto& c : cfs) w.counterfactuals.push_back(std::move(c));
+  }
+  return w;
+}
+
+namespace {
+
+std::vector<ReplayGroup> groups_of(const std::vector<RankTrace>& ranks,
+                                   std::vector<double>& measured) {
+  std::map<int, std::vector<RankTrace>> by_group;
+  for (const RankTrace& r : ranks) by_group[r.group].push_back(r);
+  std::vector<ReplayGroup> out;
+  for (auto& [g, rs] : by_group) {
+    std::sort(rs.begin(), rs.end(),
+              [](const RankTrace& a, const RankTrace& b) { return a.group_rank < b.group_rank; });
+    out.push_back(replay_group(rs));
+    const auto m = measured_step_times(rs);
+    measured.resize(std::max(measured.size(), m.size()), 0.0);
+    for (std::size_t k = 0; k < m.size(); ++k) measured[k] = std::max(measured[k], m[k]);
+  }
+  return out;
+}
+
+// Why the trace cannot stand for the point ("" when it can): a trace keeps only the first TP
+// groups of a large virtual run (trace_writer's max_groups), and a straggler in another group
+// would be replayed away unseen.
+std::string groups_missing(const oj& p, const std::vector<RankTrace>& traced) {
+  std::set<int> in_point, in_trace;
+  for (const oj& r : p.value("ranks", oj::array())) in_point.insert(r.value("group", 0));
+  for (const RankTrace& r : traced) in_trace.insert(r.group);
+  if (in_point.empty() || in_point == in_trace) return "";
+  return "the trace holds " + std::to_string(in_trace.size()) + " of the point's " +
+         std::to_string(in_point.size()) + " TP groups: the others' steps cannot be replayed";
+}
+
+double replay_error(const std::vector<double>& replay, const std::vector<double>& measured) {
+  double e = 0;
+  for (std::size_t k = 0; k < measured.size() && k < replay.size(); ++k)
+    e += std::abs(replay[k] - measured[k]) / measured[k];
+  return measured.empty() ? 0 : e / static_cast<double>(measured.size());
+}
+
+std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir) {
+  const oj params = p.value("params", oj::object());
+  if (p.value("status", "") != "ok")
+    return all_null(point, "point status " + p.value("status", "?") + ": nothing measured");
+  if (params.contains("serve") && !params["serve"].is_null())
+    return all_null(point,
+                    "not built yet: a serve point is to be replayed through its scheduler and "
+                    "virtual clock",
+                    true);
+  if (!p.contains("trace") || !p["trace"].is_string())
+    return all_null(point,
+                    "no trace for this point (trace_steps 0): the replay needs every "
+                    "rank's segments");
+  const std::string file = (std::filesystem::path(dir) / p["trace"].get<std::string>()).string();
+  if (!std::filesystem::exists(file))
+    return all_null(point, "trace " + p["trace"].get<std::string>() + " is not in the folder");
+  const std::string field = "points[" + std::to_string(point) + "].trace";
+  const std::vector<RankTrace> traced = read_trace(file, field);
+  if (const std::string missing = groups_missing(p, traced); !missing.empty())
+    return all_null(point, missing);
+  std::vector<double> measured;
+  std::vector<ReplayGroup> groups;
+  try {
+    groups = groups_of(traced, measured);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(field + ": " + e.what());
+  }
+  const oj& m = p.at("metrics");
+  const double tokens_per_step =
+      m.at("tokens_per_s").get<double>() * m.at("step_time_s").at("mean").get<double>();
+  const bool decode = params.value("phase", "decode") == "decode";
+  const WhatifFigures measured_figs = figures(measured, tokens_per_step, decode);
+  WhatifInputs base;
+  base.steps = static_cast<int>(measured.size());
+  base.replay_error = replay_error(replayed(groups, nullptr), measured);
+  base.measured = {"every rank's compute, host gaps and collective transfers per step (trace " +
+                       p["trace"].get<std::string>() + ")",
+                   "tokens per step (metrics.tokens_per_s x metrics.step_time_s.mean)"};
+  std::vector<Counterfactual> out;
+  for (const Named& e : edits()) {
+    Counterfactual c{e.name,
+                     point,
+                     figures(replayed(groups, e.edit), tokens_per_step, decode),
+                     measured_figs,
+                     {},
+                     base,
+                     null_reason(decode)};
+    c.inputs.modelled = {e.modelled};
+    // A tail under 0.1% of the median is rounding, not a tail: its share would be noise.
+    const double excess = decode ? *measured_figs.itl_p99_s - *measured_figs.itl_p50_s : 0;
+    if (decode && excess > 1e-3 * *measured_figs.itl_p50_s)
+      c.p99_excess_removed = (*measured_figs.itl_p99_s - *c.figures.itl_p99_s) / excess;
+    else if (decode)
+      c.reason += "; p99_excess_removed: the measured p99 ITL is within 0.1% of the p50 (no tail)";
+    out.push_back(std::move(c));
+  }
+  for (const auto& [name, why] : not_replayed()) out.push_back({name, point, {}, {}, {}, {}, why});
+  out.push_back(fewer_kernels(point, params.value("backend", "?")));
+  return out;
+}
+
+}  // namespace
+
+}  // namespace tpb

@@ -1,0 +1,42 @@
+// What fixing each cause buys (tpbench whatif): one record per counterfactual per point, with
+// the measured figures it is set against and which of its inputs were measured, modelled or
+// fitted. whatif_json.h spells its fields; whatif_builder.h fills it.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpb {
+
+// Serving-style figures of a point; nullopt where the point cannot have them.
+struct WhatifFigures {
+  std::optional<double> tokens_per_s, ttft_p95_s, itl_p50_s, itl_p95_s, itl_p99_s, goodput;
+};
+
+struct WhatifInputs {
+  std::vector<std::string> measured;  // taken from the run as recorded
+  std::vector<std::string> modelled;  // the edit itself: what the counterfactual assumes
+  std::vector<std::string> fitted;    // fitted on the run's steps (none yet: replay only)
+  int steps = 0;                      // measured steps replayed
+  // |unchanged replay - measured| / measured, mean over the steps: the replay's own error.
+  std::optional<double> replay_error;
+};
+
+struct Counterfactual {
+  std::string name;        // no_straggler | no_host_gap | no_jitter | chunked_prefill | kv_budget |
+                           // topology | fewer_kernels
+  int point = 0;           // index into the results' points
+  WhatifFigures figures;   // the counterfactual's
+  WhatifFigures measured;  // the same steps as measured, what `delta` is against
+  // (measured p99 ITL - counterfactual p99) / (measured p99 - measured p50): the share of the
+  // tail's excess over the median that the fix removes (above 1: it lowers the median too).
+  std::optional<double> p99_excess_removed;
+  WhatifInputs inputs;
+  std::string reason;  // why a null figure is null ("" when none is)
+};
+
+struct WhatifRecord {
+  std::vector<Counterfactual> counterfactuals;  // per point, best tokens/s gain first
+};
+
+}  // namespace tpb

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""tpbench whatif on real np-2 CPU runs (issue 35), cheap enough for CI: the JSON's shape, the
+replay giving back the measured steps, no_straggler buying something on a run with a 2x
+straggler and little on a run without one, no_host_gap removing injected host work (how near
+the real run without the fault a CPU replay lands is for tests/whatif/check_whatif.py: one
+pair on a shared machine says nothing); the same two on the model backend (seeded noise, so
+the fault is the only difference) within 1% of the real run without the fault; nulls with
+reasons, and bad input as one line, exit 2."""
+import json
+import os
+import subprocess
+
+from tpbtest import Ctx
+
+NAMES = {"no_straggler", "no_host_gap", "no_jitter", "chunked_prefill", "kv_budget", "topology",
+         "fewer_kernels"}
+FIELDS = ["name", "point", "tokens_per_s", "ttft_p95_s", "itl_p50_s", "itl_p95_s", "itl_p99_s",
+          "goodput", "delta", "p99_excess_removed", "inputs", "reason"]
+STEPS = 12
+
+
+def run(c, name, inject=None, trace_steps=STEPS):
+    out = c.out(name)
+    args = ["run", "--backend", "cpu", "--model", "tiny", "--phase", "decode", "--batch", "1",
+            "--context", "256", "--steps", str(STEPS), "--warmup", "2", "--trace-steps",
+            str(trace_steps), "--out", out]
+    c.mpi(2, args + (["--inject", inject] if inject else []))
+    return out
+
+
+def whatif(c, out, expect_rc=0):
+    p = subprocess.run([c.tpbench, "whatif", out, "--json"], capture_output=True, text=True,
+                       env=c.env, timeout=120)
+    c.check(p.returncode == expect_rc, f"whatif {out} -> rc {p.returncode}: {p.stderr.strip()}")
+    return p
+
+
+def by_name(doc):
+    return {x["name"]: x for x in doc["counterfactuals"]}
+
+
+def check_shape(c, doc, out):
+    cfs = doc["counterfactuals"]
+    c.check({x["name"] for x in cfs} == NAMES, f"{out}: one counterfactual of each name")
+    c.check(all(list(x.keys()) == FIELDS for x in cfs), f"{out}: the issue's fields, in order")
+    for x in cfs:
+        nulls = [k for k in ("tokens_per_s", "itl_p95_s") if x[k] is None]
+        c.check(not nulls or x["reason"], f"{x['name']}: a null figure has a reason")
+    c.check(by_name(doc)["fewer_kernels"]["tokens_per_s"] is None, "fewer_kernels is null on cpu")
+    saved = c.results(out).get("whatif")
+    c.check(saved == doc, f"{out}: results.json holds the same whatif section")
+
+
+def model_run(c, name, inject=None):
+    """The model backend with seeded noise: the same run with and without the fault differs by
+    the fault alone, so the replay is held to the real run without it within 1%."""
+    out = c.out(name)
+    args = [c.tpbench, "run", "--backend", "model", "--world", "8", "--tp", "8", "--model",
+            "llama-3.1-70b", "--dtype", "bf16", "--batch", "8", "--context", "2048", "--steps",
+            "30", "--trace-steps", "30", "--model-noise", "1:0.05", "--out", out]
+    p = subprocess.run(args + (["--inject", inject] if inject else []), capture_output=True,
+                       text=True, env=c.env, timeout=300)
+    c.check(p.returncode == 0, f"model run {name} -> rc {p.returncode}: {p.stderr[-500:]}")
+    return out
+
+
+def check_model_backend(c):
+    # 2 TP groups, the trace keeps the first only (trace_writer's max_groups): null, not a guess.
+    out = c.out("model-two-groups")
+    p = subprocess.run([c.tpbench, "run", "--backend", "model", "--world", "8", "--tp", "4",
+                        "--model", "llama-3.1-70b", "--batch", "8", "--steps", "5",
+                        "--inject", "rank=5:slowdown=1.3", "--out", out],
+                       capture_output=True, text=True, env=c.env, timeout=300)
+    c.check(p.returncode == 0, f"model run, 2 TP groups -> rc {p.returncode}: {p.stderr[-500:]}")
+    x = by_name(json.loads(whatif(c, out).stdout))["no_straggler"]
+    c.check(x["tokens_per_s"] is None and "TP groups" in (x["reason"] or ""),
+            f"a trace without every TP group: null with a reason ({x['reason']})")
+    clean = model_run(c, "model-clean")
+    real = c.results(clean)["points"][0]["metrics"]
+    for name, cf, inject in [
+            ("model-straggler", "no_straggler", "rank=3:slowdown=1.3"),
+            ("model-host", "no_host_gap",
+             ",".join(f"rank={r}:host_delay=2000" for r in range(8)))]:
+        x = by_name(json.loads(whatif(c, model_run(c, name, inject)).stdout))[cf]
+        c.check(x["delta"]["tokens_per_s"] > 0.1, f"model: {cf} buys tokens/s ({x['delta']['tokens_per_s']:+.3f})")
+        for k, m in (("tokens_per_s", real["tokens_per_s"]), ("itl_p95_s", real["step_time_s"]["p95"])):
+            err = x[k] / m - 1
+            c.check(abs(err) < 0.01, f"model: {cf} {k} against the real run without it ({err:+.4f})")
+
+
+def main():
+    c = Ctx()
+    # 2x, not the issue's 1.3x: on a loaded 2-core machine the others' compute swells too, and
+    # a 1.3x excess can vanish into it (tests/whatif/check_whatif.py uses 1.3x).
+    slow = run(c, "straggler", "rank=1:slowdown=2")
+    clean = run(c, "clean")
+    host = run(c, "host", "rank=0:host_delay=3000,rank=1:host_delay=3000")
+    bare = run(c, "no-trace", trace_steps=0)
+
+    doc = json.loads(whatif(c, slow).stdout)
+    check_shape(c, doc, slow)
+    s = by_name(doc)["no_straggler"]
+    c.check(s["inputs"]["steps"] == STEPS, f"all {STEPS} steps replayed")
+    # Not 0: a collective whose exit the clock sync puts before its latest enter replays later.
+    c.check(s["inputs"]["replay_error"] < 0.03,
+            f"unchanged replay gives back the steps (error {s['inputs']['replay_error']:.4f})")
+    c.check(s["delta"]["tokens_per_s"] > 0.01,
+            f"no_straggler buys tokens/s on a 2x straggler ({s['delta']['tokens_per_s']:+.3f})")
+    ranked = [x["delta"]["tokens_per_s"] for x in doc["counterfactuals"] if x["tokens_per_s"]]
+    c.check(ranked == sorted(ranked, reverse=True), "ranked by the tokens/s gain")
+
+    doc = json.loads(whatif(c, clean).stdout)
+    g = by_name(doc)["no_straggler"]["delta"]["tokens_per_s"]
+    c.check(abs(g) < 0.25, f"no_straggler without a straggler changes little ({g:+.3f})")
+
+    doc = json.loads(whatif(c, host).stdout)
+    h = by_name(doc)["no_host_gap"]
+    step = h["delta"]["measured"]["itl_p50_s"]
+    gain = step - h["itl_p50_s"]
+    # At least the injected 3 ms (less a margin); more where the machine's load adds host time.
+    c.check(gain > 0.0025, f"no_host_gap removes the 3 ms host work (p50 {gain*1e3:.2f} ms)")
+
+    doc = json.loads(whatif(c, bare).stdout)
+    c.check(all(x["tokens_per_s"] is None and x["reason"] for x in doc["counterfactuals"]),
+            "without a trace: every counterfactual null with a reason")
+    c.check(all("no trace" in x["reason"] for x in doc["counterfactuals"]
+                if x["name"] in ("no_straggler", "no_host_gap", "no_jitter")),
+            "the replayed ones say the trace is missing")
+
+    check_model_backend(c)
+
+    p = whatif(c, c.out("nowhere"), expect_rc=2)
+    c.check(len(p.stderr.strip().splitlines()) == 1 and "whatif" in p.stderr,
+            f"a missing folder: one line naming the field ({p.stderr.strip()})")
+    with open(os.path.join(slow, "trace.json"), "w") as f:
+        f.write("{not json")
+    p = whatif(c, slow, expect_rc=2)
+    c.check(len(p.stderr.strip().splitlines()) == 1 and "points[0].trace" in p.stderr,
+            f"a broken trace: one line naming the field ({p.stderr.strip()})")
+    c.finish()
+
+
+if __name__ == "__main__":
+    main()
