@@ -168,6 +168,21 @@ ReplayGroup without_host_gap(ReplayGroup g) {
   return g;
 }
 
+ReplayGroup with_fewer_kernels(ReplayGroup g, const std::map<int, double>& floor_s) {
+  for (auto& rank : g.steps)
+    for (ReplayStep& st : rank)
+      for (ReplayPhase& ph : st.phases) {
+        ph.host_s = 0;
+        for (auto& [key, s] : ph.ops) {
+          const auto f = floor_s.find(std::get<1>(key));
+          if (f == floor_s.end() || s <= f->second) continue;
+          ph.compute_s -= s - f->second;
+          s = f->second;
+        }
+      }
+  return g;
+}
+
 ReplayGroup without_jitter(ReplayGroup g) {
   for (auto& rank : g.steps) {
     // Per phase index: every op's seconds in every step (0 where a step lacks it), and the

@@ -53,5 +53,10 @@ ReplayGroup without_straggler(ReplayGroup g);
 ReplayGroup without_host_gap(ReplayGroup g);
 // Each rank's ops, and its transfer per collective, at their own median across steps.
 ReplayGroup without_jitter(ReplayGroup g);
+// Fewer, fused kernels, as far as they can go: no idle inside a step (on a GPU, the gaps at
+// kernel boundaries and launches; the time between steps stays), and each op that `floor_s`
+// names (by Op) no slower than its floor, one instance's seconds at its roofline. An op
+// already at or under its floor is kept.
+ReplayGroup with_fewer_kernels(ReplayGroup g, const std::map<int, double>& floor_s);
 
 }  // namespace tpb

@@ -3,6 +3,7 @@
 // later rank enters; then 1 ms of compute to the step's end.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <stdexcept>
 
 #include "harness/analysis/replay.h"
@@ -99,6 +100,21 @@ TEST(WhatifReplay, NoHostGapRemovesTheHostTime) {
   ASSERT_EQ(t.size(), 2u);
   for (std::size_t k = 0; k < t.size(); ++k) EXPECT_NEAR(t[k], clean[k], kTol);
   EXPECT_NEAR(t[0], 13 * kMs, kTol);
+}
+
+TEST(WhatifReplay, FewerKernelsRemovesInStepIdleAndFloorsElementwiseOps) {
+  // Each step: 2 ms host, 5 + 5 ms GEMMs (o_proj, down_proj), 1 + 1 ms all-reduce exits,
+  // 3 ms residual_mlp tail: 17 ms. With the host gone and residual_mlp floored at 0.5 ms:
+  // 5 + 1 + 5 + 1 + 0.5 = 12.5 ms. The GEMMs have no floor and keep their time.
+  const auto ranks = run({{5, 5}, {5, 5}}, 2.0, {3, 3});
+  const std::map<int, double> floors = {{static_cast<int>(Op::residual_mlp), 0.5 * kMs}};
+  const auto t = replay_step_times(with_fewer_kernels(replay_group(ranks), floors));
+  ASSERT_EQ(t.size(), 2u);
+  for (double x : t) EXPECT_NEAR(x, 12.5 * kMs, kTol);
+  // A floor above the op's time changes nothing: 15 ms, the host removed only.
+  const std::map<int, double> high = {{static_cast<int>(Op::residual_mlp), 9 * kMs}};
+  for (double x : replay_step_times(with_fewer_kernels(replay_group(ranks), high)))
+    EXPECT_NEAR(x, 15 * kMs, kTol);
 }
 
 TEST(WhatifReplay, NoJitterPutsEachOpAtItsMedianAcrossSteps) {

@@ -100,19 +100,35 @@ std::vector<Counterfactual> all_null(int point, const std::string& reason, bool 
   return out;
 }
 
-Counterfactual fewer_kernels(int point, const std::string& backend) {
-  return {"fewer_kernels",
-          point,
-          {},
-          {},
-          {},
-          {},
-          backend == "cuda"
-              ? "not built yet: needs the kernel-boundary idle and each element-wise op's "
-                "roofline time, which the trace does not split"
-              : "backend " + backend +
-                    " launches no kernels: only a cuda result has idle at "
-                    "kernel boundaries to remove"};
+Counterfactual fewer_kernels_null(int point, const std::string& why) {
+  return {"fewer_kernels", point, {}, {}, {}, {}, why};
+}
+
+// The element-wise ops' floors for with_fewer_kernels: one instance's bytes (the cost model's,
+// ops[].bytes_per_step over the layers) at the point's peak bandwidth. Where the device fused
+// a pair into one kernel (the fused_ops warning), the pair's row holds both ops' time, so its
+// floor holds both ops' bytes.
+std::map<int, double> elementwise_floors(const oj& p) {
+  std::map<std::string, double> bytes;
+  for (const oj& o : p.value("ops", oj::array()))
+    if (o.contains("bytes_per_step") && o["bytes_per_step"].is_number())
+      bytes[o.value("op", "")] = o["bytes_per_step"].get<double>();
+  bool fused = false;
+  for (const oj& w : p.value("warnings", oj::array()))
+    fused = fused || (w.is_string() && w.get<std::string>().rfind("fused_ops", 0) == 0);
+  if (fused) {
+    bytes["rmsnorm_mlp"] += bytes["residual_attn"];
+    bytes["rmsnorm_attn"] += bytes["residual_mlp"];
+    bytes["rope"] += bytes["kv_write"];
+  }
+  const double layers = p.at("params").value("layers", 1.0);
+  const double bw = p.at("metrics").at("peaks").value("bw", 0.0);
+  std::map<int, double> floors;
+  for (Op op : {Op::rmsnorm_attn, Op::rope, Op::kv_write, Op::residual_attn, Op::rmsnorm_mlp,
+                Op::swiglu, Op::residual_mlp})
+    if (auto it = bytes.find(op_name(op)); it != bytes.end() && bw > 0 && layers > 0)
+      floors[static_cast<int>(op)] = it->second / layers / bw;
+  return floors;
 }
 
 std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir);
@@ -176,6 +192,36 @@ double replay_error(const std::vector<double>& replay, const std::vector<double>
   return measured.empty() ? 0 : e / static_cast<double>(measured.size());
 }
 
+// What every counterfactual of a point shares: its tokens per step, phase, measured figures
+// and the inputs they were read from.
+struct PointBase {
+  double tokens_per_step = 0;
+  bool decode = true;
+  WhatifFigures measured;
+  WhatifInputs inputs;
+};
+
+Counterfactual fewer_kernels(const oj& p, int point, const std::vector<ReplayGroup>& groups,
+                             const PointBase& b) {
+  const std::string backend = p.at("params").value("backend", "?");
+  if (backend != "cuda")
+    return fewer_kernels_null(point, "backend " + backend +
+                                         " launches no kernels: only a cuda result has idle at "
+                                         "kernel boundaries to remove");
+  const std::map<int, double> floors = elementwise_floors(p);
+  const Edit edit = [&](ReplayGroup g) { return with_fewer_kernels(std::move(g), floors); };
+  Counterfactual c{
+      "fewer_kernels",      point, figures(replayed(groups, edit), b.tokens_per_step, b.decode),
+      b.measured,           {},    b.inputs,
+      null_reason(b.decode)};
+  c.inputs.modelled = {
+      "no idle inside a step (kernel boundaries and launches; the time between steps kept) "
+      "and each element-wise op (rmsnorm, rope, kv_write, residual adds, swiglu) no slower "
+      "than its cost-model bytes at metrics.peaks.bw: what fusion could buy at most"};
+  if (floors.empty()) c.reason += "; no element-wise op has cost-model bytes: only idle removed";
+  return c;
+}
+
 std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir) {
   const oj params = p.value("params", oj::object());
   if (p.value("status", "") != "ok")
@@ -233,7 +279,7 @@ std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const 
     out.push_back(std::move(c));
   }
   for (const auto& [name, why] : not_replayed()) out.push_back({name, point, {}, {}, {}, {}, why});
-  out.push_back(fewer_kernels(point, params.value("backend", "?")));
+  out.push_back(fewer_kernels(p, point, groups, {tokens_per_step, decode, measured_figs, base}));
   return out;
 }
 
