@@ -11,7 +11,8 @@ if [[ $MODE == gpu ]]; then
   BACKEND=(--backend cuda --dtype bf16 --hardware h200-sxm)
   M8=(--model llama-3.1-8b)
   M70=(--model llama-3.1-70b --layers 1)
-  DEC=(--batch 1,8,64,256 --context 1024 --steps 20 --warmup 3)
+  # Traces of 10 steps: what `tpbench whatif` replays (fewer_kernels: issue 30's prediction).
+  DEC=(--batch 1,8,64,256 --context 1024 --steps 20 --warmup 3 --trace-steps 10)
   DEC1=(--batch 1 --context 1024 --steps 20 --warmup 3)
   PRE=(--prompt 512,4096 --steps 5 --warmup 1)
   CHECK=(--layers 2 --batch 4 --context 256)
@@ -25,7 +26,7 @@ else
   BACKEND=(--backend cpu --dtype fp32)
   M8=(--model tiny --layers 2)
   M70=(--model tiny --layers 1)
-  DEC=(--batch 1,4 --context 64 --steps 3 --warmup 1)
+  DEC=(--batch 1,4 --context 64 --steps 3 --warmup 1 --trace-steps 3)
   DEC1=(--batch 1 --context 64 --steps 3 --warmup 1)
   PRE=(--prompt 32,64 --steps 2 --warmup 1)
   CHECK=(--batch 2 --context 32)  # M8 has its 2 layers
