@@ -57,10 +57,12 @@ plan_facts() {
 }
 
 plan_steps() {
-  local C=("${BACKEND[@]}" --collective "$COLL" --trace-steps 0)
+  # Traces off, but for the decode sweeps (DEC names their --trace-steps).
+  local C0=("${BACKEND[@]}" --collective "$COLL")
+  local C=("${C0[@]}" --trace-steps 0)
   step decode-first 40 "$TPB" run "${C[@]}" "${M8[@]}" --phase decode "${DEC1[@]}" --out "$R/decode-first"
-  step decode-eager 45 "$TPB" sweep "${C[@]}" "${M8[@]}" --phase decode "${DEC[@]}" --out "$R/decode-eager"
-  step decode-graph 45 "$TPB" sweep "${C[@]}" "${M8[@]}" --phase decode "${DEC[@]}" "${GRAPH[@]}" --out "$R/decode-graph"
+  step decode-eager 45 "$TPB" sweep "${C0[@]}" "${M8[@]}" --phase decode "${DEC[@]}" --out "$R/decode-eager"
+  step decode-graph 45 "$TPB" sweep "${C0[@]}" "${M8[@]}" --phase decode "${DEC[@]}" "${GRAPH[@]}" --out "$R/decode-graph"
   step prefill 40 "$TPB" sweep "${C[@]}" "${M8[@]}" --phase prefill "${PRE[@]}" --out "$R/prefill"
   step check 40 "$TPB" run "${C[@]}" "${M8[@]}" --phase decode "${CHECK[@]}" --steps 3 --check --out "$R/check"
   step peer 60 python3 "$BUNDLE/peer_torch.py" --modes eager,graph "${PEER[@]}" --out "$R/peer.jsonl"
