@@ -18,7 +18,7 @@
 namespace tpb {
 
 struct DeviceCaps {
-  std::string backend;            // "cpu" | "cuda"
+  std::string backend;            // "cpu" | "cuda" | "model"
   std::string name;               // CPU model or GPU name
   std::vector<DType> dtypes;      // supported element types
   bool device_timer = false;      // mark() stamps on the device timeline (not host enqueue time)

@@ -1,6 +1,6 @@
 // Analysis of synced per-rank timelines: Scalasca wait states per all-reduce instance, busy /
 // occupancy / host-gap fractions, step-time statistics, roofline figures and the straggler.
-// Every definition is the one in ARCHITECTURE.md "Metric definitions"; choices the contract
+// Every definition is the one in docs/ARCHITECTURE.md "Metric definitions"; choices the contract
 // leaves open (ties, partial sampling windows) are stated where they are made.
 #include "harness/analysis/analysis.h"
 

@@ -1,5 +1,5 @@
 // Analysis: pure functions from per-rank timelines (already on the common clock) and the
-// cost model to the metrics of ARCHITECTURE.md "Metric definitions". No MPI, no I/O.
+// cost model to the metrics of docs/ARCHITECTURE.md "Metric definitions". No MPI, no I/O.
 #pragma once
 #include <algorithm>
 #include <array>

@@ -13,7 +13,7 @@
 namespace tpb {
 
 struct BackendTraits {
-  std::string name;                // "cpu" | "cuda"
+  std::string name;                // "cpu" | "cuda" | "model"
   std::string default_collective;  // NCCL on a GPU, MPI elsewhere
   std::string default_hardware;    // the profile under configs/hardware/
   DType default_dtype = DType::fp32;

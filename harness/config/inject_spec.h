@@ -1,5 +1,5 @@
 // Imbalance injection specs (--inject): parsing and the per-rank view.
-// Grammar: ENTRY[,ENTRY...], ENTRY = rank=R|all[:key=value]..., keys as in ARCHITECTURE.md.
+// Grammar: ENTRY[,ENTRY...], ENTRY = rank=R|all[:key=value]..., keys as in docs/ARCHITECTURE.md.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -16,8 +16,8 @@
 namespace tpb {
 
 struct RunSpec {
-  std::string backend = "cpu";           // cpu | cuda
-  std::string collective = "mpi";        // mpi | nccl
+  std::string backend = "cpu";           // cpu | cuda | model (virtual ranks)
+  std::string collective = "mpi";        // mpi | nccl | model
   MpiMode mpi_mode = MpiMode::blocking;  // how --collective mpi waits (collectives/mpi/mpi_wait.h)
   std::string model = "tiny";
   std::string hardware;         // "" = the backend's default profile

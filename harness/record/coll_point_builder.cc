@@ -1,6 +1,6 @@
 // Skew, wait, transfer and arrived_last come from harness/analysis with each timed iteration as
 // one collective instance, so they mean exactly what they mean for the TP step's all-reduces
-// (ARCHITECTURE.md "Metric definitions").
+// (docs/ARCHITECTURE.md "Metric definitions").
 #include "harness/record/coll_point_builder.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// A measured point as plain data (ARCHITECTURE.md, "Results contract"): the driver builds it,
+// A measured point as plain data (docs/ARCHITECTURE.md, "Results contract"): the driver builds it,
 // results_json.h maps it to and from JSON, and the printers read its members.
 #pragma once
 #include <cstdint>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The house's rules, checked on the source tree (README "Layout", shared/STYLE.md):
+"""The house's rules, checked on the source tree (README "Layout", docs/STYLE.md):
   1. imports run one way: layers/ and collectives/ never include harness/, and a harness stage
      includes only itself and the stages below it;
   2. no folder of product code holds more than 20 source files directly;
