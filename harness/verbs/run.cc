@@ -8,7 +8,7 @@
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/run_spec.h"
-#include "harness/drive/peaks.h"
+#include "harness/drive/peak_resolver.h"
 #include "harness/drive/point_runner.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"

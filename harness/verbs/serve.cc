@@ -17,7 +17,7 @@
 #include "harness/config/serve_spec.h"
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_serve.h"
-#include "harness/drive/peaks.h"
+#include "harness/drive/peak_resolver.h"
 #include "harness/drive/serve/serve_point.h"
 #include "harness/drive/serve/serve_resume.h"
 #include "harness/drive/serve/serve_runner.h"

@@ -18,7 +18,7 @@
 #include "harness/config/run_spec.h"
 #include "harness/config/sweep_plan.h"
 #include "harness/drive/model/model_point.h"
-#include "harness/drive/peaks.h"
+#include "harness/drive/peak_resolver.h"
 #include "harness/drive/sweep_point.h"
 #include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"

@@ -1,12 +1,11 @@
 // `tpbench diagnose RESULTS...`: verdicts in the article's order for every point of each file.
-#include "harness/report/diagnose.h"
-
 #include <iostream>
 
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_reader.h"
 #include "harness/record/whatif/whatif_json.h"
+#include "harness/report/diagnose.h"
 #include "harness/report/serve/serve_table.h"
 #include "harness/report/whatif_table.h"
 #include "harness/verbs/verbs.h"

@@ -2,8 +2,6 @@
 // source says it was measured, by whom and when), and DIR/calibration.json with every figure
 // behind it. See harness/measure/calibrate.h for what is measured and how. `--from FILE`
 // rebuilds hardware.json from a recorded calibration.json, through the same builder.
-#include "harness/measure/calibrate.h"
-
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -18,6 +16,7 @@
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/config_fields.h"
+#include "harness/measure/calibrate.h"
 #include "harness/measure/calibration_profile.h"
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"

@@ -1,12 +1,11 @@
 // `tpbench compare A B ...`: side-by-side table of runs or sweeps (harness/report/compare.h
 // says how points are matched). Reads files only; ranks other than 0 load and stay quiet, so
 // a bad path is one agreed error however the command was launched.
-#include "harness/report/compare.h"
-
 #include <iostream>
 
 #include "harness/mpi/agreement.h"
 #include "harness/record/results_writer.h"
+#include "harness/report/compare.h"
 #include "harness/verbs/verbs.h"
 
 namespace tpb {

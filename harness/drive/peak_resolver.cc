@@ -1,7 +1,7 @@
 // Peak resolution. A measured peak is the best any rank saw while all ranks probed at once:
 // that is what the memory system gives a rank under the benchmark's own load, and taking the
 // best keeps MBU an honest fraction (<= 1 within noise).
-#include "harness/drive/peaks.h"
+#include "harness/drive/peak_resolver.h"
 
 #include <fmt/format.h>
 
