@@ -337,9 +337,11 @@ PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, do
   PointRecord p;
   p.params = params_record(spec, layers);
   p.status = PointStatus::oom;
-  p.reason = "KV cache + weights + activations need " + std::to_string(need_bytes / 1073741824.0) +
-             " GiB per rank; the smallest rank budget in the job is " +
-             std::to_string(have_bytes / 1073741824.0) + " GiB";
+  // Two decimals: enough to tell a need from a budget a few MiB apart, few enough to read.
+  p.reason = fmt::format(
+      "KV cache + weights + activations need {:.2f} GiB per rank; the smallest rank budget in "
+      "the job is {:.2f} GiB",
+      need_bytes / 1073741824.0, have_bytes / 1073741824.0);
   p.memory = MemoryRecord{need_bytes, have_bytes};
   return p;
 }
