@@ -6,24 +6,13 @@
 #include <string>
 
 #include "harness/analysis/stats.h"
+#include "harness/analysis/step_breakdown.h"
 
 namespace tpb {
 
 namespace {
 
-using Instance = std::tuple<int, int, int>;  // step, layer, op (as step_breakdown matches them)
-
-std::map<Instance, double> latest_enters(const std::vector<RankTrace>& group) {
-  std::map<Instance, double> latest;
-  for (const RankTrace& r : group)
-    for (const SegmentRecord& s : r.segs) {
-      if (!s.collective || s.step < 0) continue;
-      const Instance k{s.step, s.layer, static_cast<int>(s.op)};
-      auto [it, fresh] = latest.emplace(k, s.t0);
-      if (!fresh) it->second = std::max(it->second, s.t0);
-    }
-  return latest;
-}
+using Instance = CollectiveInstance;
 
 // One step of one rank: its bounds and its segments in time order.
 ReplayStep phases_of(const SegmentRecord& bounds, std::vector<SegmentRecord> segs,

@@ -10,26 +10,17 @@
 
 namespace tpb {
 
-namespace {
-
-using Instance = std::tuple<int, int, int>;  // step, layer, op
-
-std::map<Instance, double> latest_enters(const std::vector<RankTrace>& ranks) {
-  std::map<Instance, double> latest;
+std::map<CollectiveInstance, double> latest_enters(const std::vector<RankTrace>& ranks) {
+  std::map<CollectiveInstance, double> latest;
   for (const RankTrace& r : ranks)
     for (const SegmentRecord& s : r.segs) {
       if (!s.collective || s.step < 0) continue;
-      const Instance k{s.step, s.layer, static_cast<int>(s.op)};
-      auto it = latest.find(k);
-      if (it == latest.end())
-        latest.emplace(k, s.t0);
-      else
-        it->second = std::max(it->second, s.t0);
+      const CollectiveInstance k{s.step, s.layer, static_cast<int>(s.op)};
+      auto [it, fresh] = latest.emplace(k, s.t0);
+      if (!fresh) it->second = std::max(it->second, s.t0);
     }
   return latest;
 }
-
-}  // namespace
 
 std::vector<StepSplit> step_breakdown(const std::vector<RankTrace>& ranks) {
   const auto latest = latest_enters(ranks);

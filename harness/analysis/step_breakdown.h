@@ -2,6 +2,8 @@
 // and the step's own bounds. A serving run's steps differ from one another, so its step log
 // and its late-token attribution need each step's split, not only the point's totals.
 #pragma once
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "harness/analysis/analysis.h"
@@ -22,6 +24,12 @@ struct StepSplit {
   // with 2 ranks the faster one, so max - it is all the time the others spent waiting.
   double lower_median_compute_s = 0;
 };
+
+// A collective instance, matched across ranks: (step, layer, op).
+using CollectiveInstance = std::tuple<int, int, int>;
+// The latest enter of every measured collective instance over `ranks` (one TP group): what a
+// collective's wait and transfer are split against (analysis.h), and whatif's replay too.
+std::map<CollectiveInstance, double> latest_enters(const std::vector<RankTrace>& ranks);
 
 // Measured steps (step >= 0) in increasing order. Collective instances are matched across
 // ranks by (step, layer, op); the traces must belong to one TP group.

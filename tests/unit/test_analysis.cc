@@ -6,17 +6,14 @@
 #include <cmath>
 
 #include "harness/analysis/analysis.h"
+#include "tests/support/segment_ms.h"
 
 namespace tpb {
 namespace {
 
-constexpr double kMs = 1e-3;
+using test::add;
+using test::kMs;
 constexpr double kTol = 1e-12;
-
-void add(RankTrace& t, int step, Op op, double t0_ms, double t1_ms, int layer = 0) {
-  t.segs.push_back(SegmentRecord{t0_ms * kMs, t1_ms * kMs, step, static_cast<int16_t>(layer), op,
-                                 static_cast<uint8_t>(op_is_collective(op) ? 1 : 0)});
-}
 
 RankTrace make_rank(int rank, int group, int group_rank) {
   RankTrace t;

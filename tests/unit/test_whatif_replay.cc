@@ -7,17 +7,14 @@
 #include <stdexcept>
 
 #include "harness/analysis/replay.h"
+#include "tests/support/segment_ms.h"
 
 namespace tpb {
 namespace {
 
-constexpr double kMs = 1e-3;
+using test::add;
+using test::kMs;
 constexpr double kTol = 1e-9;
-
-void add(RankTrace& t, int step, Op op, double t0_ms, double t1_ms, int layer = 0) {
-  t.segs.push_back(SegmentRecord{t0_ms * kMs, t1_ms * kMs, step, static_cast<int16_t>(layer), op,
-                                 static_cast<uint8_t>(op_is_collective(op) ? 1 : 0)});
-}
 
 // Runs the steps as the hardware would, with rank r's half-layer compute compute[r][k] in
 // step k and tail compute tail[r] (1 ms when not given), and records them as the harness does.
