@@ -246,6 +246,11 @@ void add_results_verbs(CLI::App& app, CliValues& v) {
       ->required()
       ->expected(1);
   whatif->add_flag("--json", v.json, "print the counterfactuals as one JSON document");
+  whatif->add_option("--chunk", v.values["chunk"],
+                     "serve points: chunked_prefill's token budget per step (default 512)");
+  whatif->add_option("--kv-budget", v.values["kv_budget"],
+                     "serve points: kv_budget's cache in tokens (default: every running "
+                     "sequence at its longest)");
 
   CLI::App* report = app.add_subcommand("report", "report.md and plots from results");
   report->add_option("results", v.positional, "results directories or results.json files")
@@ -349,6 +354,9 @@ void given_options(CLI::App* sub, const std::string& verb, const CliValues& v,
     if (!v.goodput.empty()) config["goodput"] = goodput;
     if (v.save_result) config["save_result"] = true;
   }
+  if (verb == "whatif")
+    for (const char* key : {"chunk", "kv_budget"})
+      if (sub->count(field_name(key)) > 0) config[key] = v.values.at(key);
   if (verb == "calibrate")
     for (const auto& o : kCalibrateOptions)
       if (sub->count(field_name(o.key)) > 0) config[o.key] = v.values.at(o.key);

@@ -1,5 +1,6 @@
-// `tpbench whatif DIR [--json]`: what fixing each cause would buy on a measured run or sweep,
-// replayed from the point traces (record/whatif_builder.h). Writes the results' whatif
+// `tpbench whatif DIR [--json] [--chunk N] [--kv-budget TOKENS]`: what fixing each cause would
+// buy on a measured run, sweep or serve, replayed from the point traces or through the serve
+// scheduler (record/whatif_builder.h). Writes the results' whatif
 // section, then prints the ranked table, or with --json the section itself.
 #include <filesystem>
 #include <iostream>
@@ -15,18 +16,43 @@
 
 namespace tpb {
 
+namespace {
+
+// A positive token count given as `key` (0 when not given); BadInput naming `flag` otherwise.
+int64_t tokens_option(const nlohmann::json& config, const char* key, const char* flag) {
+  if (!config.contains(key)) return 0;
+  const std::string text =
+      config[key].is_string() ? config[key].get<std::string>() : config[key].dump();
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 1)
+    throw BadInput(std::string("whatif: ") + flag + " must be a positive token count, got '" +
+                   text + "'");
+  return v;
+}
+
+}  // namespace
+
 int verb_whatif(const CliResult& cli, const World& w) {
   nlohmann::ordered_json doc;
   WhatifRecord rec;
   std::string file;
   agree(w.comm, [&] {
     for (auto it = cli.config.begin(); it != cli.config.end(); ++it)
-      if (it.key() != "json") throw BadInput("whatif: option '" + it.key() + "' does not apply");
+      if (it.key() != "json" && it.key() != "chunk" && it.key() != "kv_budget")
+        throw BadInput("whatif: option '" + it.key() + "' does not apply");
+    const ServeWhatifOptions serve{tokens_option(cli.config, "chunk", "--chunk"),
+                                   tokens_option(cli.config, "kv_budget", "--kv-budget")};
     if (cli.positional.size() != 1) throw BadInput("whatif: give one RESULTS directory");
     doc = load_results(cli.positional[0], "whatif");
     file = results_file_of(cli.positional[0]);
     const std::string dir = std::filesystem::path(file).parent_path().string();
-    rec = build_whatif(doc, dir.empty() ? "." : dir);
+    rec = build_whatif(doc, dir.empty() ? "." : dir, serve);
   });
   if (w.rank != 0) return 0;
   doc[whatif_section()] = to_json(rec);

@@ -23,7 +23,7 @@ BELOW = {
     "measure": {"backends", "report", "record", "analysis", "config", "mpi"},
     "backends": {"config", "mpi"},
     "report": {"record", "analysis", "config", "mpi"},
-    "record": {"analysis", "config", "mpi"},
+    "record": {"analysis", "config", "serve", "mpi"},
     "analysis": set(),
     "serve": {"analysis"},
     "config": {"serve"},

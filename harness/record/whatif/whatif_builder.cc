@@ -89,13 +89,11 @@ std::vector<double> replayed(const std::vector<ReplayGroup>& groups, const Edit&
   return out;
 }
 
-// Every counterfactual null: the replayed ones for `reason`, the others for their own unless
-// `every` (a serve point: none of them is built for it yet).
-std::vector<Counterfactual> all_null(int point, const std::string& reason, bool every = false) {
+// Every counterfactual null: the replayed ones for `reason`, the others for their own.
+std::vector<Counterfactual> all_null(int point, const std::string& reason) {
   std::vector<Counterfactual> out;
   for (const Named& e : edits()) out.push_back({e.name, point, {}, {}, {}, {}, reason});
-  for (const auto& [name, why] : not_replayed())
-    out.push_back({name, point, {}, {}, {}, {}, every ? reason : why});
+  for (const auto& [name, why] : not_replayed()) out.push_back({name, point, {}, {}, {}, {}, why});
   out.push_back({"fewer_kernels", point, {}, {}, {}, {}, reason});
   return out;
 }
@@ -131,15 +129,17 @@ std::map<int, double> elementwise_floors(const oj& p) {
   return floors;
 }
 
-std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir);
+std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir,
+                                                  const ServeWhatifOptions& serve);
 
 }  // namespace
 
-WhatifRecord build_whatif(const oj& results, const std::string& dir) {
+WhatifRecord build_whatif(const oj& results, const std::string& dir,
+                          const ServeWhatifOptions& serve) {
   WhatifRecord w;
   int k = 0;
   for (const oj& p : results.at("points")) {
-    auto cfs = point_counterfactuals(p, k++, dir);
+    auto cfs = point_counterfactuals(p, k++, dir, serve);
     // Ranked by what they buy: the largest tokens/s gain first, nulls last.
     std::stable_sort(cfs.begin(), cfs.end(), [](const Counterfactual& a, const Counterfactual& b) {
       const double ga = a.figures.tokens_per_s && a.measured.tokens_per_s
@@ -222,15 +222,13 @@ Counterfactual fewer_kernels(const oj& p, int point, const std::vector<ReplayGro
   return c;
 }
 
-std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir) {
+std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir,
+                                                  const ServeWhatifOptions& serve) {
   const oj params = p.value("params", oj::object());
   if (p.value("status", "") != "ok")
     return all_null(point, "point status " + p.value("status", "?") + ": nothing measured");
   if (params.contains("serve") && !params["serve"].is_null())
-    return all_null(point,
-                    "not built yet: a serve point is to be replayed through its scheduler and "
-                    "virtual clock",
-                    true);
+    return serve_counterfactuals(p, point, dir, serve);
   if (!p.contains("trace") || !p["trace"].is_string())
     return all_null(point,
                     "no trace for this point (trace_steps 0): the replay needs every "

@@ -36,11 +36,9 @@ void each_figure(const WhatifFigures& a, const WhatifFigures& b, F f) {
 }
 
 oj inputs_json(const WhatifInputs& in) {
-  return {{"measured", in.measured},
-          {"modelled", in.modelled},
-          {"fitted", in.fitted},
-          {"steps", in.steps},
-          {"replay_error", opt(in.replay_error)}};
+  return {{"measured", in.measured}, {"modelled", in.modelled},
+          {"fitted", in.fitted},     {"fit_error", opt(in.fit_error)},
+          {"steps", in.steps},       {"replay_error", opt(in.replay_error)}};
 }
 
 oj counterfactual_json(const Counterfactual& c) {
@@ -83,6 +81,7 @@ Counterfactual counterfactual_from(const oj& j) {
     c.inputs.measured = in.value("measured", std::vector<std::string>{});
     c.inputs.modelled = in.value("modelled", std::vector<std::string>{});
     c.inputs.fitted = in.value("fitted", std::vector<std::string>{});
+    c.inputs.fit_error = opt_from(in, "fit_error");
     c.inputs.steps = in.value("steps", 0);
     c.inputs.replay_error = opt_from(in, "replay_error");
   }

@@ -16,9 +16,12 @@ struct WhatifFigures {
 struct WhatifInputs {
   std::vector<std::string> measured;  // taken from the run as recorded
   std::vector<std::string> modelled;  // the edit itself: what the counterfactual assumes
-  std::vector<std::string> fitted;    // fitted on the run's steps (none yet: replay only)
+  std::vector<std::string> fitted;    // fitted on the run's steps (a serve point's step times)
+  std::optional<double> fit_error;    // the fit's mean |fit - measured| / measured on those steps
   int steps = 0;                      // measured steps replayed
-  // |unchanged replay - measured| / measured, mean over the steps: the replay's own error.
+  // The replay's own error: a run point's |unchanged replay - measured| / measured, mean over
+  // the steps; a serve point's largest relative difference between the figures of its rebuilt
+  // run (the measured step times through the scheduler) and the measured ones.
   std::optional<double> replay_error;
 };
 

@@ -1,0 +1,244 @@
+// Step times in a replay come from one fit of the run's own steps (record/whatif/step_fit.h) and
+// each measured step's ratio to it: step k of a replay takes the fit of its own batch times the
+// ratio of measured step k (cycled past the run's last step). A fix that leaves the batches as
+// they were thus gives back each step's measured time, and one that changes them keeps the
+// run's noise, step by step, on the new shapes; no_jitter takes the median ratio instead.
+#include "harness/record/whatif/serve_whatif.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/analysis/stats.h"
+#include "harness/record/whatif/serve_replay.h"
+#include "harness/record/whatif/step_fit.h"
+
+namespace tpb {
+
+namespace {
+
+using oj = nlohmann::ordered_json;
+using Duration = std::function<double(const StepPlan&, std::size_t)>;
+
+struct FittedSteps {
+  StepFit fit;
+  std::vector<double> ratio;  // measured / fit, per measured step
+  double median_ratio = 1;
+};
+
+FittedSteps fit_on(const ServeReplayBase& b, const std::vector<double>& targets) {
+  std::vector<StepShape> shapes;
+  for (const StepPlan& p : b.plans) shapes.push_back(step_shape(p.batch));
+  FittedSteps f{fit_steps(shapes, targets), {}, 1};
+  const double mean = std::max(1e-12, [&] {
+    double s = 0;
+    for (double t : targets) s += t;
+    return s / static_cast<double>(targets.size());
+  }());
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const double fit = f.fit.predict(shapes[k]);
+    f.ratio.push_back(targets[k] / (fit > 0 ? fit : mean));
+  }
+  f.median_ratio = percentile(f.ratio, 50);
+  return f;
+}
+
+Duration noisy(const FittedSteps& f) {
+  return [&f](const StepPlan& p, std::size_t k) {
+    return f.fit.predict(step_shape(p.batch)) * f.ratio[k % f.ratio.size()];
+  };
+}
+
+Duration smooth(const FittedSteps& f) {
+  return [&f](const StepPlan& p, std::size_t) {
+    return f.fit.predict(step_shape(p.batch)) * f.median_ratio;
+  };
+}
+
+// The largest relative difference between the rebuilt run's figures and the measured ones.
+double rebuild_error(const ServeReplayBase& b) {
+  double e = 0;
+  auto one = [&e](const std::optional<double>& a, const std::optional<double>& m) {
+    if (a && m && *m != 0) e = std::max(e, std::abs(*a / *m - 1));
+  };
+  one(b.unchanged.tokens_per_s, b.measured.tokens_per_s);
+  one(b.unchanged.ttft_p95_s, b.measured.ttft_p95_s);
+  one(b.unchanged.itl_p50_s, b.measured.itl_p50_s);
+  one(b.unchanged.itl_p95_s, b.measured.itl_p95_s);
+  one(b.unchanged.itl_p99_s, b.measured.itl_p99_s);
+  return e;
+}
+
+struct Fix {
+  const char* name;
+  SchedulerConfig cfg;
+  const FittedSteps* steps;
+  bool smoothed;
+  std::string modelled;
+};
+
+Counterfactual replay_fix(const ServeReplayBase& b, int index, const Fix& fx) {
+  Counterfactual c{fx.name, index, {}, b.measured, {}, {}, ""};
+  c.figures = replay_serve(b, fx.cfg, fx.smoothed ? smooth(*fx.steps) : noisy(*fx.steps));
+  c.inputs.measured = {"the requests (lengths, arrivals, warm-up) from the requests log",
+                       "every step's time and batch from the step log, rebuilt by the "
+                       "scheduler that ran"};
+  c.inputs.modelled = {fx.modelled};
+  c.inputs.fitted = {fx.steps->fit.text()};
+  c.inputs.fit_error = fx.steps->fit.error;
+  c.inputs.steps = static_cast<int>(b.steps.size());
+  c.inputs.replay_error = rebuild_error(b);
+  const WhatifFigures& m = b.measured;
+  if (m.itl_p99_s && m.itl_p50_s && c.figures.itl_p99_s &&
+      *m.itl_p99_s - *m.itl_p50_s > 1e-3 * *m.itl_p50_s)
+    c.p99_excess_removed = (*m.itl_p99_s - *c.figures.itl_p99_s) / (*m.itl_p99_s - *m.itl_p50_s);
+  else
+    c.reason = "p99_excess_removed: no ITL tail (p99 within 0.1% of p50) or no ITL";
+  if (!c.figures.goodput)
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "goodput: the run gave no --slo";
+  return c;
+}
+
+// Each rank's compute scaled down to the lower median of the ranks' totals, per step: the time
+// the others spent waiting on the slow one is what the step loses.
+std::vector<double> without_straggler(const ServeReplayBase& b, std::string& why) {
+  const std::size_t n = b.steps.front().rank_compute_s.size();
+  if (n < 2) {
+    why = "the step log has under 2 ranks' compute per step: no straggler to remove";
+    return {};
+  }
+  std::vector<double> total(n, 0.0);
+  for (const MeasuredStep& s : b.steps)
+    for (std::size_t r = 0; r < n && r < s.rank_compute_s.size(); ++r)
+      total[r] += s.rank_compute_s[r];
+  std::vector<double> sorted = total;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[(n - 1) / 2];
+  std::vector<double> out;
+  for (const MeasuredStep& s : b.steps) {
+    double was = 0, now = 0;
+    for (std::size_t r = 0; r < n && r < s.rank_compute_s.size(); ++r) {
+      was = std::max(was, s.rank_compute_s[r]);
+      now = std::max(now, s.rank_compute_s[r] * std::min(1.0, median / total[r]));
+    }
+    out.push_back(std::max(s.duration_s - (was - now), 1e-9));
+  }
+  return out;
+}
+
+std::vector<Counterfactual> nulls(int index, const std::string& reason) {
+  std::vector<Counterfactual> out;
+  for (const char* n : {"no_straggler", "no_host_gap", "no_jitter", "chunked_prefill", "kv_budget",
+                        "topology", "fewer_kernels"})
+    out.push_back({n, index, {}, {}, {}, {}, reason});
+  return out;
+}
+
+// chunked_prefill's config, or the reason it does not apply.
+std::string chunked(const ServeReplayBase& b, int64_t want, SchedulerConfig& cfg) {
+  cfg = b.cfg;
+  cfg.chunk = want > 0 ? want : std::max<int64_t>(512, b.cfg.max_running);
+  if (b.cfg.kind == SchedulerKind::static_batch)
+    return "a static batch takes its prompts whole: chunking does not apply";
+  if (cfg.chunk == b.cfg.chunk)
+    return "the run already ran chunked at " + std::to_string(cfg.chunk) + " tokens";
+  if (cfg.chunk < b.cfg.max_running)
+    return "a chunk of " + std::to_string(cfg.chunk) + " tokens is below the batch of " +
+           std::to_string(b.cfg.max_running) + ": every decode must fit a step's budget";
+  return "";
+}
+
+// kv_budget's config (the cache at `want` tokens, by default every running sequence at its
+// longest), or the reason it does not apply.
+std::string bigger_cache(const ServeReplayBase& b, int64_t want, SchedulerConfig& cfg) {
+  cfg = b.cfg;
+  int64_t longest = 0;
+  for (const Request& r : b.requests) longest = std::max(longest, r.prompt_len + r.output_len);
+  const int64_t bt = std::max<int64_t>(b.cfg.block_tokens, 1);
+  const int64_t need = b.cfg.max_running * ((longest + bt - 1) / bt) * bt;
+  const int64_t had = b.cfg.kv_blocks * bt;
+  if (want <= 0 && need <= had)
+    return "the run's cache (" + std::to_string(had) +
+           " tokens) already holds every running "
+           "sequence at its longest (" +
+           std::to_string(need) + "); give --kv-budget to try another";
+  cfg.kv_blocks = (want > 0 ? want : need) / bt;
+  cfg.max_ctx = cfg.kv_blocks * bt;
+  if (cfg.kv_blocks < 1)
+    return "a cache of " + std::to_string(want) + " tokens holds no block of " + std::to_string(bt);
+  return "";
+}
+
+}  // namespace
+
+std::vector<Counterfactual> serve_counterfactuals(const oj& point, int index,
+                                                  const std::string& dir,
+                                                  const ServeWhatifOptions& opt) {
+  ServeReplayBase b;
+  std::string why = rebuild_serve_point(point, index, dir, b);
+  if (!why.empty()) return nulls(index, why);
+  std::vector<double> measured, device;
+  for (const MeasuredStep& s : b.steps) {
+    measured.push_back(s.duration_s);
+    device.push_back(std::isfinite(s.device_time_s) && s.device_time_s > 0 ? s.device_time_s
+                                                                           : s.duration_s);
+  }
+  const FittedSteps as_run = fit_on(b, measured), no_host = fit_on(b, device);
+  std::vector<Counterfactual> out;
+  out.push_back(replay_fix(b, index,
+                           {"no_jitter", b.cfg, &as_run, true,
+                            "every step at its batch's fitted time times the median "
+                            "ratio of measured to fitted: no step noisier than the "
+                            "typical one"}));
+  out.push_back(replay_fix(b, index,
+                           {"no_host_gap", b.cfg, &no_host, false,
+                            "each step at its device time (the step log's "
+                            "device_time_s): no host work between the steps"}));
+  std::string straggler_why;
+  const std::vector<double> even = without_straggler(b, straggler_why);
+  FittedSteps no_slow;
+  if (even.empty()) {
+    out.push_back({"no_straggler", index, {}, {}, {}, {}, straggler_why});
+  } else {
+    no_slow = fit_on(b, even);
+    out.push_back(replay_fix(b, index,
+                             {"no_straggler", b.cfg, &no_slow, false,
+                              "a rank whose compute over the steps exceeds the ranks' "
+                              "lower median scaled down to it; each step shortened by "
+                              "the slowest rank's compute it no longer has"}));
+  }
+  SchedulerConfig cfg;
+  if (why = chunked(b, opt.chunk, cfg); why.empty())
+    out.push_back(replay_fix(b, index,
+                             {"chunked_prefill", cfg, &as_run, false,
+                              "prefill chunked at " + std::to_string(cfg.chunk) +
+                                  " tokens per step (Sarathi-Serve's stall-free "
+                                  "order), the KV capacity kept"}));
+  else
+    out.push_back({"chunked_prefill", index, {}, {}, {}, {}, why});
+  if (why = bigger_cache(b, opt.kv_budget, cfg); why.empty())
+    out.push_back(replay_fix(
+        b, index,
+        {"kv_budget", cfg, &as_run, false,
+         "a KV cache of " + std::to_string(cfg.kv_blocks * cfg.block_tokens) +
+             " tokens (the run had " + std::to_string(b.cfg.kv_blocks * b.cfg.block_tokens) +
+             "): admissions and preemptions replayed"}));
+  else
+    out.push_back({"kv_budget", index, {}, {}, {}, {}, why});
+  out.push_back({"topology",
+                 index,
+                 {},
+                 {},
+                 {},
+                 {},
+                 "not built yet: needs the model backend calibrated on this run's ops"});
+  out.push_back({"fewer_kernels",
+                 index,
+                 {},
+                 {},
+                 {},
+                 {},
+                 "a serve point's step log has no per-op times: replay a run point's trace"});
+  return out;
+}
+
+}  // namespace tpb
