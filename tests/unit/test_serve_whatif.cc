@@ -20,16 +20,27 @@ namespace {
 namespace fs = std::filesystem;
 using oj = nlohmann::ordered_json;
 
-// The law: 4 ms a step, 1.5 ms a decoding sequence, 60 us a prefilled token, and 2 ns per
-// attended position (each new token reads its cached prefix and the causal half of its chunk).
-double law(const StepPlan& p) {
-  double t = 4e-3;
+// The law, roofline-shaped: the longer of the memory time (4 ms of weights, and 1.5 ms and
+// 20 ns per position of context a decoding sequence) and the compute time (3 ms, 60 us a token,
+// and `attend` per position a prefilled token attends: its cached prefix and the causal half
+// of its chunk).
+double law_with(const StepPlan& p, double attend) {
+  double mem = 4e-3, compute = 3e-3;
   for (const SeqSlice& s : p.batch.seqs) {
     const double c = double(s.cached), n = double(s.new_tokens);
-    t += (s.new_tokens == 1 && s.cached > 0) ? 1.5e-3 : 60e-6 * n;
-    t += 2e-9 * n * (c + (n + 1) / 2);
+    compute += 60e-6 * n;
+    if (s.new_tokens == 1 && s.cached > 0)
+      mem += 1.5e-3 + 20e-9 * (c + 1);
+    else
+      compute += attend * n * (c + (n + 1) / 2);
   }
-  return t;
+  return std::max(mem, compute);
+}
+
+// Without prefill attention: a run that prefills every prompt from position 0 cannot tell it
+// from the tokens' cost, and the fit does not try (step_fit.h).
+double law(const StepPlan& p) {
+  return law_with(p, 0);
 }
 
 std::vector<Request> requests() {
@@ -58,10 +69,10 @@ struct SimRun {
   ServeMetrics m;
 };
 
-SimRun simulate_run(const SchedulerConfig& c, double host_s = 0) {
+SimRun simulate_run(const SchedulerConfig& c, double host_s = 0, double attend = 0) {
   Scheduler s(c, requests(), 0);
   SimRun r;
-  r.sim = simulate(s, [&](const StepPlan& p) { return law(p) + host_s; });
+  r.sim = simulate(s, [&](const StepPlan& p) { return law_with(p, attend) + host_s; });
   r.logs = s.logs();
   r.m = serve_metrics(r.logs, {});
   return r;
@@ -142,6 +153,14 @@ TEST(ServeWhatif, ChunkedPrefillGivesTheChunkedRunBack) {
   EXPECT_GT(std::abs(truth.m.itl_s.p99 / measured.m.itl_s.p99 - 1), 0.05);
 }
 
+TEST(ServeWhatif, AChunkedRunFitsPrefillAttentionToo) {
+  const SchedulerConfig by128 = config(128, 8192);
+  const SimRun measured = simulate_run(by128, 0, 5e-9);
+  const oj p = write_point(measured, by128, kDir / "rechunk", 0);
+  const auto cfs = serve_counterfactuals(p, 0, (kDir / "rechunk").string(), {384, 0});
+  expect_truth(find(cfs, "chunked_prefill"), simulate_run(config(384, 8192), 0, 5e-9).m);
+}
+
 TEST(ServeWhatif, BiggerCacheGivesTheUnpreemptedRunBack) {
   const SchedulerConfig small = config(0, 1024);
   const SimRun measured = simulate_run(small);
@@ -181,24 +200,47 @@ TEST(ServeWhatif, ALogThatIsNotTheRunIsRefused) {
   }
 }
 
-TEST(StepFit, RecoversALinearLawAndKeepsTermsNonNegative) {
-  std::vector<StepShape> shapes;
-  std::vector<double> d;
-  for (int k = 0; k < 40; ++k) {
-    const StepShape s{double(k % 5), double((k * 37) % 300), double((k * 911) % 50000)};
-    shapes.push_back(s);
-    d.push_back(2e-3 + 1e-3 * s.decode_rows + 1e-4 * s.prefill_tokens);  // no attention cost
+// Decode-only steps of 1..5 rows, then prefill steps of 40..1200 tokens beside 0..4 decodes.
+std::vector<StepShape> shapes_for_fit() {
+  std::vector<StepShape> s;
+  for (int k = 0; k < 20; ++k) {
+    const double rows = 1 + k % 5;
+    s.push_back({rows, rows, rows * (100 + 37 * k), 0, 0});
   }
+  for (int k = 0; k < 20; ++k) {
+    const double rows = k % 5, prompt = 40 + 60 * k;
+    s.push_back({rows, rows + prompt, rows * 500, prompt * (prompt + 1) / 2, 0});
+  }
+  return s;
+}
+
+TEST(StepFit, RecoversTheMemoryAndComputeLaws) {
+  const std::vector<StepShape> shapes = shapes_for_fit();
+  std::vector<double> d;
+  for (const StepShape& s : shapes)
+    d.push_back(std::max(2e-3 + 1e-3 * s.decode_rows, 1e-3 + 1e-4 * s.tokens));
   const StepFit f = fit_steps(shapes, d);
-  EXPECT_NEAR(f.fixed_s, 2e-3, 1e-9);
+  EXPECT_NEAR(f.mem_fixed_s, 2e-3, 1e-9);
   EXPECT_NEAR(f.per_decode_row_s, 1e-3, 1e-9);
-  EXPECT_NEAR(f.per_prefill_token_s, 1e-4, 1e-10);
-  EXPECT_GE(f.per_attended_s, 0.0);
+  EXPECT_NEAR(f.per_context_s, 0.0, 1e-12);
+  EXPECT_NEAR(f.compute_fixed_s, 1e-3, 1e-9);
+  EXPECT_NEAR(f.per_token_s, 1e-4, 1e-10);
+  EXPECT_EQ(f.per_prefill_attended_s, 0.0);  // no chunk with a cached prefix: not fitted
   EXPECT_LT(f.error, 1e-9);
-  // A law that falls with attention: the term is dropped, not fitted negative.
-  for (std::size_t k = 0; k < d.size(); ++k) d[k] = 0.05 - 1e-7 * shapes[k].attended;
+  // Under the compute law's reach, a step is the memory law's: 40 tokens beside 4 decodes.
+  EXPECT_NEAR(f.predict({4, 44, 2000, 820, 0}), 6e-3, 1e-9);
+  EXPECT_NEAR(f.predict({4, 1004, 2000, 5e5, 0}), 1e-3 + 1e-4 * 1004, 1e-9);
+}
+
+TEST(StepFit, DropsATermThatWouldBeNegative) {
+  const std::vector<StepShape> shapes = shapes_for_fit();
+  std::vector<double> d;
+  // Decode steps that get faster with context: the term is dropped, not fitted negative.
+  for (const StepShape& s : shapes)
+    d.push_back(has_prefill(s) ? 1e-3 + 1e-4 * s.tokens : 0.05 - 1e-6 * s.decode_context);
   const StepFit g = fit_steps(shapes, d);
-  EXPECT_EQ(g.per_attended_s, 0.0);
+  EXPECT_EQ(g.per_context_s, 0.0);
+  EXPECT_GE(g.per_decode_row_s, 0.0);
   EXPECT_GT(g.error, 0.0);
 }
 

@@ -1,12 +1,15 @@
 // Step times in a replay come from one fit of the run's own steps (record/whatif/step_fit.h) and
-// each measured step's ratio to it: step k of a replay takes the fit of its own batch times the
-// ratio of measured step k (cycled past the run's last step). A fix that leaves the batches as
+// each measured step's ratio to it: the k-th replayed step with prefill rows takes the fit of its
+// own batch times the ratio of the k-th measured step with prefill rows (cycled past the last),
+// and likewise for decode-only steps. A fix that leaves the batches as
 // they were thus gives back each step's measured time, and one that changes them keeps the
 // run's noise, step by step, on the new shapes; no_jitter takes the median ratio instead.
 #include "harness/record/whatif/serve_whatif.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <memory>
 
 #include "harness/analysis/stats.h"
 #include "harness/record/whatif/serve_replay.h"
@@ -21,7 +24,10 @@ using Duration = std::function<double(const StepPlan&, std::size_t)>;
 
 struct FittedSteps {
   StepFit fit;
-  std::vector<double> ratio;  // measured / fit, per measured step
+  // measured / fit, per measured step, apart for the steps with and without prefill rows (a
+  // replayed step takes the ratio of its own kind: prefill steps may miss the fit in ways
+  // decode steps do not)
+  std::vector<double> ratio[2];
   double median_ratio = 1;
 };
 
@@ -34,17 +40,24 @@ FittedSteps fit_on(const ServeReplayBase& b, const std::vector<double>& targets)
     for (double t : targets) s += t;
     return s / static_cast<double>(targets.size());
   }());
+  std::vector<double> all;
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     const double fit = f.fit.predict(shapes[k]);
-    f.ratio.push_back(targets[k] / (fit > 0 ? fit : mean));
+    all.push_back(targets[k] / (fit > 0 ? fit : mean));
+    f.ratio[has_prefill(shapes[k])].push_back(all.back());
   }
-  f.median_ratio = percentile(f.ratio, 50);
+  f.median_ratio = percentile(all, 50);
+  for (auto& r : f.ratio)
+    if (r.empty()) r = all;  // a kind the run never had takes every step's
   return f;
 }
 
 Duration noisy(const FittedSteps& f) {
-  return [&f](const StepPlan& p, std::size_t k) {
-    return f.fit.predict(step_shape(p.batch)) * f.ratio[k % f.ratio.size()];
+  auto seen = std::make_shared<std::array<std::size_t, 2>>();
+  return [&f, seen](const StepPlan& p, std::size_t) {
+    const StepShape s = step_shape(p.batch);
+    const std::vector<double>& r = f.ratio[has_prefill(s)];
+    return f.fit.predict(s) * r[(*seen)[has_prefill(s)]++ % r.size()];
   };
 }
 
