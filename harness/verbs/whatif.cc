@@ -62,7 +62,8 @@ int verb_whatif(const CliResult& cli, const World& w) {
     std::cout << to_json(rec).dump(2) << "\n";
     return 0;
   }
-  std::cout << "what fixing it buys (" << file << ", replayed from the point traces)\n"
+  std::cout << "what fixing it buys (" << file
+            << ", replayed from the point traces; serve points through their scheduler)\n"
             << whatif_table_md(rec);
   return 0;
 }

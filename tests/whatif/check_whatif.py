@@ -6,11 +6,17 @@ is set against a real run, on the CPU backend under `mpirun -np 2`, in interleav
              without the inject;
   host gap   `run --inject rank=0:host_delay=2000,rank=1:host_delay=2000` (2000 us of host work
              before every step on every rank: the run verb's spelling of serve's
-             --host-overhead 2000) replayed as no_host_gap, against the run without it.
+             --host-overhead 2000) replayed as no_host_gap, against the run without it;
+  chunking   an unchunked mixed `serve` replayed as chunked_prefill at 256 tokens
+             (whatif --chunk 256), against the real `serve --chunk 256`;
+  KV budget  a `serve --kv-budget` at half the need (every running sequence at its longest)
+             replayed as kv_budget at the need (whatif --kv-budget NEED), against the real run
+             with the need.
 
 Then both again on the model backend (8 virtual ranks, seeded noise), where the fault is the
 only difference between the runs: the replay's error without this machine's noise.
-Per check it compares tokens/s and p95 ITL (a decode step is every sequence's inter-token gap):
+Per check it compares tokens/s (serve: output tokens/s) and p95 ITL (a decode step is every
+sequence's inter-token gap; serve: the pooled ITL):
 the median over the pairs of the counterfactual against the median over the pairs of the real
 run. Prints the error table; exits 1 when an error is outside the target (10%). Not a timed unit
 test: it takes about a minute and measures this machine as it is. Usage:
@@ -58,8 +64,8 @@ def tpbench_run(a, out, inject):
             "itl_p50_s": m["step_time_s"]["p50"]}
 
 
-def whatif(a, out, name):
-    p = subprocess.run([a.tpbench, "whatif", out, "--json"], capture_output=True, text=True,
+def whatif(a, out, name, flags=()):
+    p = subprocess.run([a.tpbench, "whatif", out, "--json", *flags], capture_output=True, text=True,
                        env=env(), timeout=120)
     if p.returncode != 0:
         sys.exit(f"check_whatif: whatif {out} -> rc {p.returncode}\n{p.stderr}")
@@ -113,6 +119,10 @@ def one_check(a, check, name, inject, target, rows):
                 faulty.append({"measured": real, "tokens_per_s": c["tokens_per_s"],
                                "itl_p95_s": c["itl_p95_s"], "itl_p50_s": c["itl_p50_s"],
                                "replay_error": c["inputs"]["replay_error"]})
+    summarise(check, name, faulty, clean, target, rows)
+
+
+def summarise(check, name, faulty, clean, target, rows):
     # The two figures, then the p50 ITL (not a target: the median step, which a
     # descheduled step moves least, to tell a wrong replay from a noisy machine).
     for metric in ("tokens_per_s", "itl_p95_s", "itl_p50_s"):
@@ -126,9 +136,56 @@ def one_check(a, check, name, inject, target, rows):
                      max(f["replay_error"] for f in faulty), spread))
 
 
+SERVE = ["--concurrency", "4", "--requests", "24", "--prompt-len", "uniform:64..384",
+         "--output-len", "uniform:8..48"]
+NEED = 4 * ((384 + 48 + 15) // 16) * 16  # 4 running, each at its longest, in 16-token blocks
+SERVE_CHECKS = [
+    # (check, counterfactual, the measured run's flags, whatif's flags, the real run's flags)
+    ("chunking", "chunked_prefill", [], ["--chunk", "256"], ["--chunk", "256"]),
+    ("KV budget", "kv_budget", ["--kv-budget", str(NEED // 2)], ["--kv-budget", str(NEED)],
+     ["--kv-budget", str(NEED)]),
+]
+
+
+def tpbench_serve(a, out, flags):
+    args = [a.mpirun, "-np", "2", "--bind-to", "none", a.tpbench, "serve", "--backend", "cpu",
+            "--model", a.model, "-q", "--out", out] + SERVE + flags
+    t0 = time.monotonic()
+    p = subprocess.run(args, capture_output=True, text=True, env=env(), timeout=900)
+    if p.returncode != 0:
+        sys.exit(f"check_whatif: {' '.join(args)} -> rc {p.returncode}\n{p.stderr[-2000:]}")
+    print(f"  {time.monotonic() - t0:5.1f} s  serve {' '.join(flags) or '(as is)'}", flush=True)
+    with open(os.path.join(out, "results.json")) as f:
+        p0 = json.load(f)["points"][0]
+    m = p0["metrics"]
+    return {"tokens_per_s": m["output_tokens_per_s"], "itl_p95_s": m["itl_s"]["p95"],
+            "itl_p50_s": m["itl_s"]["p50"], "preemptions": p0["serve"]["preemptions"]}
+
+
+def serve_check(a, check, name, measured_flags, whatif_flags, real_flags, rows):
+    faulty, clean = [], []
+    for i in range(a.pairs):
+        order = ["measured", "real"] if i % 2 == 0 else ["real", "measured"]
+        for kind in order:
+            out = os.path.join(a.work, f"{name}-{i}-{kind}")
+            shutil.rmtree(out, ignore_errors=True)
+            if kind == "real":
+                clean.append(tpbench_serve(a, out, real_flags))
+                continue
+            real = tpbench_serve(a, out, measured_flags)
+            c = whatif(a, out, name, whatif_flags)
+            faulty.append({"measured": real, "tokens_per_s": c["tokens_per_s"],
+                           "itl_p95_s": c["itl_p95_s"], "itl_p50_s": c["itl_p50_s"],
+                           "replay_error": c["inputs"]["fit_error"]})
+    if name == "kv_budget":
+        print(f"  preemptions: half cache {[f['measured']['preemptions'] for f in faulty]}, "
+              f"full {[c['preemptions'] for c in clean]}")
+    summarise(check, name, faulty, clean, 0.15, rows)
+
+
 def show(rows):
     print("\n| check | counterfactual | metric | with the fault | replayed without it | real run "
-          "without it | error | per pair | target | worst replay error | spread of the real runs |")
+          "without it | error | per pair | target | worst replay error (serve: its step law's fit error) | spread of the real runs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     ok = True
     for check, name, metric, measured, cf, real, err, pairs, target, rep, spread in rows:
@@ -157,14 +214,19 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--context", type=int, default=256)
     ap.add_argument("--model-only", action="store_true", help="only the model backend's rows")
+    ap.add_argument("--only", choices=["run", "serve"], help="only the run or the serve checks")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     rows = []
     t0 = time.monotonic()
-    for check, name, inject, target in [] if a.model_only else CHECKS:
+    for check, name, inject, target in [] if a.model_only or a.only == "serve" else CHECKS:
         print(f"{check}: {a.pairs} interleaved pairs", flush=True)
         one_check(a, check, name, inject, target, rows)
-    model_check(a, rows)
+    for check, name, mflags, wflags, rflags in [] if a.model_only or a.only == "run" else SERVE_CHECKS:
+        print(f"{check}: {a.pairs} interleaved pairs", flush=True)
+        serve_check(a, check, name, mflags, wflags, rflags, rows)
+    if a.only != "serve":
+        model_check(a, rows)
     ok = show(rows)
     print(f"\n{time.monotonic() - t0:.0f} s; {'all within target' if ok else 'a target was missed'}")
     sys.exit(0 if ok else 1)
