@@ -14,8 +14,9 @@ Prints, per point, the fastest run and the spread of the runs, the predicted med
 and its error against the fastest run, and says which points sit on the calibration grid and
 which the model interpolates; at a grid point it also prints the step calibrate itself timed
 (its fastest repeat), so a machine that moved between calibrating and measuring shows as a gap
-between that column and the measured one rather than as a fault of the model. Exits 1 when any
-point is off by more than --tolerance (15%).
+between that column and the measured one rather than as a fault of the model. On-grid and
+off-grid points are summarised apart; exits 1 when a point off the grid is off by more than
+--tolerance (15%) or a point did not run (on-grid points are reported, not claimed).
 Usage: tests/validate/cpu_loop.py [--tpbench build-cpu/tpbench] [--work DIR] [--tolerance 0.15]
 """
 import argparse
@@ -108,7 +109,7 @@ def main():
     in_cal = calibrated_steps(cal)
     print(f"\n{'phase':8} {'tp':>2} {'B/S':>4}  {'fastest ms':>11} {'runs ms':>20} "
           f"{'calibrate ms':>12} {'predicted ms':>12} {'error':>7}  where")
-    worst, bad = 0.0, []
+    errs, bad = {"on the grid": [], "interpolated": []}, []
     for (phase, tp, size), (ms, p) in sorted(got.items()):
         where = "on the grid" if (phase, size) in GRID else "interpolated"
         if ms is None or p is None:
@@ -119,15 +120,23 @@ def main():
         m = min(ms)
         spread = "..".join(f"{x * 1e3:.1f}" for x in (min(ms), max(ms)))
         err = p / m - 1
-        worst = max(worst, abs(err))
-        if abs(err) > a.tolerance:
+        errs[where].append(abs(err))
+        # The claim is for points off the calibration grid only: on it the model replays what
+        # calibrate timed, which says nothing of how it predicts (issue 32, item 8).
+        if where == "interpolated" and abs(err) > a.tolerance:
             bad.append((phase, tp, size))
         c = in_cal.get((phase, tp, size))
         c_ms = f"{c * 1e3:12.2f}" if c else f"{'-':>12}"
         print(f"{phase:8} {tp:>2} {size:>4}  {m * 1e3:11.2f} {spread:>20} {c_ms} {p * 1e3:12.2f} "
               f"{100 * err:+6.1f}%  {where}")
-    print(f"\nworst |error| {100 * worst:.1f}% (tolerance {100 * a.tolerance:.0f}%); "
-          f"{len(bad)} of {len(got)} points outside; work in {work}")
+    print()
+    for where in ("on the grid", "interpolated"):
+        e = errs[where]
+        worst = f"{100 * max(e):.1f}%" if e else "-"
+        print(f"{where}: {len(e)} points, worst |error| {worst}" +
+              (" (reported, not claimed)" if where == "on the grid" else
+               f" (the claim: tolerance {100 * a.tolerance:.0f}%)"))
+    print(f"{len(bad)} off-grid or failed points outside; work in {work}")
     return 1 if bad else 0
 
 

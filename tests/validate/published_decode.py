@@ -11,7 +11,8 @@ Predicted: `tpbench run --backend model --model llama-2-70b --dtype bf16 --topol
 --world TP --tp TP --batch 1 --context 128`, once with the datasheet profile
 (a100-sxm-80g:datasheet, 2039 GB/s, every op at its roofline) and once with a100-sxm-80g, whose
 achievable hbm_stream is the README's 1700 GB/s (so that column is fitted to the same page's
-bandwidth statement, not to its tokens/s; the A100 profile has no fixed cost per kernel).
+bandwidth statement; its fixed cost per kernel, 5.32 us, is fitted to the same README's Llama-2-7B
+TP 1 row, tests/validate/published.json, so the 70B rows here stay held out).
 tokens/s = 1 / the modelled step. What the model leaves out: kernel efficiency below the roofline
 (no efficiency table for the A100 here), launch and synchronisation overheads per kernel, the LM
 head and sampling (vocab 32000: 0.5 GB of weights over TP ranks, < 1.6% of a step's bytes), and

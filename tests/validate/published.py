@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The model backend against the published corpus (issue 32): tests/validate/published.json.
+
+Each entry of the corpus is one figure: a published one (its source, the place in it, its
+conditions) or one of tpbench's own H200 steps (kind "tpbench-kernels", read at run time from
+the recorded results, never typed in). Each says whether a constant was fitted to it ("fit") or
+whether it is held out ("held-out": chosen and committed before any fitting, see the file's
+held_out_policy). This script predicts every entry with `tpbench --backend model` only (virtual
+ranks, nothing measured: seconds) and prints predicted against published with the error
+(predicted / published - 1) per entry, then the held-out summary. How an entry is predicted:
+  decode_tokens_per_s         1 / the decode step (`run --phase decode --batch 1`, LM head on)
+  ttft_ms                     the prefill step of the prompt (`run --phase prefill`, LM head on)
+  static_batch_output_...     B x output / (B x the prefill of one prompt + (output - 1) decode
+                              steps of B at the mean context prompt + output / 2), per GPU
+                              (/ TP): a static batch, as gptSessionBenchmark runs it (decode
+                              steps are linear in the context, so the mean context gives their
+                              sum; a prefill of B long prompts is B prompts' FLOPs, and one
+                              prefill step of all B at once is refused as oom by the model's
+                              activation accounting at B = 52 x 2048 on 80 GB)
+  allreduce_busbw/algbw/time  `collectives --backend model` at the entry's size, ranks, algorithm
+  step_ms                     the step itself (`run`, LM head off, --cuda-graph when measured so)
+Checks (exit 1): the corpus's structure (>= 16 published entries from >= 5 sources, >= 3 GPU
+types counting tpbench's H200, TP 1 and 8 both present, every entry with a source, conditions
+and a role) and that every prediction ran. --targets also fails when the held-out median
+|error| is over 10% or the worst over 25% (issue 32's targets; not the ctest's default: they do
+not hold, see the last line).
+Usage: tests/validate/published.py [--tpbench build-cpu/tpbench] [--targets]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(ROOT, "tests", "validate", "published.json")
+MEDIAN_TARGET, WORST_TARGET = 0.10, 0.25
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-1500:]}")
+
+
+def step_s(tpbench, work, model, dtype, p, tp, phase, batch, size):
+    """The modelled p50 step of one point (s) and its notes (warnings)."""
+    out = tempfile.mkdtemp(dir=work)
+    cmd = [tpbench, "run", "--backend", "model", "--model", model, "--dtype", dtype,
+           "--hardware", p["hardware"], "--topology", p.get("topology", "nvlink4"),
+           "--world", str(tp), "--tp", str(tp), "--phase", phase, "--batch", str(batch),
+           "--lm-head", "true" if p.get("lm_head") else "false", "--steps", "2", "--warmup", "1",
+           "--out", out, "-q"]
+    cmd += ["--context", str(size)] if phase == "decode" else ["--prompt", str(size)]
+    if p.get("cuda_graph"):
+        cmd.append("--cuda-graph")
+    run(cmd)
+    with open(os.path.join(out, "results.json")) as f:
+        pt = json.load(f)["points"][0]
+    if pt["status"] != "ok":
+        raise RuntimeError(f"{' '.join(cmd)}: {pt['status']} ({pt.get('reason')})")
+    return pt["metrics"]["step_time_s"]["p50"]
+
+
+def collective(tpbench, work, p):
+    out = tempfile.mkdtemp(dir=work)
+    js = os.path.join(out, "nccl.json")
+    run([tpbench, "collectives", "--backend", "model", "--world", str(p["world"]),
+         "--topology", p["topology"], "--algo", p["algo"], "-b", str(p["bytes"]),
+         "-e", str(p["bytes"]), "-d", p["dtype"], "-J", js, "--out", out])
+    with open(js) as f:
+        return json.load(f)["results"][0]["out_of_place"]
+
+
+def measured_step_ms(m):
+    with open(os.path.join(ROOT, m["file"])) as f:
+        for pt in json.load(f)["points"]:
+            q = pt["params"]
+            size = q["batch"] if q["phase"] == "decode" else q["prompt"]
+            if q["phase"] == m["phase"] and size == m["size"] and pt["status"] == "ok":
+                return pt["metrics"]["step_time_s"]["p50"] * 1e3
+    raise RuntimeError(f"no ok point {m['phase']} {m['size']} in {m['file']}")
+
+
+def predict(tpbench, work, e):
+    c, p, metric = e["conditions"], e["predict"], e["metric"]
+    model, dtype, tp = c.get("model"), c.get("dtype"), c.get("tp", 1)
+    if metric == "decode_tokens_per_s":
+        return 1.0 / step_s(tpbench, work, model, dtype, p, tp, "decode", p["batch"], p["context"])
+    if metric == "ttft_ms":
+        return 1e3 * step_s(tpbench, work, model, dtype, p, tp, "prefill", 1, p["prompt"])
+    if metric == "static_batch_output_tokens_per_s_per_gpu":
+        b, isl, osl = p["batch"], p["prompt"], p["output"]
+        pre = b * step_s(tpbench, work, model, dtype, p, tp, "prefill", 1, isl)
+        dec = step_s(tpbench, work, model, dtype, p, tp, "decode", b, isl + osl // 2)
+        return b * osl / (pre + (osl - 1) * dec) / tp
+    if metric == "step_ms":
+        phase = p["phase"]
+        size = p["context"] if phase == "decode" else p["prompt"]
+        return 1e3 * step_s(tpbench, work, model, dtype, p, tp, phase, p["batch"], size)
+    r = collective(tpbench, work, p)
+    return {"allreduce_busbw_GBps": r["bus_bw"], "allreduce_algbw_GBps": r["alg_bw"],
+            "allreduce_time_us": r["time"]}[metric]
+
+
+def structure(doc):
+    """The corpus's own checks: a list of problems (empty when it holds)."""
+    bad, ents = [], doc["entries"]
+    pub = [e for e in ents if e["kind"] == "published"]
+    srcs = {e["source"] for e in pub}
+    gpus = {e["conditions"]["gpu"].split()[0] for e in ents}
+    tps = {e["conditions"]["tp"] for e in ents}
+    if len(pub) < 16:
+        bad.append(f"{len(pub)} published entries (at least 16)")
+    if len(srcs) < 5:
+        bad.append(f"{len(srcs)} published sources (at least 5)")
+    if len(gpus) < 3:
+        bad.append(f"GPU types {sorted(gpus)} (at least 3)")
+    if not {1, 8} <= tps:
+        bad.append(f"TP degrees {sorted(tps)} (1 and 8 both)")
+    for e in ents:
+        if e["source"] not in doc["sources"] or not e.get("where"):
+            bad.append(f"{e['id']}: no source or place in it")
+        if e["role"] not in ("fit", "held-out"):
+            bad.append(f"{e['id']}: role {e['role']!r}")
+        if not e.get("conditions") or "tp" not in e["conditions"]:
+            bad.append(f"{e['id']}: no conditions")
+        if e["kind"] == "published" and not isinstance(e.get("value"), (int, float)):
+            bad.append(f"{e['id']}: no published value")
+    if not any(e["role"] == "held-out" for e in ents):
+        bad.append("no held-out entry")
+    return bad
+
+
+def summary(label, errs):
+    a = sorted(abs(x) for x in errs)
+    if not a:
+        return f"{label}: 0 entries"
+    return (f"{label}: {len(a)} entries, median |error| {100 * statistics.median(a):.1f}%, "
+            f"worst {100 * a[-1]:.1f}%")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tpbench", default=os.path.join(ROOT, "build-cpu", "tpbench"))
+    ap.add_argument("--targets", action="store_true", help="fail when the held-out targets miss")
+    a = ap.parse_args()
+    tpbench = os.path.abspath(a.tpbench)
+    with open(CORPUS) as f:
+        doc = json.load(f)
+    problems = structure(doc)
+    work = tempfile.mkdtemp(prefix="tpb-published.")
+    ents = doc["entries"]
+    with concurrent.futures.ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+        futs = [pool.submit(predict, tpbench, work, e) for e in ents]
+    rows, errs = [], {"published": [], "tpbench-kernels": []}
+    print(f"{'entry':<34} {'role':<8} {'GPU':<5} {'TP':>2} {'metric':<26} {'published':>10} "
+          f"{'predicted':>10} {'error':>8}")
+    for e, fut in zip(ents, futs):
+        try:
+            pred = fut.result()
+            ref = e["value"] if e["kind"] == "published" else measured_step_ms(e["measured"])
+        except RuntimeError as x:
+            problems.append(f"{e['id']}: {x}")
+            continue
+        err = pred / ref - 1
+        if e["role"] == "held-out":
+            errs[e["kind"]].append(err)
+        c = e["conditions"]
+        print(f"{e['id']:<34} {e['role']:<8} {c['gpu'].split()[0]:<5} {c['tp']:>2} "
+              f"{e['metric'][:26]:<26} {ref:>10.4g} {pred:>10.4g} {100 * err:>+7.1f}%")
+    pub = [e for e in ents if e["kind"] == "published"]
+    print(f"corpus: {len(pub)} published entries from {len({e['source'] for e in pub})} sources, "
+          f"{len(ents) - len(pub)} tpbench-kernel entries; work in {work}")
+    for p in problems:
+        print("FAIL", p)
+    print(summary("held-out, published", errs["published"]))
+    print(summary("held-out, tpbench's own H200 kernels", errs["tpbench-kernels"]))
+    allerr = sorted(abs(x) for x in errs["published"] + errs["tpbench-kernels"])
+    med, worst = statistics.median(allerr), allerr[-1]
+    missed = med > MEDIAN_TARGET or worst > WORST_TARGET
+    print(summary("held-out", allerr))
+    if problems or (a.targets and missed):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
