@@ -60,6 +60,10 @@ CATALOGUE = {
                  "carried prefill rows shaded"),
     "queue": ("Running and waiting", "requests running and waiting at each step against the "
               "virtual clock"),
+    "whatif_itl": ("What fixing it buys: ITL", "the measured ITL distribution against that of "
+                   "each point's three best fixes (tpbench whatif; p0..p100 in steps of 5)"),
+    "whatif_curve": ("What fixing it buys: the curve", "tokens/s against p95 ITL for every "
+                     "point, as measured and under each fix (tpbench whatif)"),
 }
 PER_POINT = ("heatmap", "timeline", "itl_time", "queue")
 
@@ -295,6 +299,37 @@ def draw_queue(d):
     ax.set_ylabel("requests")
     ax.set_title(f"Queue: {d['label']}", fontsize=9)
     ax.legend(fontsize=8)
+    return fig
+
+
+def draw_whatif_itl(d):
+    n = len(d["panels"])
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.6), squeeze=False)
+    for ax, p in zip(axes[0], d["panels"]):
+        q = [x / 100 for x in p["p"]]
+        ax.step(p["measured_ms"], q, where="post", color="k", lw=2, label="measured")
+        for f in p["fixes"]:
+            ax.step(f["itl_ms"], q, where="post", label=f["name"])
+        ax.set_xscale("log")
+        ax.set_xlabel("inter-token latency (ms)")
+        ax.set_ylabel("fraction of token gaps")
+        ax.set_title(f"point {p['point']}", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle("ITL, measured and with each fix")
+    return fig
+
+
+def draw_whatif_curve(d):
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for s in d["series"]:
+        pts = s["points"]
+        style = {"color": "k", "lw": 2, "marker": "o"} if s["name"] == "measured" else {"marker": "."}
+        ax.plot([p["itl_p95_ms"] for p in pts], [p["tokens_per_s"] for p in pts], ls="-" if len(pts) > 1 else "",
+                label=s["name"], **style)
+    ax.set_xlabel("p95 ITL (ms)")
+    ax.set_ylabel("tokens/s")
+    ax.set_title("Throughput against p95 ITL, measured and with each fix")
+    ax.legend(fontsize=7)
     return fig
 
 

@@ -21,6 +21,10 @@ NO_DATA = {
     "itl_cdf": "no serve point with a requests log (requests.jsonl) among the inputs",
     "itl_time": "no serve point with a requests log (requests.jsonl) among the inputs",
     "queue": "no serve point with a step log (steps.jsonl) among the inputs",
+    "whatif_itl": "no `whatif` section with an ITL (run `tpbench whatif DIR` on a decode run, "
+                  "sweep or serve first)",
+    "whatif_curve": "no `whatif` section with tokens/s and p95 ITL (run `tpbench whatif DIR` "
+                    "first)",
 }
 
 
@@ -261,6 +265,45 @@ def itl_cdf(r):
             v = sorted(x[1] * 1e3 for x in g)
             series.append({**key(row), "itl_ms": v, "cdf": [(i + 1) / len(v) for i in range(len(v))]})
     return {"series": series} if series else None
+
+
+def whatif_rows(r):
+    """Each counterfactual of each input's whatif section, with its source."""
+    for d in r.documents:
+        for c in (d["doc"].get("whatif") or {}).get("counterfactuals", []):
+            yield d["source"], c
+
+
+def whatif_itl(r, top=3):
+    """Per point (the first 4), the measured ITL quantiles and those of its `top` best fixes."""
+    panels = {}
+    for source, c in whatif_rows(r):
+        cdf = c.get("itl_cdf")
+        k = (source, c["point"])
+        if not cdf or (k not in panels and len(panels) == 4):
+            continue
+        p = panels.setdefault(k, {"source": source, "point": c["point"], "p": cdf["p"],
+                                  "measured_ms": [x * 1e3 for x in cdf["measured"]], "fixes": []})
+        if len(p["fixes"]) < top:  # the section lists each point's fixes best first
+            p["fixes"].append({"name": c["name"], "itl_ms": [x * 1e3 for x in cdf["counterfactual"]]})
+    return {"panels": list(panels.values())} if panels else None
+
+
+def whatif_curve(r):
+    """tokens/s against p95 ITL for every point, as measured and under each fix."""
+    series = {}
+    for source, c in whatif_rows(r):
+        m = c["delta"]["measured"]
+        if c["tokens_per_s"] is None or c["itl_p95_s"] is None or m.get("itl_p95_s") is None:
+            continue
+        series.setdefault("measured", {})[(source, c["point"])] = (m["itl_p95_s"] * 1e3,
+                                                                   m["tokens_per_s"])
+        series.setdefault(c["name"], {})[(source, c["point"])] = (c["itl_p95_s"] * 1e3,
+                                                                  c["tokens_per_s"])
+    out = [{"name": n, "points": [{"source": k[0], "point": k[1], "itl_p95_ms": v[0],
+                                   "tokens_per_s": v[1]} for k, v in sorted(pts.items())]}
+           for n, pts in series.items()]
+    return {"series": out} if out else None
 
 
 def itl_time(r, row):

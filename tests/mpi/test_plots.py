@@ -66,6 +66,10 @@ def run_all(c):
     c.mpi(2, ["serve", "--model", "tiny", "--layers", "1", "--seed", "1", "--requests", "6",
               "--concurrency", "1,4", "--prompt-len", "32", "--output-len", "8",
               "--out", out["serve"]])
+    for name in ("straggler", "serve"):  # their whatif sections, for the whatif plots
+        p = subprocess.run([c.tpbench, "whatif", out[name]], capture_output=True, text=True,
+                           env=c.env, timeout=120)
+        c.check(p.returncode == 0, f"whatif {name} -> rc {p.returncode}: {p.stderr.strip()}")
     return out
 
 
@@ -201,6 +205,21 @@ def check_serve_plots(c, d, res, rep, drawn):
             and cv["memory_wall_x"] == (want["memory_wall"] or {}).get("x"),
             f"{d}: the curve plot = results' curve (knee {cv['knee_x']}, free up to {cv['free_region_upto']})")
     reqs, steps = jsonl(d, "requests.jsonl"), jsonl(d, "steps.jsonl")
+    # The whatif ITL plot's measured line is the requests log's ITL, and its points are the
+    # whatif section's.
+    for panel in data_of(rep, "whatif_itl")["panels"]:
+        g = gaps(reqs, panel["point"])
+        c.check(all(close(panel["measured_ms"][k], percentile(g, q) * 1e3)
+                    for k, q in enumerate(panel["p"])),
+                f"{d} point {panel['point']}: the whatif ITL plot's measured line = the requests "
+                f"log's ITL quantiles")
+    wcurve = {s["name"]: s["points"] for s in data_of(rep, "whatif_curve")["series"]}
+    for x in res["whatif"]["counterfactuals"]:
+        if x["tokens_per_s"] is not None:
+            pt = [p for p in wcurve[x["name"]] if p["point"] == x["point"]]
+            c.check(len(pt) == 1 and close(pt[0]["tokens_per_s"], x["tokens_per_s"])
+                    and close(pt[0]["itl_p95_ms"], x["itl_p95_s"] * 1e3),
+                    f"{d}: the whatif curve's {x['name']} point {x['point']} = the whatif section's")
     cdf = data_of(rep, "itl_cdf")["series"]
     for s in cdf:
         g = gaps(reqs, s["point"])
@@ -247,9 +266,11 @@ def report(c, name, d):
 
 def check_reports(c, out):
     expect = {"sweep": {"utilisation", "roofline", "throughput", "ranks", "heatmap-p0", "timeline-p0"},
-              "straggler": {"utilisation", "roofline", "ranks", "heatmap-p0", "timeline-p0"},
+              "straggler": {"utilisation", "roofline", "ranks", "heatmap-p0", "timeline-p0",
+                            "whatif_itl", "whatif_curve"},
               "coll": {"collectives"},
-              "serve": {"serve_curve", "itl_cdf", "itl_time-p0", "queue-p1", "roofline", "heatmap-p1"}}
+              "serve": {"serve_curve", "itl_cdf", "itl_time-p0", "queue-p1", "roofline", "heatmap-p1",
+                        "whatif_itl", "whatif_curve"}}
     for name, d in out.items():
         rep, drawn = report(c, name, d)
         c.check(expect[name] <= drawn, f"{name}: drew {sorted(expect[name] - drawn) or 'all expected'} "

@@ -18,7 +18,7 @@ from tpbtest import Ctx
 NAMES = {"no_straggler", "no_host_gap", "no_jitter", "chunked_prefill", "kv_budget", "topology",
          "fewer_kernels"}
 FIELDS = ["name", "point", "tokens_per_s", "ttft_p95_s", "itl_p50_s", "itl_p95_s", "itl_p99_s",
-          "goodput", "delta", "p99_excess_removed", "inputs", "reason"]
+          "goodput", "delta", "p99_excess_removed", "inputs", "reason", "itl_cdf"]
 STEPS = 12
 
 

@@ -112,6 +112,11 @@ WhatifFigures replay_serve(const ServeReplayBase& base, const SchedulerConfig& c
   std::size_t k = 0;
   simulate(s, [&](const StepPlan& p) { return duration(p, k++); });
   const ServeMetrics m = serve_metrics(s.logs(), base.slo);
+  std::vector<double> gaps;  // pooled as serve_metrics pools them: measured requests only
+  for (const RequestLog& r : s.logs())
+    if (!r.warmup && !r.rejected)
+      for (std::size_t i = 1; i < r.token_s.size(); ++i)
+        gaps.push_back(r.token_s[i] - r.token_s[i - 1]);
   if (preemptions) *preemptions = s.preemptions();
   auto stat = [](const LatencyStats& st, double v) {
     return st.n > 0 && std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
@@ -123,6 +128,7 @@ WhatifFigures replay_serve(const ServeReplayBase& base, const SchedulerConfig& c
   f.itl_p95_s = stat(m.itl_s, m.itl_s.p95);
   f.itl_p99_s = stat(m.itl_s, m.itl_s.p99);
   if (m.goodput) f.goodput = m.goodput->requests_per_s;
+  f.itl_quantiles_s = itl_quantiles(gaps);
   return f;
 }
 

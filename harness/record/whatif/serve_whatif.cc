@@ -91,6 +91,8 @@ struct Fix {
 
 Counterfactual replay_fix(const ServeReplayBase& b, int index, const Fix& fx) {
   Counterfactual c{fx.name, index, {}, b.measured, {}, {}, ""};
+  // The measured ITL sample is the rebuilt run's: the same token times (replay_error says so).
+  c.measured.itl_quantiles_s = b.unchanged.itl_quantiles_s;
   c.figures = replay_serve(b, fx.cfg, fx.smoothed ? smooth(*fx.steps) : noisy(*fx.steps));
   c.inputs.measured = {"the requests (lengths, arrivals, warm-up) from the requests log",
                        "every step's time and batch from the step log, rebuilt by the "

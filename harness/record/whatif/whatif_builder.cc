@@ -64,6 +64,7 @@ WhatifFigures figures(const std::vector<double>& steps, double tokens_per_step, 
   if (steps.empty()) return f;
   f.tokens_per_s = tokens_per_step / mean_of(steps);
   if (decode) {  // every step of a decode point gives each sequence its next token
+    f.itl_quantiles_s = itl_quantiles(steps);
     f.itl_p50_s = percentile(steps, 50);
     f.itl_p95_s = percentile(steps, 95);
     f.itl_p99_s = percentile(steps, 99);
@@ -133,6 +134,15 @@ std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const 
                                                   const ServeWhatifOptions& serve);
 
 }  // namespace
+
+std::vector<double> itl_quantiles(const std::vector<double>& v) {
+  std::vector<double> q;
+  if (v.empty()) return q;
+  std::vector<double> s = v;
+  std::sort(s.begin(), s.end());
+  for (int p = 0; p <= 100; p += 5) q.push_back(percentile(s, p));
+  return q;
+}
 
 WhatifRecord build_whatif(const oj& results, const std::string& dir,
                           const ServeWhatifOptions& serve) {

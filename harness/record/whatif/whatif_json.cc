@@ -1,5 +1,6 @@
 // {"counterfactuals": [{"name", "point", "tokens_per_s", "ttft_p95_s", "itl_p50_s",
-// "itl_p95_s", "itl_p99_s", "goodput", "delta", "p99_excess_removed", "inputs", "reason"}]}.
+// "itl_p95_s", "itl_p99_s", "goodput", "delta", "p99_excess_removed", "inputs", "reason",
+// "itl_cdf"}]}: itl_cdf holds the ITL's p0, p5, ..., p100, fixed and measured, for the plot.
 // delta holds each figure's relative change against the measured steps, and those measured
 // figures under "measured"; a figure that cannot be computed is null.
 #include "harness/record/whatif/whatif_json.h"
@@ -54,6 +55,15 @@ oj counterfactual_json(const Counterfactual& c) {
   j["p99_excess_removed"] = opt(c.p99_excess_removed);
   j["inputs"] = inputs_json(c.inputs);
   j["reason"] = c.reason.empty() ? oj(nullptr) : oj(c.reason);
+  if (c.figures.itl_quantiles_s.empty() || c.measured.itl_quantiles_s.empty()) {
+    j["itl_cdf"] = nullptr;
+  } else {
+    oj p = oj::array();
+    for (int q = 0; q <= 100; q += 5) p.push_back(q);
+    j["itl_cdf"] = {{"p", p},
+                    {"counterfactual", c.figures.itl_quantiles_s},
+                    {"measured", c.measured.itl_quantiles_s}};
+  }
   return j;
 }
 
@@ -86,6 +96,10 @@ Counterfactual counterfactual_from(const oj& j) {
     c.inputs.replay_error = opt_from(in, "replay_error");
   }
   if (j.contains("reason") && j["reason"].is_string()) c.reason = j["reason"].get<std::string>();
+  if (j.contains("itl_cdf") && j["itl_cdf"].is_object()) {
+    c.figures.itl_quantiles_s = j["itl_cdf"].value("counterfactual", std::vector<double>{});
+    c.measured.itl_quantiles_s = j["itl_cdf"].value("measured", std::vector<double>{});
+  }
   return c;
 }
 

@@ -11,7 +11,11 @@ namespace tpb {
 // Serving-style figures of a point; nullopt where the point cannot have them.
 struct WhatifFigures {
   std::optional<double> tokens_per_s, ttft_p95_s, itl_p50_s, itl_p95_s, itl_p99_s, goodput;
+  std::vector<double> itl_quantiles_s;  // the ITL's p0, p5, ..., p100 (empty: no ITL)
 };
+
+// p0, p5, ..., p100 of `v` (empty for an empty `v`), for the ITL CDF plot.
+std::vector<double> itl_quantiles(const std::vector<double>& v);
 
 struct WhatifInputs {
   std::vector<std::string> measured;  // taken from the run as recorded
