@@ -172,6 +172,13 @@ ReplayGroup with_fewer_kernels(ReplayGroup g, const std::map<int, double>& floor
   return g;
 }
 
+ReplayGroup with_transfer(ReplayGroup g, double transfer_s) {
+  for (auto& rank : g.steps)
+    for (ReplayStep& st : rank)
+      for (std::size_t j = 0; j + 1 < st.phases.size(); ++j) st.phases[j].transfer_s = transfer_s;
+  return g;
+}
+
 ReplayGroup without_jitter(ReplayGroup g) {
   for (auto& rank : g.steps) {
     // Per phase index: every op's seconds in every step (0 where a step lacks it), and the

@@ -58,5 +58,8 @@ ReplayGroup without_jitter(ReplayGroup g);
 // names (by Op) no slower than its floor, one instance's seconds at its roofline. An op
 // already at or under its floor is kept.
 ReplayGroup with_fewer_kernels(ReplayGroup g, const std::map<int, double>& floor_s);
+// Another interconnect: every collective's transfer (a phase that ends in one) takes
+// `transfer_s`, what the modelled fabric gives for the message; waits follow from the replay.
+ReplayGroup with_transfer(ReplayGroup g, double transfer_s);
 
 }  // namespace tpb

@@ -251,6 +251,11 @@ void add_results_verbs(CLI::App& app, CliValues& v) {
   whatif->add_option("--kv-budget", v.values["kv_budget"],
                      "serve points: kv_budget's cache in tokens (default: every running "
                      "sequence at its longest)");
+  whatif->add_option("--topology", v.values["topology"],
+                     "run points: topology's interconnect, a preset of configs/topologies or a "
+                     "file (not replayed unless given)");
+  whatif->add_option("--config-dir", v.values["config_dir"],
+                     "directory holding topologies/ (default: the installed configs)");
 
   CLI::App* report = app.add_subcommand("report", "report.md and plots from results");
   report->add_option("results", v.positional, "results directories or results.json files")
@@ -355,7 +360,7 @@ void given_options(CLI::App* sub, const std::string& verb, const CliValues& v,
     if (v.save_result) config["save_result"] = true;
   }
   if (verb == "whatif")
-    for (const char* key : {"chunk", "kv_budget"})
+    for (const char* key : {"chunk", "kv_budget", "topology", "config_dir"})
       if (sub->count(field_name(key)) > 0) config[key] = v.values.at(key);
   if (verb == "calibrate")
     for (const auto& o : kCalibrateOptions)

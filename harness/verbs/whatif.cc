@@ -1,10 +1,11 @@
-// `tpbench whatif DIR [--json] [--chunk N] [--kv-budget TOKENS]`: what fixing each cause would
-// buy on a measured run, sweep or serve, replayed from the point traces or through the serve
-// scheduler (record/whatif_builder.h). Writes the results' whatif
-// section, then prints the ranked table, or with --json the section itself.
+// `tpbench whatif DIR [--json] [--chunk N] [--kv-budget TOKENS] [--topology NAME]`: what fixing
+// each cause would buy on a measured run, sweep or serve, replayed from the point traces or through
+// the serve scheduler (record/whatif_builder.h). Writes the results' whatif section, then prints
+// the ranked table, or with --json the section itself.
 #include <filesystem>
 #include <iostream>
 
+#include "harness/config/config_dir.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/results_reader.h"
 #include "harness/record/results_writer.h"
@@ -44,15 +45,18 @@ int verb_whatif(const CliResult& cli, const World& w) {
   std::string file;
   agree(w.comm, [&] {
     for (auto it = cli.config.begin(); it != cli.config.end(); ++it)
-      if (it.key() != "json" && it.key() != "chunk" && it.key() != "kv_budget")
+      if (it.key() != "json" && it.key() != "chunk" && it.key() != "kv_budget" &&
+          it.key() != "topology" && it.key() != "config_dir")
         throw BadInput("whatif: option '" + it.key() + "' does not apply");
-    const ServeWhatifOptions serve{tokens_option(cli.config, "chunk", "--chunk"),
-                                   tokens_option(cli.config, "kv_budget", "--kv-budget")};
+    WhatifOptions opt{tokens_option(cli.config, "chunk", "--chunk"),
+                      tokens_option(cli.config, "kv_budget", "--kv-budget"),
+                      cli.config.value("topology", ""), ""};
+    if (!opt.topology.empty()) opt.config_dir = config_dir_for(cli.config);
     if (cli.positional.size() != 1) throw BadInput("whatif: give one RESULTS directory");
     doc = load_results(cli.positional[0], "whatif");
     file = results_file_of(cli.positional[0]);
     const std::string dir = std::filesystem::path(file).parent_path().string();
-    rec = build_whatif(doc, dir.empty() ? "." : dir, serve);
+    rec = build_whatif(doc, dir.empty() ? "." : dir, opt);
   });
   if (w.rank != 0) return 0;
   doc[whatif_section()] = to_json(rec);

@@ -54,15 +54,15 @@ def check_shape(c, doc, out):
     c.check(saved == doc, f"{out}: results.json holds the same whatif section")
 
 
-def model_run(c, name, inject=None):
+def model_run(c, name, inject=None, topology=None):
     """The model backend with seeded noise: the same run with and without the fault differs by
     the fault alone, so the replay is held to the real run without it within 1%."""
     out = c.out(name)
     args = [c.tpbench, "run", "--backend", "model", "--world", "8", "--tp", "8", "--model",
             "llama-3.1-70b", "--dtype", "bf16", "--batch", "8", "--context", "2048", "--steps",
             "30", "--trace-steps", "30", "--model-noise", "1:0.05", "--out", out]
-    p = subprocess.run(args + (["--inject", inject] if inject else []), capture_output=True,
-                       text=True, env=c.env, timeout=300)
+    args += (["--inject", inject] if inject else []) + (["--topology", topology] if topology else [])
+    p = subprocess.run(args, capture_output=True, text=True, env=c.env, timeout=300)
     c.check(p.returncode == 0, f"model run {name} -> rc {p.returncode}: {p.stderr[-500:]}")
     return out
 
@@ -80,6 +80,14 @@ def check_model_backend(c):
             f"a trace without every TP group: null with a reason ({x['reason']})")
     clean = model_run(c, "model-clean")
     real = c.results(clean)["points"][0]["metrics"]
+    # Another interconnect: the nvlink4 run replayed on PCIe 5 against the real PCIe 5 run.
+    pcie = c.results(model_run(c, "model-pcie5", topology="pcie5"))["points"][0]["metrics"]
+    p = subprocess.run([c.tpbench, "whatif", clean, "--json", "--topology", "pcie5"],
+                       capture_output=True, text=True, env=c.env, timeout=120)
+    x = by_name(json.loads(p.stdout))["topology"]
+    for k, m in (("tokens_per_s", pcie["tokens_per_s"]), ("itl_p95_s", pcie["step_time_s"]["p95"])):
+        err = x[k] / m - 1
+        c.check(abs(err) < 0.01, f"model: topology pcie5 {k} against the real pcie5 run ({err:+.4f})")
     for name, cf, inject in [
             ("model-straggler", "no_straggler", "rank=3:slowdown=1.3"),
             ("model-host", "no_host_gap",
@@ -185,6 +193,13 @@ def main():
 
     check_model_backend(c)
 
+    x = by_name(json.loads(whatif(c, clean).stdout))["topology"]
+    c.check(x["tokens_per_s"] is None and "--topology" in x["reason"],
+            f"topology without --topology: null, saying how to ask ({x['reason']})")
+    p = subprocess.run([c.tpbench, "whatif", clean, "--topology", "bogus"], capture_output=True,
+                       text=True, env=c.env, timeout=60)
+    c.check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "--topology" in p.stderr,
+            f"whatif --topology bogus: one line naming it, exit 2 ({p.stderr.strip()[:120]})")
     p = whatif(c, c.out("nowhere"), expect_rc=2)
     c.check(len(p.stderr.strip().splitlines()) == 1 and "whatif" in p.stderr,
             f"a missing folder: one line naming the field ({p.stderr.strip()})")

@@ -187,7 +187,7 @@ std::string bigger_cache(const ServeReplayBase& b, int64_t want, SchedulerConfig
 
 std::vector<Counterfactual> serve_counterfactuals(const oj& point, int index,
                                                   const std::string& dir,
-                                                  const ServeWhatifOptions& opt) {
+                                                  const WhatifOptions& opt) {
   ServeReplayBase b;
   std::string why = rebuild_serve_point(point, index, dir, b);
   if (!why.empty()) return nulls(index, why);
@@ -245,7 +245,8 @@ std::vector<Counterfactual> serve_counterfactuals(const oj& point, int index,
                  {},
                  {},
                  {},
-                 "not built yet: needs the model backend calibrated on this run's ops"});
+                 "a serve point is not replayed on another interconnect yet: replay a run "
+                 "point's trace with --topology"});
   out.push_back({"fewer_kernels",
                  index,
                  {},

@@ -3,6 +3,8 @@
 // the point's own figures (tokens/s x mean step time), so no FLOPs or bytes are recomputed.
 #include "harness/record/whatif/whatif_builder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "collectives/model/collective_model.h"
 #include "harness/analysis/replay.h"
 #include "harness/analysis/stats.h"
 #include "harness/record/whatif/trace_reader.h"
@@ -42,12 +45,12 @@ const std::vector<Named>& edits() {
   return e;
 }
 
-// Counterfactuals the replay cannot produce from a run's trace, and why.
+// Counterfactuals the replay cannot produce from a run's trace, and why (topology is replayed
+// when asked for, fewer_kernels on a cuda result).
 const std::vector<std::pair<const char*, const char*>>& not_replayed() {
   static const std::vector<std::pair<const char*, const char*>> n = {
       {"chunked_prefill", "a run or sweep point has no serving steps to re-batch"},
       {"kv_budget", "a run or sweep point has no KV admissions to replay"},
-      {"topology", "not built yet: needs the model backend calibrated on this run's ops"},
   };
   return n;
 }
@@ -131,7 +134,7 @@ std::map<int, double> elementwise_floors(const oj& p) {
 }
 
 std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir,
-                                                  const ServeWhatifOptions& serve);
+                                                  const WhatifOptions& serve);
 
 }  // namespace
 
@@ -144,8 +147,7 @@ std::vector<double> itl_quantiles(const std::vector<double>& v) {
   return q;
 }
 
-WhatifRecord build_whatif(const oj& results, const std::string& dir,
-                          const ServeWhatifOptions& serve) {
+WhatifRecord build_whatif(const oj& results, const std::string& dir, const WhatifOptions& serve) {
   WhatifRecord w;
   int k = 0;
   for (const oj& p : results.at("points")) {
@@ -211,6 +213,66 @@ struct PointBase {
   WhatifInputs inputs;
 };
 
+// The share of the measured p99 ITL's excess over the p50 that `c` removes; a tail under 0.1%
+// of the median is rounding, not a tail: its share would be noise.
+Counterfactual with_excess(Counterfactual c, bool decode) {
+  const WhatifFigures& m = c.measured;
+  if (!decode || !m.itl_p99_s || !m.itl_p50_s || !c.figures.itl_p99_s) return c;
+  const double excess = *m.itl_p99_s - *m.itl_p50_s;
+  if (excess > 1e-3 * *m.itl_p50_s)
+    c.p99_excess_removed = (*m.itl_p99_s - *c.figures.itl_p99_s) / excess;
+  else
+    c.reason += "; p99_excess_removed: the measured p99 ITL is within 0.1% of the p50 (no tail)";
+  return c;
+}
+
+// Another interconnect (whatif --topology): every all-reduce of the point's message at the
+// model backend's time on that fabric, the compute, host time and skew as measured.
+Counterfactual topology(const oj& p, int point, const std::vector<ReplayGroup>& groups,
+                        const PointBase& b, const WhatifOptions& opt) {
+  if (opt.topology.empty())
+    return {"topology",
+            point,
+            {},
+            {},
+            {},
+            {},
+            "give --topology NAME (a preset of configs/topologies, or a file) to replay the "
+            "all-reduces on that interconnect"};
+  const oj cost = p.value("cost", oj::object());
+  const double n = cost.value("collectives_per_step", 0.0), comm = cost.value("comm_bytes", 0.0);
+  if (!(n > 0) || !(comm > 0))
+    return {"topology",
+            point,
+            {},
+            {},
+            {},
+            {},
+            "the point has no all-reduce message (cost.comm_bytes / cost.collectives_per_step)"};
+  const int64_t bytes = static_cast<int64_t>(std::llround(comm / n));
+  const int tp = p.at("params").value("tp", 1);
+  const Fabric fabric = load_fabric(opt.topology, opt.config_dir);  // BadInput names --topology
+  ModelTime t;
+  try {
+    t = model_collective(fabric, CollKind::all_reduce, bytes, {tp, 1}, ModelAlgo::automatic);
+  } catch (const BadInput& e) {
+    return {"topology", point, {}, {}, {}, {}, e.what()};
+  }
+  const Edit edit = [&](ReplayGroup g) { return with_transfer(std::move(g), t.time_s); };
+  Counterfactual c{
+      "topology",           point, figures(replayed(groups, edit), b.tokens_per_step, b.decode),
+      b.measured,           {},    b.inputs,
+      null_reason(b.decode)};
+  c.inputs.modelled = {fmt::format(
+      "each of the step's {:.0f} all-reduces ({} bytes, cost.comm_bytes / "
+      "cost.collectives_per_step) at the model backend's time on {} for TP {} inside a node: "
+      "{} {}, {:.2f} us (latency {:.2f} us, {:.1f} GB/s); compute, host time and the ranks' "
+      "skew as measured",
+      n, bytes, opt.topology, tp, model_algo_name(t.algo), model_proto_name(t.proto),
+      t.time_s * 1e6, t.latency_s * 1e6, t.algbw_GBps)};
+  return with_excess(std::move(c), b.decode);
+}
+
 Counterfactual fewer_kernels(const oj& p, int point, const std::vector<ReplayGroup>& groups,
                              const PointBase& b) {
   const std::string backend = p.at("params").value("backend", "?");
@@ -233,12 +295,12 @@ Counterfactual fewer_kernels(const oj& p, int point, const std::vector<ReplayGro
 }
 
 std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const std::string& dir,
-                                                  const ServeWhatifOptions& serve) {
+                                                  const WhatifOptions& opt) {
   const oj params = p.value("params", oj::object());
   if (p.value("status", "") != "ok")
     return all_null(point, "point status " + p.value("status", "?") + ": nothing measured");
   if (params.contains("serve") && !params["serve"].is_null())
-    return serve_counterfactuals(p, point, dir, serve);
+    return serve_counterfactuals(p, point, dir, opt);
   if (!p.contains("trace") || !p["trace"].is_string())
     return all_null(point,
                     "no trace for this point (trace_steps 0): the replay needs every "
@@ -278,16 +340,12 @@ std::vector<Counterfactual> point_counterfactuals(const oj& p, int point, const 
                      base,
                      null_reason(decode)};
     c.inputs.modelled = {e.modelled};
-    // A tail under 0.1% of the median is rounding, not a tail: its share would be noise.
-    const double excess = decode ? *measured_figs.itl_p99_s - *measured_figs.itl_p50_s : 0;
-    if (decode && excess > 1e-3 * *measured_figs.itl_p50_s)
-      c.p99_excess_removed = (*measured_figs.itl_p99_s - *c.figures.itl_p99_s) / excess;
-    else if (decode)
-      c.reason += "; p99_excess_removed: the measured p99 ITL is within 0.1% of the p50 (no tail)";
-    out.push_back(std::move(c));
+    out.push_back(with_excess(std::move(c), decode));
   }
   for (const auto& [name, why] : not_replayed()) out.push_back({name, point, {}, {}, {}, {}, why});
-  out.push_back(fewer_kernels(p, point, groups, {tokens_per_step, decode, measured_figs, base}));
+  const PointBase b{tokens_per_step, decode, measured_figs, base};
+  out.push_back(fewer_kernels(p, point, groups, b));
+  out.push_back(topology(p, point, groups, b, opt));
   return out;
 }
 

@@ -15,6 +15,6 @@ namespace tpb {
 // `results` is the document read from `dir` (whose traces the points name). Throws BadInput
 // naming the field when a trace is there but cannot be read.
 WhatifRecord build_whatif(const nlohmann::ordered_json& results, const std::string& dir,
-                          const ServeWhatifOptions& serve = {});
+                          const WhatifOptions& serve = {});
 
 }  // namespace tpb

@@ -2,6 +2,7 @@
 // the measured figures it is set against and which of its inputs were measured, modelled or
 // fitted. whatif_json.h spells its fields; whatif_builder.h fills it.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,14 @@ struct Counterfactual {
   std::optional<double> p99_excess_removed;
   WhatifInputs inputs;
   std::string reason;  // why a null figure is null ("" when none is)
+};
+
+// What the counterfactuals that need a choice are asked for (tpbench whatif's options).
+struct WhatifOptions {
+  int64_t chunk = 0;       // chunked_prefill's token budget; 0: 512 (at least the batch)
+  int64_t kv_budget = 0;   // kv_budget's cache in tokens; 0: every running sequence at its longest
+  std::string topology;    // topology's interconnect (a preset or a file); "": not asked
+  std::string config_dir;  // where presets are found
 };
 
 struct WhatifRecord {
