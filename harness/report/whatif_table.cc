@@ -24,6 +24,10 @@ std::string words(const std::string& name) {
   if (name == "no_straggler") return "removing the straggler's extra compute";
   if (name == "no_host_gap") return "removing the host gaps";
   if (name == "no_jitter") return "removing the jitter";
+  if (name == "chunked_prefill") return "chunking the prefill";
+  if (name == "kv_budget") return "a bigger KV cache";
+  if (name == "topology") return "the other interconnect";
+  if (name == "fewer_kernels") return "fewer, fused kernels";
   return name;
 }
 
@@ -67,7 +71,10 @@ std::optional<std::string> whatif_top_fix(const WhatifRecord& w, int point) {
   if (best->figures.itl_p95_s && best->measured.itl_p95_s)
     s += fmt::format(" and take p95 ITL from {:.2f} to {:.2f} ms", *best->measured.itl_p95_s * 1e3,
                      *best->figures.itl_p95_s * 1e3);
-  s += fmt::format(" (replayed from {} measured steps)", best->inputs.steps);
+  s += fmt::format(" (replayed from {} measured steps{})", best->inputs.steps,
+                   best->inputs.fit_error ? fmt::format(", through a step law fitted to {:.1f}%",
+                                                        *best->inputs.fit_error * 100)
+                                          : "");
   return s;
 }
 
