@@ -9,8 +9,8 @@
 #include <cmath>
 #include <string>
 
+#include "base/errors.h"
 #include "collectives/self_collective.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/timeline.h"
 
 namespace tpb {

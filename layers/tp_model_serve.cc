@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/timeline.h"
 #include "layers/tp_model.h"
 

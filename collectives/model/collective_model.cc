@@ -18,7 +18,7 @@
 #include <cmath>
 #include <limits>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "layers/base/config_loader.h"
-#include "layers/base/errors.h"
+#include "base/config_loader.h"
+#include "base/errors.h"
 
 namespace tpb {
 

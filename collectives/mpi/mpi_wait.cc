@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "collectives/mpi/mpi_check.h"
-#include "layers/base/errors.h"
+#include "base/errors.h"
+#include "base/mpi_check.h"
 
 namespace tpb {
 

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/errors.h"
 #include "harness/record/json/results_json.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

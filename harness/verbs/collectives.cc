@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"

@@ -9,8 +9,9 @@
 #include <memory>
 #include <optional>
 
+#include "base/host_clock.h"
+#include "base/mpi_check.h"
 #include "collectives/model/fabric.h"
-#include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
@@ -31,7 +32,6 @@
 #include "harness/report/serve/vllm_summary.h"
 #include "harness/serve/curve.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/host_clock.h"
 
 namespace tpb {
 

@@ -10,8 +10,9 @@
 #include <memory>
 #include <optional>
 
+#include "base/host_clock.h"
+#include "base/mpi_check.h"
 #include "collectives/model/fabric.h"
-#include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
@@ -28,7 +29,6 @@
 #include "harness/record/run_context.h"
 #include "harness/report/sweep_table.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/host_clock.h"
 
 namespace tpb {
 

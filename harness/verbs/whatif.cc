@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/errors.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/results_reader.h"
 #include "harness/record/results_writer.h"
@@ -11,7 +12,6 @@
 #include "harness/record/whatif/whatif_json.h"
 #include "harness/report/whatif_table.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -15,7 +15,7 @@
 #include <tuple>
 #include <utility>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cpu/blas_core.h"
 #include "layers/cpu/target_clones.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "layers/base/host_clock.h"
+#include "base/host_clock.h"
 #include "layers/device.h"
 #include "layers/device_options.h"
 

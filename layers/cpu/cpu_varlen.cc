@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cpu/cpu_device.h"
 
 namespace tpb {

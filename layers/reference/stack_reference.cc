@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/reference/dtype_round.h"
 #include "layers/reference/model_fill.h"
 #include "layers/reference/parallel_rows.h"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cuda/plan/launch_plan_query.h"
 #include "layers/hardware.h"
 #include "layers/profile/achievable.h"

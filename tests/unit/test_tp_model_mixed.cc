@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "collectives/self_collective.h"
-#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/mixed_check.h"
 #include "layers/timeline.h"

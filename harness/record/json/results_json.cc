@@ -6,12 +6,12 @@
 #include <array>
 #include <cmath>
 
+#include "base/enum_names.h"
+#include "base/errors.h"
 #include "harness/record/curve_record.h"
 #include "harness/record/json/json_number.h"
 #include "harness/record/json/results_json_visit.h"
 #include "harness/record/serve_log_record.h"
-#include "layers/base/enum_names.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

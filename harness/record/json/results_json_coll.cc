@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.h"
+#include "base/errors.h"
 #include "harness/record/json/json_number.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/json/results_json_visit.h"
-#include "layers/base/enum_names.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/errors.h"
 #include "harness/record/point_record.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

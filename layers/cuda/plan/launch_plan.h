@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 #include "layers/ops.h"
 
 namespace tpb {
