@@ -52,7 +52,7 @@ std::string rank_error_line(int rank, const std::string& what);
 
 // One generic check; thin per-library wrappers: TPB_MPI_CHECK in base/mpi_check.h (every floor
 // from collectives/ up calls MPI), TPB_CUDA_CHECK etc. next to the CUDA code in
-// layers/cuda/cuda_check.h.
+// base/cuda_check.h.
 #define TPB_CHECK_GEN(lib, expr, is_ok, detail_fn)                                              \
   do {                                                                                          \
     auto tpb_check_status_ = (expr);                                                            \

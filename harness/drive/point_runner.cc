@@ -29,7 +29,7 @@
 #include "harness/report/trace_writer.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

@@ -6,8 +6,8 @@
 
 #include "base/errors.h"
 #include "harness/record/json/results_json.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/point_builder.h"
-#include "harness/record/results_writer.h"
 
 namespace tpb {
 

@@ -23,7 +23,7 @@
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/verbs/calibrate_ops.h"
 #include "harness/verbs/verbs.h"

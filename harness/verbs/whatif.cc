@@ -6,8 +6,8 @@
 
 #include "base/errors.h"
 #include "harness/mpi/agreement.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
-#include "harness/record/results_writer.h"
 #include "harness/record/whatif/whatif_builder.h"
 #include "harness/record/whatif/whatif_json.h"
 #include "harness/report/whatif_table.h"

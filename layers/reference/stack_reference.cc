@@ -1,5 +1,5 @@
 // The fp64 host step of the layer stack, written from the semantics of the ops (layers/device.h)
-// and of the TP layer (layers/tp_model.cc): x -> rmsnorm -> QKV -> rope -> KV write ->
+// and of the TP layer (tp_model/tp_model.cc): x -> rmsnorm -> QKV -> rope -> KV write ->
 // attention -> O -> +res -> rmsnorm -> gate/up -> swiglu -> down -> +res, per layer; unsharded,
 // so no all-reduce. One projection's weights exist at a time, in a buffer every layer reuses.
 #include "layers/reference/stack_reference.h"

@@ -11,10 +11,10 @@
 #include "base/errors.h"
 #include "collectives/self_collective.h"
 #include "layers/cpu/cpu_device.h"
-#include "layers/mixed_check.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
 #include "tests/support/thread_collective.h"
+#include "tp_model/mixed_check.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 namespace {

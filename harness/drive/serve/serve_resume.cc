@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "base/errors.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
-#include "harness/record/results_writer.h"
 
 namespace tpb {
 

@@ -19,9 +19,9 @@
 #include "harness/drive/serve/serve_memory.h"
 #include "harness/mpi/clock_sync.h"
 #include "harness/serve/workload.h"
-#include "layers/mixed_check.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
+#include "tp_model/mixed_check.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

@@ -8,7 +8,7 @@
 
 #include "base/errors.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

@@ -1,5 +1,5 @@
 // File handling for results. POSIX calls, because fsync is the point.
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
