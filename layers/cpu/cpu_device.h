@@ -68,6 +68,10 @@ class CpuDevice final : public Device {
   double allocated_ = 0;
 };
 
+// BadInput naming --dtype unless `t` is fp32, the only dtype the cpu backend's buffers hold:
+// every op that takes a dtype checks it first (cpu_device.cc, cpu_varlen.cc).
+void cpu_require_fp32(DType t);
+
 // y[m, n] = x[m, k] * w[n, k]^T, fp32 (cpu_gemm.cc); `scratch` as skinny_gemm's.
 void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
               std::vector<float>& scratch);

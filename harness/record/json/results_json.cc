@@ -496,11 +496,7 @@ PointRecord point_from_json(const oj& j) {
   return read_record<PointRecord>(j, "point");
 }
 std::optional<PointRecord> try_point_from_json(const oj& j) {
-  try {
-    return point_from_json(j);
-  } catch (const BadInput&) {
-    return std::nullopt;
-  }
+  return try_read_record<PointRecord>(j, "point");
 }
 
 RankRecord rank_from_json(const oj& j) {

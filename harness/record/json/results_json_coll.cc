@@ -269,11 +269,7 @@ CollPointRecord coll_point_from_json(const oj& j) {
   return read_record<CollPointRecord>(j, "collectives point");
 }
 std::optional<CollPointRecord> try_coll_point_from_json(const oj& j) {
-  try {
-    return coll_point_from_json(j);
-  } catch (const BadInput&) {
-    return std::nullopt;
-  }
+  return try_read_record<CollPointRecord>(j, "collectives point");
 }
 CollSummaryRecord coll_summary_from_json(const oj& j) {
   return read_record<CollSummaryRecord>(j, "collectives summary");

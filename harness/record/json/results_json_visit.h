@@ -118,6 +118,16 @@ T read_record(const oj& j, const char* what) {
   return r;
 }
 
+// For documents that may hold other kinds of records: nothing where `j` is not a T.
+template <class T>
+std::optional<T> try_read_record(const oj& j, const char* what) {
+  try {
+    return read_record<T>(j, what);
+  } catch (const BadInput&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 }  // namespace tpb
