@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 
 namespace tpb {
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <random>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/mpi_check.h"
 
 namespace tpb {
 

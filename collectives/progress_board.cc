@@ -8,7 +8,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/mpi_check.h"
 #include "collectives/progress_text.h"
 
 namespace tpb {

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

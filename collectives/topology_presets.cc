@@ -8,9 +8,9 @@
 #include <fstream>
 #include <set>
 
+#include "base/config_loader.h"
+#include "base/errors.h"
 #include "collectives/topology.h"
-#include "layers/base/config_loader.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "base/errors.h"
 #include "collectives/topology_presets.h"
 #include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
@@ -17,7 +18,6 @@
 #include "harness/mpi/world.h"
 #include "harness/record/rerun.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/errors.h"
 #include "layers/cpu/blas_core.h"
 
 namespace {

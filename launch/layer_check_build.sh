@@ -23,7 +23,7 @@ build_layer_check() {
   local cc=(layers/cuda/bandwidth_hog.cc layers/cuda/cuda_clock.cc layers/cuda/cuda_device.cc
             layers/cuda/cuda_gemm.cc layers/cuda/cuda_varlen.cc layers/cuda/plan/launch_plan.cc
             layers/cuda/plan/varlen_plan.cc layers/cuda/activity/activity_join.cc "$cupti"
-            layers/base/errors.cc tests/gpu/device_check.cc
+            base/errors.cc tests/gpu/device_check.cc
             tests/gpu/layer_check.cc layers/reference/ref_ops.cc tests/gpu/varlen_check.cc)
   local cache=()  # ccache where it is installed: CI builds this on every run
   command -v ccache >/dev/null && cache=(ccache)

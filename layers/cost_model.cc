@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "layers/base/enum_names.h"
-#include "layers/base/errors.h"
+#include "base/enum_names.h"
+#include "base/errors.h"
 
 namespace tpb {
 namespace {

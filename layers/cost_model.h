@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 #include "layers/model_shape.h"
 #include "layers/ops.h"
 #include "layers/step_batch.h"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "layers/base/dtype.h"
-#include "layers/base/errors.h"
+#include "base/dtype.h"
+#include "base/errors.h"
 #include "layers/fill_hash.h"
 #include "layers/step_batch.h"
 

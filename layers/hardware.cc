@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "layers/base/config_loader.h"
-#include "layers/base/errors.h"
+#include "base/config_loader.h"
+#include "base/errors.h"
 
 namespace tpb {
 namespace {

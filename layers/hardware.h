@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 #include "layers/profile/achievable.h"
 
 namespace tpb {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "layers/base/enum_names.h"
+#include "base/enum_names.h"
 
 namespace tpb {
 

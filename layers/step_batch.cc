@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

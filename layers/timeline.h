@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/device.h"
 #include "layers/ops.h"
 

@@ -1,8 +1,8 @@
 // all_gather: every rank ends with all ranks' blocks, rank q's block at position q.
+#include "base/mpi_check.h"
 #include "collectives/kinds/coll_kind.h"
 #include "collectives/kinds/kind_parts.h"
 #include "collectives/kinds/verify_fill.h"
-#include "collectives/mpi/mpi_check.h"
 
 namespace tpb {
 

@@ -1,8 +1,8 @@
 // all_reduce: every rank ends with the elementwise reduction of all ranks' buffers.
+#include "base/mpi_check.h"
 #include "collectives/kinds/coll_kind.h"
 #include "collectives/kinds/kind_parts.h"
 #include "collectives/kinds/verify_fill.h"
-#include "collectives/mpi/mpi_check.h"
 
 namespace tpb {
 

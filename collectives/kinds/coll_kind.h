@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 
 namespace tpb {
 

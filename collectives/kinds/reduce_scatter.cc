@@ -1,8 +1,8 @@
 // reduce_scatter: rank r ends with block r of the elementwise reduction of all ranks' buffers.
+#include "base/mpi_check.h"
 #include "collectives/kinds/coll_kind.h"
 #include "collectives/kinds/kind_parts.h"
 #include "collectives/kinds/verify_fill.h"
-#include "collectives/mpi/mpi_check.h"
 
 namespace tpb {
 

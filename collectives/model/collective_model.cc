@@ -15,14 +15,20 @@
 #include "collectives/model/collective_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 
-#include "layers/base/errors.h"
+#include "base/enum_names.h"
+#include "base/errors.h"
 
 namespace tpb {
 
 namespace {
+
+// ModelAlgo's spellings, for --algo and the results.
+constexpr std::array<const char*, 5> kModelAlgoNames{"ring", "tree", "nvls", "auto", "measured"};
 
 constexpr int kRing = 0, kTree = 1, kNvls = 2;
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
@@ -132,27 +138,15 @@ void check_algo(const Shape& s, ModelAlgo a) {
 }  // namespace
 
 ModelAlgo parse_model_algo(const std::string& t, const std::string& option) {
-  if (t == "ring") return ModelAlgo::ring;
-  if (t == "tree") return ModelAlgo::tree;
-  if (t == "nvls") return ModelAlgo::nvls;
-  if (t == "auto") return ModelAlgo::automatic;
-  throw BadInput(option + ": '" + t + "' is not ring, tree, nvls or auto");
+  // "measured" names a curve given with --topology, not an algorithm one can ask for.
+  const std::optional<ModelAlgo> a = enum_from_name<ModelAlgo>(kModelAlgoNames, t);
+  if (!a || *a == ModelAlgo::measured)
+    throw BadInput(option + ": '" + t + "' is not ring, tree, nvls or auto");
+  return *a;
 }
 
 const char* model_algo_name(ModelAlgo a) {
-  switch (a) {
-    case ModelAlgo::ring:
-      return "ring";
-    case ModelAlgo::tree:
-      return "tree";
-    case ModelAlgo::nvls:
-      return "nvls";
-    case ModelAlgo::automatic:
-      return "auto";
-    case ModelAlgo::measured:
-      return "measured";
-  }
-  return "?";
+  return enum_name(kModelAlgoNames, a);
 }
 
 const char* model_proto_name(ModelProto p) {

@@ -2,14 +2,20 @@
 // figures come from ("source"), so a preset cannot carry an unexplained constant.
 #include "collectives/model/fabric.h"
 
+#include <array>
 #include <cmath>
+#include <optional>
 
-#include "layers/base/config_loader.h"
-#include "layers/base/errors.h"
+#include "base/config_loader.h"
+#include "base/enum_names.h"
+#include "base/errors.h"
 
 namespace tpb {
 
 namespace {
+
+// LinkHw's spellings, in the configs and in the results.
+constexpr std::array<const char*, 3> kLinkHwNames{"nvlink", "pci", "net"};
 
 [[noreturn]] void bad(const std::string& what) {
   throw BadInput("--topology: " + what);
@@ -55,14 +61,11 @@ LinkTier parse_tier(const nlohmann::json& j, const std::string& where, bool inte
   require_source(j, where);
   LinkTier t;
   const std::string hw = j.value("hw", "");
-  if (hw == "nvlink" && !inter)
-    t.hw = LinkHw::nvlink;
-  else if (hw == "pci" && !inter)
-    t.hw = LinkHw::pci;
-  else if (hw == "net" && inter)
-    t.hw = LinkHw::net;
-  else
+  const std::optional<LinkHw> named = enum_from_name<LinkHw>(kLinkHwNames, hw);
+  // Inside a node the links are NVLink or PCIe; between nodes, the network.
+  if (!named || (*named == LinkHw::net) != inter)
     bad(where + ": hw must be " + (inter ? "net" : "nvlink or pci") + " (got '" + hw + "')");
+  t.hw = *named;
   t.line_GBps = number(j, "line_GBps", 0.1, 100000, where);
   t.efficiency = number(j, "efficiency", 0.01, 1.0, where);
   return t;
@@ -109,15 +112,7 @@ double MeasuredCurve::time_s(int64_t bytes) const {
 }
 
 const char* link_hw_name(LinkHw hw) {
-  switch (hw) {
-    case LinkHw::nvlink:
-      return "nvlink";
-    case LinkHw::pci:
-      return "pci";
-    case LinkHw::net:
-      return "net";
-  }
-  return "?";
+  return enum_name(kLinkHwNames, hw);
 }
 
 Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {

@@ -11,9 +11,9 @@
 #include <climits>
 #include <vector>
 
+#include "base/cuda_check.h"
 #include "collectives/kinds/coll_kind.h"
 #include "collectives/mpi/mpi_wait.h"
-#include "layers/cuda/cuda_check.h"
 #include "layers/cuda/cuda_device.h"
 
 namespace tpb {

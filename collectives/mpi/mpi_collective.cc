@@ -4,9 +4,9 @@
 #include <climits>
 #include <string>
 
+#include "base/errors.h"
+#include "base/mpi_check.h"
 #include "collectives/kinds/coll_kind.h"
-#include "collectives/mpi/mpi_check.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "collectives/mpi/mpi_check.h"
-#include "layers/base/errors.h"
+#include "base/errors.h"
+#include "base/mpi_check.h"
 
 namespace tpb {
 
@@ -17,8 +17,9 @@ namespace {
 // The watchdog's end of the job. It runs in the watchdog's tick, a signal handler cutting into
 // the blocked MPI call, where a second MPI call (MPI_Abort) is not allowed, so the process exits
 // by itself: mpirun then ends the other ranks and returns this exit code. Nothing is lost: the
-// results files are written and fsynced as each point finishes (harness/record/results_writer.h),
-// and stdout is flushed here for the table rows already printed.
+// results files are written and fsynced as each point finishes
+// (harness/record/json/results_writer.h), and stdout is flushed here for the table rows already
+// printed.
 [[noreturn]] void end_hung_job(int world_rank, const std::string& report) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s\n", rank_error_line(world_rank, report).c_str());

@@ -6,8 +6,8 @@
 
 #include <string>
 
+#include "base/errors.h"
 #include "collectives/mpi/mpi_wait.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <thread>
 
+#include "base/cuda_check.h"
 #include "collectives/mpi/request_wait.h"
-#include "layers/cuda/cuda_check.h"
 #include "layers/cuda/cuda_device.h"
 
 namespace tpb {

@@ -1,7 +1,7 @@
 // Stand-in for builds whose configure step found no NCCL: --collective nccl is then a clear
 // input error rather than a build failure, and the harness needs no #ifdef for it.
+#include "base/errors.h"
 #include "collectives/nccl/nccl_collective.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <string_view>
 
+#include "base/errors.h"
 #include "collectives/mpi/mpi_collective.h"
 #include "collectives/topology.h"
 #include "harness/backends/collective_factory.h"
 #include "harness/backends/telemetry.h"
-#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 #if defined(TPB_HAVE_CUDA)
 #include "collectives/mpi/cuda_mpi_collective.h"

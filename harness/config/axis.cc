@@ -8,7 +8,7 @@
 #include <limits>
 #include <set>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

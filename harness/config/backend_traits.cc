@@ -3,8 +3,8 @@
 
 #include <stdexcept>
 
+#include "base/errors.h"
 #include "collectives/model/collective_model.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/dtype.h"
 #include "harness/config/config_fields.h"
-#include "layers/base/dtype.h"
 
 namespace tpb {
 

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/config_loader.h"
+#include "base/did_you_mean.h"
+#include "base/errors.h"
 #include "harness/config/config_fields.h"
-#include "layers/base/config_loader.h"
-#include "layers/base/did_you_mean.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 
+#include "base/errors.h"
 #include "collectives/model/collective_model.h"
 #include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "base/dtype.h"
 #include "collectives/bus_bandwidth.h"
 #include "collectives/mpi/mpi_mode.h"
-#include "layers/base/dtype.h"
 
 namespace tpb {
 

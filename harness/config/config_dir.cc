@@ -7,7 +7,7 @@
 #include <system_error>
 #include <vector>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

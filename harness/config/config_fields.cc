@@ -7,8 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "layers/base/did_you_mean.h"
-#include "layers/base/errors.h"
+#include "base/did_you_mean.h"
+#include "base/errors.h"
 
 namespace tpb {
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

@@ -5,10 +5,10 @@
 #include <limits>
 #include <set>
 
+#include "base/errors.h"
 #include "collectives/model/collective_model.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
-#include "layers/base/errors.h"
 #include "layers/device.h"
 
 namespace tpb {

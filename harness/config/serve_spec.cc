@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/errors.h"
 #include "harness/config/axis.h"
 #include "harness/config/config_fields.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

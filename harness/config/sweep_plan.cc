@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <set>
 
+#include "base/errors.h"
 #include "harness/config/axis.h"
 #include "harness/config/config_fields.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

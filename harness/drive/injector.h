@@ -18,7 +18,7 @@
 
 #include "harness/config/inject_spec.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

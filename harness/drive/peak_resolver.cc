@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/errors.h"
+#include "base/mpi_check.h"
 #include "collectives/mpi/mpi_wait.h"
-#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 
 namespace tpb {

@@ -10,7 +10,8 @@
 #include <optional>
 #include <thread>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/host_clock.h"
+#include "base/mpi_check.h"
 #include "collectives/progress_board.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/thread_cpu.h"
@@ -26,10 +27,9 @@
 #include "harness/record/json/results_json.h"
 #include "harness/record/point_builder.h"
 #include "harness/report/trace_writer.h"
-#include "layers/base/host_clock.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/errors.h"
+#include "base/mpi_check.h"
 #include "collectives/mpi/mpi_wait.h"
 #include "harness/record/point_builder.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/errors.h"
 #include "harness/record/json/results_json.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/point_builder.h"
-#include "harness/record/results_writer.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -9,7 +9,7 @@
 #include "collectives/collective.h"
 #include "harness/record/point_builder.h"
 #include "layers/device.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

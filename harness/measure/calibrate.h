@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 #include "layers/device.h"
 #include "layers/model_shape.h"
 

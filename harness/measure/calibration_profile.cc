@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/errors.h"
 #include "harness/measure/kernel_idle.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

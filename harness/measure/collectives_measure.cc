@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <memory>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/host_clock.h"
+#include "base/mpi_check.h"
 #include "collectives/mpi/mpi_wait.h"
 #include "harness/backends/collective_factory.h"
 #include "harness/config/run_spec.h"
 #include "harness/mpi/clock_sync.h"
-#include "layers/base/host_clock.h"
 
 namespace tpb {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/mpi/mpi_check.h"
-#include "layers/base/errors.h"
+#include "base/errors.h"
+#include "base/mpi_check.h"
 
 namespace tpb {
 

@@ -7,7 +7,7 @@
 #include <exception>
 #include <functional>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

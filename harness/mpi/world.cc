@@ -5,7 +5,7 @@
 
 #include <exception>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/mpi_check.h"
 
 namespace tpb {
 

@@ -3,9 +3,9 @@
 
 #include <fstream>
 
+#include "base/errors.h"
 #include "harness/config/run_spec.h"
 #include "harness/record/results_reader.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

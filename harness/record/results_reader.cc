@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "layers/base/errors.h"
-#include "layers/base/read_text.h"
+#include "base/errors.h"
+#include "base/read_text.h"
 
 namespace tpb {
 

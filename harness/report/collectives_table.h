@@ -9,7 +9,7 @@
 #include "harness/config/collectives_spec.h"
 #include "harness/record/coll_point_builder.h"
 #include "harness/record/coll_point_record.h"
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 
 namespace tpb {
 

@@ -11,9 +11,9 @@
 #include <optional>
 #include <set>
 
+#include "base/errors.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_reader.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -8,11 +8,11 @@
 #include <cmath>
 #include <optional>
 
+#include "base/errors.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/whatif/whatif_json.h"
 #include "harness/report/diagnose.h"
 #include "harness/report/whatif_table.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

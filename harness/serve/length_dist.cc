@@ -5,8 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/errors.h"
 #include "harness/serve/serve_random.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

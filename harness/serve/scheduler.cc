@@ -5,7 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/errors.h"
 #include "harness/serve/serve_metrics.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

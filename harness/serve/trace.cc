@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/errors.h"
 #include "harness/serve/workload.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "base/errors.h"
 #include "harness/serve/serve_random.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/errors.h"
+#include "base/mpi_check.h"
 #include "harness/config/run_spec.h"
 #include "harness/drive/sweep_point.h"
-#include "layers/base/errors.h"
 #include "layers/model_shape.h"
 
 namespace tpb {

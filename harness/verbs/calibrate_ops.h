@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "base/dtype.h"
 #include "harness/analysis/peaks.h"
 #include "harness/mpi/world.h"
-#include "layers/base/dtype.h"
 #include "layers/device.h"
 #include "layers/hardware.h"
 

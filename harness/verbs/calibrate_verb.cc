@@ -9,9 +9,11 @@
 #include <iostream>
 #include <memory>
 
+#include "base/config_loader.h"
+#include "base/errors.h"
+#include "base/mpi_check.h"
 #include "collectives/bus_bandwidth.h"
 #include "collectives/model/fabric.h"
-#include "collectives/mpi/mpi_check.h"
 #include "harness/backends/registry.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_dir.h"
@@ -21,12 +23,10 @@
 #include "harness/measure/collectives_measure.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/verbs/calibrate_ops.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/config_loader.h"
-#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/hardware.h"
 

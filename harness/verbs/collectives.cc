@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
@@ -15,7 +15,7 @@
 #include "harness/record/coll_point_builder.h"
 #include "harness/record/json/nccl_tests_json.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/collectives_table.h"
 #include "harness/verbs/verbs.h"

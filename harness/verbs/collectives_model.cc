@@ -11,7 +11,7 @@
 #include "harness/record/coll_point_builder.h"
 #include "harness/record/json/nccl_tests_json.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/collectives_table.h"
 #include "harness/verbs/verbs.h"

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "harness/mpi/agreement.h"
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/report/compare.h"
 #include "harness/verbs/verbs.h"
 

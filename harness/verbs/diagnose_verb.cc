@@ -1,6 +1,7 @@
 // `tpbench diagnose RESULTS...`: verdicts in the article's order for every point of each file.
 #include <iostream>
 
+#include "base/errors.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/results_reader.h"
@@ -9,7 +10,6 @@
 #include "harness/report/serve/serve_table.h"
 #include "harness/report/whatif_table.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -3,13 +3,13 @@
 // or spreadsheets, on stdout. Reads files only, like report; ranks other than 0 stay quiet.
 #include <iostream>
 
+#include "base/errors.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/results_reader.h"
 #include "harness/report/export/export_csv.h"
 #include "harness/report/export/export_table.h"
 #include "harness/report/export/openmetrics.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/errors.h"
 #include "harness/mpi/agreement.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
-#include "harness/record/results_writer.h"
 #include "harness/report/plots.h"
 #include "harness/report/report_md.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

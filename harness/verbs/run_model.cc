@@ -6,7 +6,7 @@
 #include "harness/backends/registry.h"
 #include "harness/drive/model/model_point.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/console_table.h"
 #include "harness/report/diagnose.h"

@@ -9,8 +9,9 @@
 #include <memory>
 #include <optional>
 
+#include "base/host_clock.h"
+#include "base/mpi_check.h"
 #include "collectives/model/fabric.h"
-#include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
@@ -24,14 +25,13 @@
 #include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/json/vllm_result_json.h"
-#include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/serve/serve_table.h"
 #include "harness/report/serve/vllm_summary.h"
 #include "harness/serve/curve.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/host_clock.h"
 
 namespace tpb {
 

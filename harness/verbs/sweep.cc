@@ -10,8 +10,9 @@
 #include <memory>
 #include <optional>
 
+#include "base/host_clock.h"
+#include "base/mpi_check.h"
 #include "collectives/model/fabric.h"
-#include "collectives/mpi/mpi_check.h"
 #include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
@@ -23,12 +24,11 @@
 #include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/point_builder.h"
-#include "harness/record/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/report/sweep_table.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/host_clock.h"
 
 namespace tpb {
 

@@ -5,15 +5,15 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/errors.h"
 #include "harness/config/config_dir.h"
 #include "harness/mpi/agreement.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
-#include "harness/record/results_writer.h"
 #include "harness/record/whatif/whatif_builder.h"
 #include "harness/record/whatif/whatif_json.h"
 #include "harness/report/whatif_table.h"
 #include "harness/verbs/verbs.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

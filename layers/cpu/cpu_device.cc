@@ -15,21 +15,21 @@
 #include <tuple>
 #include <utility>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cpu/blas_core.h"
 #include "layers/cpu/target_clones.h"
 
 namespace tpb {
 
-namespace {
-
-void require_fp32(DType t) {
+void cpu_require_fp32(DType t) {
   if (t != DType::fp32)
     throw BadInput(std::string("--dtype: the cpu backend supports fp32 only (got ") +
                    dtype_name(t) + ")");
 }
 
-// The cpu backend's buffers hold fp32 (require_fp32 guards every op that takes them).
+namespace {
+
+// The cpu backend's buffers hold fp32 (cpu_require_fp32 guards every op that takes them).
 const float* f32(const void* p) {
   return static_cast<const float*>(p);
 }
@@ -148,17 +148,17 @@ void CpuDevice::free_raw(void* p) noexcept {
 }
 
 void CpuDevice::upload(void* dst, const float* src, std::size_t count, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   std::memcpy(dst, src, count * sizeof(float));
 }
 
 void CpuDevice::download(float* dst, const void* src, std::size_t count, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   std::memcpy(dst, src, count * sizeof(float));
 }
 
 void CpuDevice::fill(void* dst, DType t, const FillSpec& f) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   float* d = f32(dst) + f.dst_offset;
   auto row = &fill_row_generic;
 #if defined(TPB_HAVE_V4)
@@ -171,13 +171,13 @@ void CpuDevice::fill(void* dst, DType t, const FillSpec& f) {
 
 void CpuDevice::gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
                      DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   cpu_gemm(f32(x), f32(w), f32(y), m, n, k, gemm_scratch_);
 }
 
 void CpuDevice::rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,
                         float eps, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   const float* xs = f32(x);
   const float* g = f32(gamma);
   float* ys = f32(y);
@@ -193,7 +193,7 @@ void CpuDevice::rmsnorm(const void* x, const void* gamma, void* y, int64_t rows,
 
 void CpuDevice::rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t pos0,
                      const AttnShape& s, float theta, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   const int64_t d = s.head_dim, half = d / 2;
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * d;
   float* base = f32(qkv);
@@ -217,7 +217,7 @@ void CpuDevice::rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t 
 
 void CpuDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t tokens_per_seq,
                          int64_t pos0, const AttnShape& s, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   const int64_t d = s.head_dim, kvw = s.kv_heads * d;
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * d;
   const float* src = f32(qkv);
@@ -234,23 +234,23 @@ void CpuDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t 
 
 void CpuDevice::attention_decode(const void* qkv, const void* k_cache, const void* v_cache,
                                  void* out, int64_t ctx_len, const AttnShape& s, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   cpu_attention_decode(f32(qkv), f32(k_cache), f32(v_cache), f32(out), ctx_len, s, scratch_);
 }
 
 void CpuDevice::attention_prefill(const void* qkv, const void* k_cache, const void* v_cache,
                                   void* out, int64_t seq, const AttnShape& s, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   cpu_attention_prefill(f32(qkv), f32(k_cache), f32(v_cache), f32(out), seq, s, scratch_);
 }
 
 void CpuDevice::swiglu(const void* gate_up, void* out, int64_t rows, int64_t inter, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   cpu_swiglu(f32(gate_up), f32(out), rows, inter);
 }
 
 void CpuDevice::add(void* x, const void* y, std::size_t count, DType t) {
-  require_fp32(t);
+  cpu_require_fp32(t);
   float* a = f32(x);
   const float* b = f32(y);
   for (std::size_t i = 0; i < count; ++i) a[i] += b[i];

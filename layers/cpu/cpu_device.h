@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "layers/base/host_clock.h"
+#include "base/host_clock.h"
 #include "layers/device.h"
 #include "layers/device_options.h"
 
@@ -67,6 +67,10 @@ class CpuDevice final : public Device {
   std::vector<float> gemm_scratch_;  // decode GEMMs' repacked x (skinny_gemm); likewise
   double allocated_ = 0;
 };
+
+// BadInput naming --dtype unless `t` is fp32, the only dtype the cpu backend's buffers hold:
+// every op that takes a dtype checks it first (cpu_device.cc, cpu_varlen.cc).
+void cpu_require_fp32(DType t);
 
 // y[m, n] = x[m, k] * w[n, k]^T, fp32 (cpu_gemm.cc); `scratch` as skinny_gemm's.
 void cpu_gemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,

@@ -1,27 +1,15 @@
 // The CPU backend's mixed-step ops (fp32): rope and KV writes at each sequence's own
 // positions through its block table, paged attention (cpu_attention_varlen.cc), and the
-// local argmax of greedy sampling. Apart from cpu_device.cc, which another change owns.
+// local argmax of greedy sampling.
 #include <cstring>
-#include <string>
 
-#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 
 namespace tpb {
 
-namespace {
-
-void require_fp32_mixed(DType t) {
-  if (t != DType::fp32)
-    throw BadInput(std::string("--dtype: the cpu backend supports fp32 only (got ") +
-                   dtype_name(t) + ")");
-}
-
-}  // namespace
-
 void CpuDevice::rope_varlen(void* qkv, const StepBatch& b, const AttnShape& s, float theta,
                             DType t) {
-  require_fp32_mixed(t);
+  cpu_require_fp32(t);
   // A sequence's chunk is rope's fixed case: tokens_per_seq = new_tokens, pos0 = cached.
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
   float* base = static_cast<float*>(qkv);
@@ -33,7 +21,7 @@ void CpuDevice::rope_varlen(void* qkv, const StepBatch& b, const AttnShape& s, f
 
 void CpuDevice::kv_write_varlen(const void* qkv, void* k_cache, void* v_cache, const StepBatch& b,
                                 const KvLayout& kv, const AttnShape& s, DType t) {
-  require_fp32_mixed(t);
+  cpu_require_fp32(t);
   const int64_t d = s.head_dim, kvw = s.kv_heads * d;
   const int64_t row = (s.q_heads + 2 * s.kv_heads) * d;
   const float* src = static_cast<const float*>(qkv);
@@ -52,7 +40,7 @@ void CpuDevice::kv_write_varlen(const void* qkv, void* k_cache, void* v_cache, c
 void CpuDevice::attention_varlen(const void* qkv, const void* k_cache, const void* v_cache,
                                  void* out, const StepBatch& b, const KvLayout& kv,
                                  const AttnShape& s, DType t) {
-  require_fp32_mixed(t);
+  cpu_require_fp32(t);
   cpu_attention_varlen(static_cast<const float*>(qkv), static_cast<const float*>(k_cache),
                        static_cast<const float*>(v_cache), static_cast<float*>(out), b, kv, s,
                        scratch_);
@@ -60,7 +48,7 @@ void CpuDevice::attention_varlen(const void* qkv, const void* k_cache, const voi
 
 void CpuDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,
                            int32_t* col_host, DType t) {
-  require_fp32_mixed(t);
+  cpu_require_fp32(t);
   const float* x = static_cast<const float*>(logits);
   for (int64_t r = 0; r < rows; ++r, x += cols) {
     int64_t best = 0;

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <thread>
 
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/cuda_device.h"
 #include "layers/cuda/kernels/kernels.h"
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernels.h"
 
 namespace tpb {

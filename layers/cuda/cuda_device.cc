@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/cuda_device_impl.h"
 #include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/nvtx_ranges.h"

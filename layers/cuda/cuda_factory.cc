@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cuda/cuda_device.h"
 
 namespace tpb {

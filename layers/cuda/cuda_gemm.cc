@@ -7,7 +7,7 @@
 #include <array>
 #include <sstream>
 
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace tpb {
 namespace {

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 
 namespace tpb {
 

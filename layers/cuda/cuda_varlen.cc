@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/cuda_device_impl.h"
 #include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/plan/varlen_plan.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "layers/base/dtype.h"
-#include "layers/base/errors.h"
+#include "base/dtype.h"
+#include "base/errors.h"
 
 namespace tpb::ref {
 

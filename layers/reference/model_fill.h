@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 
 namespace tpb::ref {
 

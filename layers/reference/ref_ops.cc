@@ -125,43 +125,41 @@ void attend(const T* q, const std::vector<T>& kc, const std::vector<T>& vc, int6
   }
 }
 
+// Attention of `per_seq` query rows per sequence, one work item per (row, query head); GQA:
+// query head h reads KV head h / group. Row i of a sequence sees cache positions [0, seen(i)):
+// decode's one row all ctx_len of them, prefill's token i those up to itself.
+template <class T, class Seen>
+void attention_rows(const std::vector<T>& qkv, const std::vector<T>& k_cache,
+                    const std::vector<T>& v_cache, std::vector<T>& out, int64_t per_seq,
+                    const AttnShape& s, int threads, Seen seen) {
+  const int64_t d = s.head_dim, stride = (s.q_heads + 2 * s.kv_heads) * d;
+  const int64_t group = s.q_heads / s.kv_heads;
+  out.assign(static_cast<std::size_t>(s.batch * per_seq * s.q_heads * d), T{0});
+  parallel_rows(s.batch * per_seq * s.q_heads, threads, [&](int64_t i0, int64_t i1) {
+    std::vector<double> p;
+    for (int64_t it = i0; it < i1; ++it) {
+      const int64_t row = it / s.q_heads, h = it % s.q_heads;
+      const int64_t b = row / per_seq, i = row % per_seq;
+      attend(&qkv[row * stride + h * d], k_cache, v_cache, b, h / group, seen(i), s,
+             &out[(row * s.q_heads + h) * d], p);
+    }
+  });
+}
+
 }  // namespace
 
 template <class T>
 void attention_decode(const std::vector<T>& qkv, const std::vector<T>& k_cache,
                       const std::vector<T>& v_cache, std::vector<T>& out, int64_t ctx_len,
                       const AttnShape& s, int threads) {
-  const int64_t d = s.head_dim, stride = (s.q_heads + 2 * s.kv_heads) * d;
-  const int64_t group = s.q_heads / s.kv_heads;
-  out.assign(static_cast<std::size_t>(s.batch * s.q_heads * d), T{0});
-  // One item per (sequence, query head); GQA: query head h reads KV head h / group.
-  parallel_rows(s.batch * s.q_heads, threads, [&](int64_t i0, int64_t i1) {
-    std::vector<double> p;
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t b = i / s.q_heads, h = i % s.q_heads;
-      attend(&qkv[b * stride + h * d], k_cache, v_cache, b, h / group, ctx_len, s,
-             &out[(b * s.q_heads + h) * d], p);
-    }
-  });
+  attention_rows(qkv, k_cache, v_cache, out, 1, s, threads, [=](int64_t) { return ctx_len; });
 }
 
 template <class T>
 void attention_prefill(const std::vector<T>& qkv, const std::vector<T>& k_cache,
                        const std::vector<T>& v_cache, std::vector<T>& out, int64_t seq,
                        const AttnShape& s, int threads) {
-  const int64_t d = s.head_dim, stride = (s.q_heads + 2 * s.kv_heads) * d;
-  const int64_t group = s.q_heads / s.kv_heads;
-  out.assign(static_cast<std::size_t>(s.batch * seq * s.q_heads * d), T{0});
-  // One item per (token, query head); token i of a sequence sees positions [0, i].
-  parallel_rows(s.batch * seq * s.q_heads, threads, [&](int64_t i0, int64_t i1) {
-    std::vector<double> p;
-    for (int64_t it = i0; it < i1; ++it) {
-      const int64_t row = it / s.q_heads, h = it % s.q_heads;
-      const int64_t b = row / seq, i = row % seq;
-      attend(&qkv[row * stride + h * d], k_cache, v_cache, b, h / group, i + 1, s,
-             &out[(row * s.q_heads + h) * d], p);
-    }
-  });
+  attention_rows(qkv, k_cache, v_cache, out, seq, s, threads, [](int64_t i) { return i + 1; });
 }
 
 template <class T>

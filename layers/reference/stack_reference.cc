@@ -1,5 +1,5 @@
 // The fp64 host step of the layer stack, written from the semantics of the ops (layers/device.h)
-// and of the TP layer (layers/tp_model.cc): x -> rmsnorm -> QKV -> rope -> KV write ->
+// and of the TP layer (tp_model/tp_model.cc): x -> rmsnorm -> QKV -> rope -> KV write ->
 // attention -> O -> +res -> rmsnorm -> gate/up -> swiglu -> down -> +res, per layer; unsharded,
 // so no all-reduce. One projection's weights exist at a time, in a buffer every layer reuses.
 #include "layers/reference/stack_reference.h"
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/reference/dtype_round.h"
 #include "layers/reference/model_fill.h"
 #include "layers/reference/parallel_rows.h"

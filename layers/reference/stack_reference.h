@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "layers/tp_model.h"
+#include "layers/tp_model_config.h"
 
 namespace tpb::ref {
 

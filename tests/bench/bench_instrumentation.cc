@@ -18,7 +18,7 @@
 #include "layers/cpu/cpu_device.h"
 #include "layers/model_shape.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 namespace {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "harness/config/cli.h"
 #include "harness/config/run_spec.h"
-#include "layers/base/errors.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/errors.h"
 #include "harness/config/inject_spec.h"
-#include "layers/base/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -2,9 +2,9 @@
 // rules, pinned to hand-written expectations (harness/config/axis.h, harness/config/sweep_plan.h).
 #include <gtest/gtest.h>
 
+#include "base/errors.h"
 #include "harness/config/axis.h"
 #include "harness/config/sweep_plan.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -2,9 +2,9 @@
 // (nccl-tests doc/PERFORMANCE.md; derivations in collectives/bus_bandwidth.h).
 #include <gtest/gtest.h>
 
+#include "base/errors.h"
 #include "collectives/bus_bandwidth.h"
 #include "harness/measure/collectives_measure.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

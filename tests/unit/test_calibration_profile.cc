@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "base/errors.h"
 #include "harness/measure/calibration_profile.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "base/did_you_mean.h"
+#include "base/errors.h"
 #include "harness/config/cli.h"
 #include "harness/config/config_fields.h"
-#include "layers/base/did_you_mean.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

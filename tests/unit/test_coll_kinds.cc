@@ -4,10 +4,10 @@
 
 #include <vector>
 
+#include "base/errors.h"
 #include "collectives/bus_bandwidth.h"
 #include "collectives/kinds/coll_kind.h"
 #include "collectives/kinds/verify_fill.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -7,9 +7,9 @@
 #include <sstream>
 #include <string>
 
+#include "base/errors.h"
 #include "harness/record/coll_point_builder.h"
 #include "harness/record/json/results_json.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

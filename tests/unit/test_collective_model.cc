@@ -4,10 +4,10 @@
 
 #include <filesystem>
 
+#include "base/config_loader.h"
+#include "base/errors.h"
 #include "collectives/model/collective_model.h"
 #include "collectives/model/fabric.h"
-#include "layers/base/config_loader.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "layers/base/config_loader.h"
-#include "layers/base/errors.h"
+#include "base/config_loader.h"
+#include "base/errors.h"
 #include "tests/support/bad_input.h"
 
 namespace tpb {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cost_model.h"
 
 namespace tpb {

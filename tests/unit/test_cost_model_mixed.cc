@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cost_model.h"
 
 namespace tpb {

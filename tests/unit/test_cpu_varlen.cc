@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cpu/cpu_device.h"
 
 namespace tpb {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cuda/activity/cupti_activity.h"
 #include "layers/cuda/cuda_clock.h"
 #include "layers/cuda/cuda_factory.h"

@@ -6,13 +6,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/errors.h"
 #include "harness/backends/registry.h"
 #include "harness/backends/telemetry.h"
 #include "harness/config/run_spec.h"
 #include "harness/drive/graph_steps.h"
 #include "harness/drive/injector.h"
 #include "harness/drive/mem_contender.h"
-#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
 
 namespace tpb {

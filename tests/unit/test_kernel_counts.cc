@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cuda/plan/launch_plan_query.h"
 #include "layers/hardware.h"
 #include "layers/profile/achievable.h"
@@ -28,7 +28,7 @@ double at(const std::array<double, static_cast<std::size_t>(Op::count)>& n, Op o
   return n[static_cast<std::size_t>(op)];
 }
 
-// TpModel's fused step on CudaDevice (layers/tp_model.cc): per layer add_rmsnorm, the QKV GEMM,
+// TpModel's fused step on CudaDevice (tp_model/tp_model.cc): per layer add_rmsnorm, the QKV GEMM,
 // rope_kv_write, split-K attention and its combine (B=1: 33 splits of 32 positions), the O GEMM,
 // add_rmsnorm, gate_up, swiglu, down = 10; then the last layer's residual add: 3 x 10 + 1.
 TEST(KernelCounts, FusedDecodeStepAsCudaDeviceLaunchesIt) {

@@ -10,7 +10,7 @@
 
 #include "collectives/self_collective.h"
 #include "layers/cuda/plan/launch_plan_query.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 namespace {

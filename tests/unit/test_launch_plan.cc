@@ -7,7 +7,7 @@
 #include <string>
 #include <tuple>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cost_model.h"
 #include "layers/cuda/plan/launch_plan.h"
 #include "layers/cuda/plan/launch_plan_query.h"

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <vector>
 
+#include "base/errors.h"
 #include "collectives/model/collective_model.h"
 #include "collectives/model/fabric.h"
-#include "layers/base/errors.h"
 #include "layers/hardware.h"
 
 namespace tpb {

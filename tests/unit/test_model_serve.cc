@@ -8,13 +8,13 @@
 #include <cmath>
 #include <set>
 
+#include "base/errors.h"
 #include "collectives/model/fabric.h"
 #include "harness/analysis/step_breakdown.h"
 #include "harness/config/serve_spec.h"
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_group.h"
 #include "harness/drive/model/virtual_serve.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

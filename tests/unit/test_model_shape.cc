@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
-#include "layers/base/dtype.h"
-#include "layers/base/errors.h"
+#include "base/dtype.h"
+#include "base/errors.h"
 #include "layers/hardware.h"
 #include "layers/model_shape.h"
 #include "tests/support/bad_input.h"

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <fstream>
 
+#include "base/errors.h"
 #include "collectives/topology_presets.h"
 #include "harness/record/point_builder.h"
 #include "harness/report/diagnose.h"
 #include "harness/report/diagnose_link.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "base/errors.h"
 #include "harness/record/json/results_json.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

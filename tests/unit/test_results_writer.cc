@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 
 namespace tpb {
 namespace {

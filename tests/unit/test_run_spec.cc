@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "base/errors.h"
 #include "harness/config/inject_spec.h"
 #include "harness/config/run_spec.h"
-#include "layers/base/errors.h"
 #include "layers/device.h"
 #include "layers/hardware.h"
 

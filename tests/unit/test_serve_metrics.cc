@@ -3,8 +3,8 @@
 
 #include <cmath>
 
+#include "base/errors.h"
 #include "harness/serve/serve_metrics.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

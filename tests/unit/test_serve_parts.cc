@@ -4,11 +4,11 @@
 
 #include <cmath>
 
+#include "base/errors.h"
 #include "harness/analysis/itl_attribution.h"
 #include "harness/analysis/step_breakdown.h"
 #include "harness/config/serve_spec.h"
 #include "harness/record/json/results_json.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

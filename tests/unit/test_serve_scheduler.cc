@@ -4,10 +4,10 @@
 
 #include <set>
 
+#include "base/errors.h"
 #include "harness/serve/block_pool.h"
 #include "harness/serve/scheduler.h"
 #include "harness/serve/simulate.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/errors.h"
 #include "harness/serve/length_dist.h"
 #include "harness/serve/workload.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 namespace {

@@ -14,7 +14,7 @@
 #include "layers/reference/ref_check.h"
 #include "layers/reference/stack_reference.h"
 #include "layers/reference/tolerance.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 namespace {

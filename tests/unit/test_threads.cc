@@ -14,10 +14,10 @@
 #include <string>
 #include <thread>
 
+#include "base/host_clock.h"
 #include "collectives/hang_watchdog.h"
 #include "collectives/signal_ticker.h"
 #include "harness/drive/mem_contender.h"
-#include "layers/base/host_clock.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/timeline.h"
 

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "collectives/self_collective.h"
-#include "layers/base/errors.h"
 #include "layers/cpu/cpu_device.h"
-#include "layers/mixed_check.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
 #include "tests/support/thread_collective.h"
+#include "tp_model/mixed_check.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 namespace {

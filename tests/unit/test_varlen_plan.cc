@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/cost_model.h"
 #include "layers/cuda/plan/varlen_plan.h"
 #include "layers/model_shape.h"

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <limits>
 
+#include "base/errors.h"
 #include "collectives/model/collective_model.h"
 #include "harness/config/inject_spec.h"
 #include "harness/drive/model/virtual_group.h"
 #include "harness/drive/model/virtual_ranks.h"
 #include "harness/drive/point_analysis.h"
 #include "harness/mpi/clock_sync.h"
-#include "layers/base/errors.h"
 #include "layers/cost_model.h"
 
 namespace tpb {

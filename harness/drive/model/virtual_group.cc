@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
+#include "base/errors.h"
 #include "harness/serve/serve_random.h"
-#include "layers/base/errors.h"
 #include "layers/cuda/plan/launch_plan_query.h"
 
 namespace tpb {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "base/errors.h"
 #include "harness/drive/model/virtual_group.h"
-#include "layers/base/errors.h"
 #include "layers/cost_model.h"
 
 namespace tpb {

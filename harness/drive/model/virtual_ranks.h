@@ -1,5 +1,5 @@
 // The timelines of virtual ranks (--backend model): every rank runs the TP layer step's ops in
-// the order the real step runs them (layers/tp_model.cc), each compute op taking its roofline
+// the order the real step runs them (tp_model/tp_model.cc), each compute op taking its roofline
 // time from the cost model and the point's peaks, each all-reduce starting when the group's
 // last member arrives and taking NCCL's modelled time on the fabric. --inject changes a rank's
 // segments as the real injector does (harness/drive/injector.cc). Deterministic: the same

@@ -10,6 +10,7 @@
 #include <map>
 #include <numeric>
 
+#include "base/errors.h"
 #include "harness/analysis/step_breakdown.h"
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_group.h"
@@ -17,7 +18,6 @@
 #include "harness/drive/serve/serve_memory.h"
 #include "harness/record/point_builder.h"
 #include "harness/serve/workload.h"
-#include "layers/base/errors.h"
 #include "layers/fill_hash.h"
 
 namespace tpb {

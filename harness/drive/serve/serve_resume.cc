@@ -6,9 +6,9 @@
 #include <limits>
 #include <sstream>
 
+#include "base/errors.h"
+#include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
-#include "harness/record/results_writer.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

@@ -9,7 +9,8 @@
 #include <cmath>
 #include <memory>
 
-#include "collectives/mpi/mpi_check.h"
+#include "base/host_clock.h"
+#include "base/mpi_check.h"
 #include "collectives/progress_board.h"
 #include "harness/backends/collective_factory.h"
 #include "harness/drive/injector.h"
@@ -18,10 +19,9 @@
 #include "harness/drive/serve/serve_memory.h"
 #include "harness/mpi/clock_sync.h"
 #include "harness/serve/workload.h"
-#include "layers/base/host_clock.h"
-#include "layers/mixed_check.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
+#include "tp_model/mixed_check.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

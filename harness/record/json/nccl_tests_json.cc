@@ -7,8 +7,8 @@
 #include <ctime>
 #include <fstream>
 
+#include "base/errors.h"
 #include "harness/record/coll_point_builder.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

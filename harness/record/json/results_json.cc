@@ -6,12 +6,12 @@
 #include <array>
 #include <cmath>
 
+#include "base/enum_names.h"
+#include "base/errors.h"
 #include "harness/record/curve_record.h"
 #include "harness/record/json/json_number.h"
 #include "harness/record/json/results_json_visit.h"
 #include "harness/record/serve_log_record.h"
-#include "layers/base/enum_names.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 
@@ -496,11 +496,7 @@ PointRecord point_from_json(const oj& j) {
   return read_record<PointRecord>(j, "point");
 }
 std::optional<PointRecord> try_point_from_json(const oj& j) {
-  try {
-    return point_from_json(j);
-  } catch (const BadInput&) {
-    return std::nullopt;
-  }
+  return try_read_record<PointRecord>(j, "point");
 }
 
 RankRecord rank_from_json(const oj& j) {

@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.h"
+#include "base/errors.h"
 #include "harness/record/json/json_number.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/json/results_json_visit.h"
-#include "layers/base/enum_names.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 
@@ -269,11 +269,7 @@ CollPointRecord coll_point_from_json(const oj& j) {
   return read_record<CollPointRecord>(j, "collectives point");
 }
 std::optional<CollPointRecord> try_coll_point_from_json(const oj& j) {
-  try {
-    return coll_point_from_json(j);
-  } catch (const BadInput&) {
-    return std::nullopt;
-  }
+  return try_read_record<CollPointRecord>(j, "collectives point");
 }
 CollSummaryRecord coll_summary_from_json(const oj& j) {
   return read_record<CollSummaryRecord>(j, "collectives summary");

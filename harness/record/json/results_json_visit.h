@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/errors.h"
 #include "harness/record/point_record.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 
@@ -116,6 +116,16 @@ T read_record(const oj& j, const char* what) {
     throw BadInput(std::string("not a ") + what + " record: " + e.what());
   }
   return r;
+}
+
+// For documents that may hold other kinds of records: nothing where `j` is not a T.
+template <class T>
+std::optional<T> try_read_record(const oj& j, const char* what) {
+  try {
+    return read_record<T>(j, what);
+  } catch (const BadInput&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/errors.h"
 #include "harness/serve/simulate.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

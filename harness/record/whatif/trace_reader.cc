@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/ops.h"
 
 namespace tpb {

@@ -13,11 +13,11 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/errors.h"
 #include "collectives/model/collective_model.h"
 #include "harness/analysis/replay.h"
 #include "harness/analysis/stats.h"
 #include "harness/record/whatif/trace_reader.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

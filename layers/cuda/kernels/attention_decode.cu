@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

@@ -12,7 +12,7 @@
 // sequence. CUDA cores, fp32 math: a tensor-core version belongs with the prefill kernel's.
 #include <cmath>
 
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

@@ -1,6 +1,6 @@
 // Deterministic fill: the same counter-based values as the CPU backend (fill_value() in
 // layers/fill_hash.h is computed in fp32 on both sides), rounded once to the storage dtype.
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <type_traits>
 
-#include "layers/base/dtype.h"
-#include "layers/base/errors.h"
+#include "base/dtype.h"
+#include "base/errors.h"
 #include "layers/cuda/plan/launch_plan.h"
 
 namespace tpb::cuda_kernels {

@@ -1,6 +1,6 @@
 // Copies the k and v parts of qkv rows into the KV caches [batch, max_ctx, kv_heads, head_dim].
 // Token t belongs to sequence t / tokens_per_seq at position pos0 + t % tokens_per_seq.
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

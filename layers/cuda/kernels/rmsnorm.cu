@@ -2,7 +2,7 @@
 // residual add + RMSNorm (x += y, then xn = rmsnorm(x)). A warp or a block per row, as
 // plan_rmsnorm picks; 16-byte chunks, the first kRmsnormChunks of each thread kept in registers
 // so a row is read from memory once.
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

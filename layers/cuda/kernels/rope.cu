@@ -1,6 +1,6 @@
 // Rotary embedding (Llama rotate-half) in place on the q and k parts of qkv rows. Pair
 // (i, i + d/2) of a head at position p rotates by p * theta^(-2i/d).
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

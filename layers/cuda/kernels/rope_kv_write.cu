@@ -1,7 +1,7 @@
 // Rope and KV write in one pass over the qkv rows: q and k rotated in place (as rope.cu), the
 // rotated k and the v written into the caches [batch, max_ctx, kv_heads, head_dim] (as
 // kv_write.cu), so each k and v element is read from memory once.
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

@@ -1,6 +1,6 @@
 // Greedy sampling's local half: per row of logits, the largest value and its column. Ties keep
 // the lowest column, as the CPU backend's scan does, so every rank and backend picks alike.
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

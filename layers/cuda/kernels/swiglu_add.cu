@@ -1,6 +1,6 @@
 // The MLP's elementwise kernels: SwiGLU (out = silu(gate) * up) and the residual add, in
 // 16-byte chunks (kernel_common.cuh).
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

@@ -1,7 +1,7 @@
 // Timestamp, spin and copy kernels. %globaltimer is the GPU's nanosecond wall clock, so a stamp
 // kernel on the stream records when the stream reached that point, not when the host enqueued
 // it; the spin kernel holds the stream (and one block per SM) for a wall-clock interval.
-#include "layers/cuda/cuda_check.h"
+#include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
 

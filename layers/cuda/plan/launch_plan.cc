@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 namespace {

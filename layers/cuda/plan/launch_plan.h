@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 #include "layers/ops.h"
 
 namespace tpb {
@@ -137,7 +137,7 @@ struct LayerDims {
   DType dtype = DType::bf16;
   int sm_count = kDefaultSmCount;
   // The kernels CudaDevice really launches where TpModel fuses (caps().fused_elementwise and no
-  // per-op stamps, layers/tp_model.cc): add_rmsnorm for residual + norm, rope_kv_write for rope
+  // per-op stamps, tp_model/tp_model.cc): add_rmsnorm for residual + norm, rope_kv_write for rope
   // + cache, and the MLP residual inside the next layer's norm (step_launch_plan adds the last
   // layer's). false: one kernel per op, the plan the cost-model test sums.
   bool fused = false;

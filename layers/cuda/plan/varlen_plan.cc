@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 namespace {

@@ -3,14 +3,14 @@
 // 1e-4 of the output's magnitude leaves margin and still catches a wrong shard or a wrong
 // block read (errors of order 1). Sampled ids are compared exactly: a near-tie between two
 // logits could flip one, which the random weights make unlikely at these sizes.
-#include "layers/mixed_check.h"
+#include "tp_model/mixed_check.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "base/errors.h"
 #include "collectives/self_collective.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

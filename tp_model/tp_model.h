@@ -10,31 +10,12 @@
 #include "layers/device.h"
 #include "layers/model_shape.h"
 #include "layers/step_batch.h"
+#include "layers/tp_model_config.h"
 
 namespace tpb {
 
 class Timeline;
 class AttnSide;  // tp_model.cc: the ops where a fixed step and a mixed step differ
-
-struct TpModelConfig {
-  ModelShape shape;
-  int64_t layers = 1;
-  int tp = 1;
-  int tp_rank = 0;
-  DType dtype = DType::fp32;
-  Phase phase = Phase::decode;
-  int64_t batch = 1;
-  int64_t context = 0;  // decode: cached positions; the new token goes to position `context`
-  int64_t prompt = 1;   // prefill: tokens per sequence
-  uint64_t seed = 1234;
-  // Serving mode (tpbench serve) when serve.max_tokens > 0: steps go through step_mixed over
-  // a paged KV cache, and phase, batch, context and prompt are unused. Last, so the
-  // positional initialisers of the fixed mode stay valid.
-  ServeShape serve;
-  // Fixed mode: end every step with the final RMSNorm, the vocab-parallel LM head and greedy
-  // sampling on the last row of each sequence (run --lm-head). Serving mode reads serve.lm_head.
-  bool lm_head = false;
-};
 
 // Hooks the step driver calls between ops; used by --inject (slowdown, jitter). Compute the
 // extra work inside `after_block` so it is stamped as Op::injected compute.

@@ -1,7 +1,7 @@
 // Parses a dtype name from the CLI or a config; the message names the field so the user can fix it.
-#include "layers/base/dtype.h"
+#include "base/dtype.h"
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/timeline.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

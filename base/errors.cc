@@ -1,5 +1,5 @@
 // Out-of-line formatting of error lines and check failures (keeps <sstream> out of every header).
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 #include <sstream>
 

@@ -9,7 +9,7 @@
 #include "collectives/collective.h"
 #include "layers/device.h"
 #include "layers/step_batch.h"
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 namespace tpb {
 

@@ -50,8 +50,9 @@ std::string rank_error_line(int rank, const std::string& what);
 
 }  // namespace tpb
 
-// One generic check; thin per-library wrappers live next to each library (TPB_MPI_CHECK in
-// collectives/mpi/mpi_check.h, TPB_CUDA_CHECK etc. in layers/cuda/cuda_check.h).
+// One generic check; thin per-library wrappers: TPB_MPI_CHECK in base/mpi_check.h (every floor
+// from collectives/ up calls MPI), TPB_CUDA_CHECK etc. next to the CUDA code in
+// base/cuda_check.h.
 #define TPB_CHECK_GEN(lib, expr, is_ok, detail_fn)                                              \
   do {                                                                                          \
     auto tpb_check_status_ = (expr);                                                            \

@@ -1,4 +1,4 @@
-#include "layers/base/read_text.h"
+#include "base/read_text.h"
 
 #include <cerrno>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb {
 

@@ -1,5 +1,5 @@
 // File handling for results. POSIX calls, because fsync is the point.
-#include "harness/record/results_writer.h"
+#include "harness/record/json/results_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/errors.h"
 #include "harness/record/json/results_json.h"
-#include "layers/base/errors.h"
 
 namespace tpb {
 

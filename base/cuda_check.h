@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 
 namespace tpb::cuda_detail {
 

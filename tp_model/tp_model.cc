@@ -3,12 +3,12 @@
 // -> all_reduce -> +res. Shards are cut from full tensors defined by fill_hash, so any tp
 // produces the same mathematical layer. A fixed step (one phase, equal sequences) and a
 // mixed step (tpbench serve) share the layer body; they differ in the attention side only.
-#include "layers/tp_model.h"
+#include "tp_model/tp_model.h"
 
 #include <cmath>
 #include <string>
 
-#include "layers/base/errors.h"
+#include "base/errors.h"
 #include "layers/timeline.h"
 
 namespace tpb {

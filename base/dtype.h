@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "layers/base/enum_names.h"
+#include "base/enum_names.h"
 
 namespace tpb {
 

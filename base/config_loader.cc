@@ -1,11 +1,11 @@
 // Config files by name or path, with the "known: ..." hint built from the folder's contents.
-#include "layers/base/config_loader.h"
+#include "base/config_loader.h"
 
 #include <algorithm>
 #include <filesystem>
 
-#include "layers/base/errors.h"
-#include "layers/base/read_text.h"
+#include "base/errors.h"
+#include "base/read_text.h"
 
 namespace tpb {
 namespace {
