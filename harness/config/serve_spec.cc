@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "harness/config/axis.h"
+#include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
 #include "layers/base/errors.h"
 
@@ -231,7 +232,7 @@ ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
   if (!run.contains("warmup")) run["warmup"] = 2;
   ServeSpec s;
   s.run = resolve_run_spec(run, world, default_config_dir);
-  const int ranks = s.run.backend == "model" ? s.run.world : world;
+  const int ranks = backend_traits(s.run.backend).virtual_ranks ? s.run.world : world;
   if (s.run.tp != ranks)
     throw BadInput("--tp: serve runs one TP group, so tp must equal the ranks (" +
                    std::to_string(ranks) + "; got " + std::to_string(s.run.tp) + ")");
