@@ -10,6 +10,7 @@
 #include "harness/config/config_fields.h"
 #include "layers/base/errors.h"
 #include "layers/device.h"
+#include "layers/tp_model.h"
 
 namespace tpb {
 
@@ -25,6 +26,22 @@ CostQuery RunSpec::cost_query() const {
   q.layers = planned_layers();
   q.lm_head = lm_head;
   return q;
+}
+
+TpModelConfig RunSpec::model_config(int64_t layers_built, int tp_rank) const {
+  TpModelConfig c;
+  c.shape = shape;
+  c.layers = layers_built;
+  c.tp = tp;
+  c.tp_rank = tp_rank;
+  c.dtype = dtype;
+  c.phase = phase;
+  c.batch = batch;
+  c.context = context;
+  c.prompt = prompt;
+  c.seed = seed;
+  c.lm_head = lm_head;
+  return c;
 }
 
 namespace {

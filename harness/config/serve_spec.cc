@@ -14,8 +14,19 @@
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
 #include "layers/base/errors.h"
+#include "layers/tp_model.h"
 
 namespace tpb {
+
+TpModelConfig ServeSpec::model_config(int64_t layers, int tp_rank) const {
+  TpModelConfig c = run.model_config(layers, tp_rank);
+  c.phase = Phase::decode;
+  c.batch = 1;
+  c.context = 0;
+  c.prompt = 1;
+  c.lm_head = false;
+  return c;
+}
 
 namespace {
 
