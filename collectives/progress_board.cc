@@ -3,10 +3,12 @@
 #include "collectives/progress_board.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <exception>
 #include <iomanip>
 #include <sstream>
+#include <thread>
 
 #include "base/mpi_check.h"
 #include "collectives/progress_text.h"
@@ -166,6 +168,16 @@ std::string ProgressBoard::describe(const std::vector<int>& group) const {
   if (n_silent) os << (n_missing ? "; " : "") << silent.str();
   if (unseen.tellp() > 0) os << "; not visible from this host: ranks " << unseen.str();
   return os.str();
+}
+
+std::string ProgressBoard::hang_report(const std::string& timeout_message,
+                                       const std::vector<int>& group) {
+  mark_timed_out();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let peers mark themselves
+  const int reporter = mark_timed_out();
+  const std::string msg = timeout_message + "; " + describe(group);
+  if (reporter != world_rank_) std::this_thread::sleep_for(std::chrono::seconds(3));
+  return msg;
 }
 
 }  // namespace tpb

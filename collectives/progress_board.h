@@ -37,6 +37,14 @@ class ProgressBoard final : public ProgressSink {
   // One line about `group` (world ranks) from the viewpoint of the calling rank.
   std::string describe(const std::vector<int>& group) const;
 
+  // A timed-out collective: names who never arrived. Every surviving rank times out at about
+  // the same moment; the lowest of them reports at once, and the job ends with it. The others
+  // give the reporter a head start, then report too in case it died. Reads only the board
+  // (shared memory), so it also serves the watchdog of a blocked MPI call, on the watchdog's
+  // thread. The board is per host: ranks on other hosts are named as not visible from this
+  // one, and each host's lowest timed-out rank reports.
+  std::string hang_report(const std::string& timeout_message, const std::vector<int>& group);
+
  private:
   struct Slot;
   Slot* slot_of(int world_rank) const;

@@ -11,12 +11,12 @@ namespace {
 
 const std::vector<BackendTraits>& table() {
   static const std::vector<BackendTraits> t = {
-      // name, collective, hardware, dtype, device memory, nccl, sm clock, graphs
-      {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false},
-      {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true},
+      // name, collective, hardware, dtype, device memory, nccl, sm clock, graphs, virtual
+      {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false, false},
+      {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true, false},
       // Virtual ranks in one process; NCCL's tuning model on a topology preset's fabric.
       // --cuda-graph prices each kernel at the profile's graph_s (layers/profile/achievable.h).
-      {"model", "model", "h100-sxm", DType::bf16, true, false, false, true},
+      {"model", "model", "h100-sxm", DType::bf16, true, false, false, true, true},
   };
   return t;
 }
@@ -59,6 +59,12 @@ const BackendTraits& backend_traits(const std::string& name) {
   throw BadInput("--backend: unknown backend '" + name + "'");
 }
 
+bool virtual_collective(const std::string& name) {
+  for (const BackendTraits& b : table())
+    if (b.virtual_ranks && b.default_collective == name) return true;
+  return false;
+}
+
 std::string default_collective(const std::string& backend) {
   const BackendTraits* b = find(backend);
   return b ? b->default_collective : "mpi";
@@ -71,7 +77,7 @@ BackendChoice choose_backend(ConfigFields& f) {
   c.collective = f.choice("collective", bt.default_collective, {"mpi", "nccl", "model"});
   if (c.collective == "nccl" && !bt.device_collectives)
     throw BadInput("--collective: nccl needs --backend cuda (got --backend " + c.backend + ")");
-  if ((c.collective == "model") != (c.backend == "model"))
+  if (virtual_collective(c.collective) != bt.virtual_ranks)
     throw BadInput(
         "--collective: the model collective and --backend model go together (got "
         "--backend " +
@@ -83,7 +89,7 @@ ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int 
                                const std::string& topology, const std::string& config_dir,
                                int default_world) {
   ModelWorld m;
-  if (backend != "model") {
+  if (!backend_traits(backend).virtual_ranks) {
     for (const char* k : {"world", "algo", "gpus_per_node", "model_noise"})
       if (f.has(k))
         throw BadInput(field_name(k) + ": only with --backend model (MPI decides the world of " +

@@ -21,6 +21,9 @@ struct BackendTraits {
   bool device_collectives = false;  // --collective nccl
   bool clock_control = false;       // --inject sm_clock
   bool graphs = false;              // --cuda-graph
+  // Virtual ranks in this process, priced by a model: no device, no MPI world, and the
+  // backend's default collective is the only one it runs (and runs nowhere else).
+  bool virtual_ranks = false;
 };
 
 // Every backend the CLI accepts, built into this binary or not (the registry says which are).
@@ -28,6 +31,9 @@ std::vector<std::string> backend_names();
 
 // Throws BadInput("--backend: ...") for a name backend_names() does not hold.
 const BackendTraits& backend_traits(const std::string& name);
+
+// Whether --collective `name` is a virtual-ranks backend's own (the model collective).
+bool virtual_collective(const std::string& name);
 
 // The collective a run uses when --collective is not given; "mpi" for a name that is not a
 // backend (validation rejects it later, naming --backend).

@@ -44,9 +44,10 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   const BackendChoice bc = choose_backend(f);
   s.backend = bc.backend;
   s.collective = bc.collective;
+  const BackendTraits& bt = backend_traits(s.backend);
   const ModelWorld mw =
       resolve_model_world(f, s.backend, world, f.str("topology", "default"), s.config_dir, 0);
-  if (s.backend == "model") {
+  if (bt.virtual_ranks) {
     if (mw.world < 2) throw BadInput("--world: a collective needs at least 2 ranks (got 1)");
     if (mw.noise_cv > 0)
       throw BadInput("--model-noise: modelled for run and sweep only, not for collectives");
@@ -70,7 +71,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   s.timeout_s = f.duration("collective_timeout", 600.0, "s", 0.1, 86400.0);
   s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
   s.topology = f.str("topology", "default");
-  if (s.backend == "model" && s.topology == "default") s.topology = "nvlink4";
+  if (bt.virtual_ranks && s.topology == "default") s.topology = "nvlink4";
   s.out = f.str("out", "");
   s.average = static_cast<int>(f.integer("average", 1, 0, 3));
   s.output_file = f.str("output_file", "");
@@ -79,14 +80,14 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   // The direct MPI path (host buffers) runs every kind, op and placement. Elsewhere the
   // measurement goes through the Collective interface, which is the TP layer's in-place sum
   // all-reduce and nothing else.
-  const bool direct_mpi = s.collective == "mpi" && !backend_traits(s.backend).device_memory;
+  const bool direct_mpi = s.collective == "mpi" && !bt.device_memory;
   if (direct_mpi && s.dtype != DType::fp32)
     throw BadInput(std::string("--dtype: --collective mpi on host buffers is fp32 only (got ") +
                    dtype_name(s.dtype) + ")");
-  if (s.collective == "model" && s.baseline)
+  if (bt.virtual_ranks && s.baseline)
     throw BadInput("--baseline: the plain loop is MPI on host buffers only");
   // The model prices every kind and op by its bytes alone.
-  if (!direct_mpi && s.collective != "model") {
+  if (!direct_mpi && !bt.virtual_ranks) {
     if (s.kind != CollKind::all_reduce || s.op != "sum")
       throw BadInput("--kind/--op: --collective " + s.collective + " on --backend " + s.backend +
                      " measures the TP all_reduce with sum only");
@@ -103,7 +104,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   if (step == 0 && factor < 2 && lo < hi)
     throw BadInput("--stepfactor: must be >= 2 when minbytes < maxbytes (or give --stepbytes)");
   s.sizes = size_list(lo, hi, step, factor);
-  if (s.backend == "model") {
+  if (bt.virtual_ranks) {
     // What the fabric cannot run (nvls without NVLink SHARP, a group across nodes on a
     // one-node preset) is refused here, before any output, not at the first size.
     const Fabric fabric = load_fabric(s.topology, s.config_dir);
@@ -136,7 +137,8 @@ nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
                            {"sync_rounds", s.sync_rounds},
                            {"out", s.out},
                            {"config_dir", s.config_dir}};
-  if (s.backend == "model") echo_model_world(j, {s.world, s.algo, s.gpus_per_node});
+  if (backend_traits(s.backend).virtual_ranks)
+    echo_model_world(j, {s.world, s.algo, s.gpus_per_node});
   return j;
 }
 

@@ -10,6 +10,7 @@
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
 #include "layers/device.h"
+#include "layers/tp_model_config.h"
 
 namespace tpb {
 
@@ -27,12 +28,28 @@ CostQuery RunSpec::cost_query() const {
   return q;
 }
 
+TpModelConfig RunSpec::model_config(int64_t layers_built, int tp_rank) const {
+  TpModelConfig c;
+  c.shape = shape;
+  c.layers = layers_built;
+  c.tp = tp;
+  c.tp_rank = tp_rank;
+  c.dtype = dtype;
+  c.phase = phase;
+  c.batch = batch;
+  c.context = context;
+  c.prompt = prompt;
+  c.seed = seed;
+  c.lm_head = lm_head;
+  return c;
+}
+
 namespace {
 
 // Options only some backends honour, and the combinations a CUDA graph cannot replay.
 void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
   for (const InjectSpec& i : s.inject)
-    if (i.sm_clock_mhz > 0 && !bt.clock_control && s.backend != "model")
+    if (i.sm_clock_mhz > 0 && !bt.clock_control && !bt.virtual_ranks)
       throw BadInput("--inject: sm_clock needs --backend cuda (or model)");
   if (s.cuda_graph) {
     if (!bt.graphs) throw BadInput("--cuda-graph: needs --backend cuda (or model)");
@@ -94,7 +111,7 @@ void check_model_profile(const RunSpec& s, int world) {
 
 // The model and hardware profile, and the checks that need the model's shape.
 void load_shapes(RunSpec& s, int world) {
-  if (s.backend == "model" && world % s.tp != 0)
+  if (backend_traits(s.backend).virtual_ranks && world % s.tp != 0)
     throw BadInput("--world: " + std::to_string(world) + " virtual ranks are not divisible by " +
                    "--tp " + std::to_string(s.tp));
   if (world % s.tp != 0)
@@ -181,13 +198,13 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   f.reject_unknown();
 
   check_backend_options(s, bt);
-  if (s.backend == "model") check_model_options(s);
+  if (bt.virtual_ranks) check_model_options(s);
   load_shapes(s, world);
-  if (s.backend == "model" && s.hw.measure_at_startup)
+  if (bt.virtual_ranks && s.hw.measure_at_startup)
     throw BadInput("--hardware: '" + s.hw.name +
                    "' measures its peaks at start-up; the model backend needs a profile with "
                    "stated peaks (h100-sxm, h200-sxm, b200, a100-sxm-80g, or calibrate's)");
-  if (s.backend == "model") check_model_profile(s, world);
+  if (bt.virtual_ranks) check_model_profile(s, world);
   return s;
 }
 
@@ -226,7 +243,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
       {"config_dir", s.config_dir},
       {"model_shape", model_to_json(s.shape)},
       {"hardware_profile", hardware_to_json(s.hw)}};
-  if (s.backend == "model")
+  if (backend_traits(s.backend).virtual_ranks)
     echo_model_world(j,
                      {s.world, s.algo, s.gpus_per_node, s.model_noise, s.noise_seed, s.noise_cv});
   return j;

@@ -15,6 +15,8 @@
 
 namespace tpb {
 
+struct TpModelConfig;  // layers/tp_model.h
+
 struct RunSpec {
   std::string backend = "cpu";           // cpu | cuda | model (virtual ranks)
   std::string collective = "mpi";        // mpi | nccl | model
@@ -66,6 +68,9 @@ struct RunSpec {
   // The layers a point runs unless --layers auto reduces them: --layers N or the model's.
   int64_t planned_layers() const { return layers > 0 ? layers : shape.n_layers; }
   CostQuery cost_query() const;
+  // What one rank builds of the point's TP model: shard `tp_rank` of `layers` layers, at the
+  // spec's shape, dtype, phase, batch, context, prompt, seed and LM head.
+  TpModelConfig model_config(int64_t layers, int tp_rank) const;
 };
 
 struct DeviceCaps;  // layers/device.h

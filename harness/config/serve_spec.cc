@@ -12,9 +12,21 @@
 
 #include "base/errors.h"
 #include "harness/config/axis.h"
+#include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
+#include "layers/tp_model_config.h"
 
 namespace tpb {
+
+TpModelConfig ServeSpec::model_config(int64_t layers, int tp_rank) const {
+  TpModelConfig c = run.model_config(layers, tp_rank);
+  c.phase = Phase::decode;
+  c.batch = 1;
+  c.context = 0;
+  c.prompt = 1;
+  c.lm_head = false;
+  return c;
+}
 
 namespace {
 
@@ -231,7 +243,7 @@ ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
   if (!run.contains("warmup")) run["warmup"] = 2;
   ServeSpec s;
   s.run = resolve_run_spec(run, world, default_config_dir);
-  const int ranks = s.run.backend == "model" ? s.run.world : world;
+  const int ranks = backend_traits(s.run.backend).virtual_ranks ? s.run.world : world;
   if (s.run.tp != ranks)
     throw BadInput("--tp: serve runs one TP group, so tp must equal the ranks (" +
                    std::to_string(ranks) + "; got " + std::to_string(s.run.tp) + ")");

@@ -26,6 +26,10 @@ struct VllmSaveSpec {
 
 struct ServeSpec {
   RunSpec run;
+  // What one rank builds of the serving TP model (the caller sets its serve shape, from the
+  // memory plan): run's model in decode at one token from position 0, the fixed-mode fields
+  // a serving model does not read, and no fixed-mode LM head (serving reads serve.lm_head).
+  TpModelConfig model_config(int64_t layers, int tp_rank) const;
   // The load axis: "concurrency" (closed loop) or "rate" (open loop), one point per value.
   std::string axis = "concurrency";
   std::vector<double> loads;

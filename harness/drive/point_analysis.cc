@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "harness/config/backend_traits.h"
 #include "harness/record/json/results_json.h"
 #include "harness/report/trace_writer.h"
 
@@ -32,7 +33,7 @@ PointOutcome analyze_point(const RunSpec& spec, int64_t layers, const Peaks& pea
     to.max_steps = spec.trace_steps;
     // Virtual ranks can be thousands: the trace keeps the first TP group (the results keep
     // every rank).
-    if (spec.backend == "model") to.max_groups = 1;
+    if (backend_traits(spec.backend).virtual_ranks) to.max_groups = 1;
     to.meta = trace_meta_json(params_record(spec, layers));
     out.trace = chrome_trace(in.ranks, to);
   }

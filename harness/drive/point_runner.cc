@@ -4,24 +4,21 @@
 #include "harness/drive/point_runner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "base/host_clock.h"
 #include "base/mpi_check.h"
-#include "collectives/progress_board.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/thread_cpu.h"
-#include "harness/backends/collective_factory.h"
 #include "harness/backends/telemetry.h"
 #include "harness/drive/graph_steps.h"
-#include "harness/drive/injector.h"
 #include "harness/drive/mem_contender.h"
 #include "harness/drive/point_analysis.h"
 #include "harness/drive/rank_gather.h"
+#include "harness/drive/session/injector.h"
+#include "harness/drive/session/rank_session.h"
 #include "harness/drive/verify.h"
 #include "harness/mpi/clock_sync.h"
 #include "harness/record/json/results_json.h"
@@ -29,6 +26,7 @@
 #include "harness/report/trace_writer.h"
 #include "layers/cpu/cpu_device.h"
 #include "layers/timeline.h"
+#include "layers/tp_model_config.h"
 #include "tp_model/tp_model.h"
 
 namespace tpb {
@@ -36,16 +34,6 @@ namespace tpb {
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
-
-std::string hang_report(const std::string& timeout_message, ProgressBoard& board,
-                        const std::vector<int>& group, int world_rank) {
-  board.mark_timed_out();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let peers mark themselves
-  const int reporter = board.mark_timed_out();
-  const std::string msg = timeout_message + "; " + board.describe(group);
-  if (reporter != world_rank) std::this_thread::sleep_for(std::chrono::seconds(3));
-  return msg;
-}
 
 RankRecord rank_identity(const World& w, const Device& dev, const TpGroup& group,
                          const InjectSpec& inj, const MemoryRecord& memory,
@@ -201,70 +189,65 @@ struct RankRun {
   StepWindow window;
 };
 
+// The point's instruments besides the timeline, held for the whole point and released on
+// every exit path: telemetry (NVML on a GPU), the --inject sm_clock lock and the mem_contend hog.
+struct Instruments {
+  std::unique_ptr<TelemetrySampler> telemetry;
+  std::optional<ScopedSmClock> clock_lock;
+  std::unique_ptr<BandwidthHog> contender;
+};
+
+// In place: the clock lock cannot move.
+void start_instruments(Instruments& in, const World& w, Device& dev, const InjectSpec& inj,
+                       std::size_t hog_bytes) {
+  in.telemetry = make_telemetry(dev);
+  in.clock_lock.emplace(*in.telemetry, inj.sm_clock_mhz);
+  if (inj.mem_contend) {
+    // A thread beside the MPI calls: main asked for FUNNELED from the same config.
+    TPB_ASSERT(w.thread_level >= MPI_THREAD_FUNNELED,
+               "the mem_contend hog under MPI_THREAD_SINGLE");
+    in.contender = dev.start_bandwidth_hog(hog_bytes);
+    if (!in.contender) in.contender = std::make_unique<MemContender>(hog_bytes);
+  }
+}
+
+// After the steps: the hog stopped, the utilisation and the lock into the rank's telemetry,
+// and the clock restored before the results travel.
+void stop_instruments(Instruments& in, const InjectSpec& inj, nlohmann::ordered_json& tj) {
+  in.contender.reset();
+  if (tj.value("available", false)) {
+    const double u = in.telemetry->mean_utilization();
+    tj["utilization_gpu_mean"] = u >= 0 ? nlohmann::ordered_json(u) : nullptr;
+  }
+  if (inj.sm_clock_mhz > 0) tj["sm_clock_lock"] = in.clock_lock->to_json();
+  in.clock_lock.reset();
+}
+
 RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup& group,
                  const InjectSpec& inj, int64_t layers, std::size_t hog_bytes, MpiWatch& watch) {
   RankRun run;
-  // Before the collective: a blocked MPI call's watchdog reads the board through the report.
-  ProgressBoard board(w.comm, group.members);
-  const HangReport report = [&board, &group, rank = w.rank](const std::string& timeout_message) {
-    return hang_report(timeout_message, board, group.members, rank);
-  };
-  const WatchReport watch_report(watch, report);
-  auto coll = make_collective(spec, group.comm.get(), dev, report);
-  TpModelConfig mc{spec.shape, layers,     spec.tp,      group.group_rank, spec.dtype,
-                   spec.phase, spec.batch, spec.context, spec.prompt,      spec.seed};
-  mc.lm_head = spec.lm_head;
-  TpModel model(dev, mc);
-  if (spec.check) run.ver = verify_against_reference(dev, model, mc, *coll, group.group_rank);
-
+  RankSession s(spec, w, dev, group, inj, watch);
+  const TpModelConfig mc = spec.model_config(layers, group.group_rank);
+  TpModel& model = s.open_model(mc);
+  if (spec.check) run.ver = verify_against_reference(dev, model, mc, s.coll(), group.group_rank);
   // Capacity: every op plus up to two injected segments per layer, a jitter segment and the
   // step interval, for every step.
   // With the LM head: final_norm, lm_head, two sample segments, sample_gather and one injected.
   const std::size_t per_step =
       static_cast<std::size_t>(layers) * (kOpsPerLayer + 2) + 2 + (spec.lm_head ? 6 : 0);
-  Timeline tl(dev, per_step * static_cast<std::size_t>(spec.warmup + spec.steps), spec.stamps);
-  Injector injector(inj, dev, tl, spec.seed);
-  // Telemetry (NVML on a GPU) and the --inject sm_clock lock, held for the whole point and
-  // restored on every exit path.
-  auto telemetry = make_telemetry(dev);
-  std::optional<ScopedSmClock> clock_lock(std::in_place, *telemetry, inj.sm_clock_mhz);
-  std::unique_ptr<BandwidthHog> contender;
-  if (inj.mem_contend) {
-    // A thread beside the MPI calls: main asked for FUNNELED from the same config.
-    TPB_ASSERT(w.thread_level >= MPI_THREAD_FUNNELED,
-               "the mem_contend hog under MPI_THREAD_SINGLE");
-    contender = dev.start_bandwidth_hog(hog_bytes);
-    if (!contender) contender = std::make_unique<MemContender>(hog_bytes);
-  }
-
-  const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, now_s()};
-  auto rank_clock = [skew] { return skew.apply(now_s()); };
-  run.clock.start = watch.run("the clock sync before the steps",
-                              [&] { return measure_offset(w.comm, rank_clock, spec.sync_rounds); });
-  tl.set_progress_sink(&board);
-  try {
-    run.window = timed_steps({spec, dev, model, *coll, tl, injector}, *telemetry, contender.get());
-  } catch (const CollectiveTimeout& e) {
-    throw CollectiveTimeout(report(e.what()));  // nonblocking: main() prints it and aborts
-  }
-  tl.set_progress_sink(nullptr);
+  s.open_timeline(per_step * static_cast<std::size_t>(spec.warmup + spec.steps));
+  Instruments in;
+  start_instruments(in, w, dev, inj, hog_bytes);
+  s.sync_start();
+  s.watched([&] {
+    const StepParts parts{spec, dev, model, s.coll(), s.timeline(), s.injector()};
+    run.window = timed_steps(parts, *in.telemetry, in.contender.get());
+  });
   dev.synchronize();
-  contender.reset();
-  nlohmann::ordered_json& tj = run.window.telemetry;
-  if (tj.value("available", false)) {
-    const double u = telemetry->mean_utilization();
-    tj["utilization_gpu_mean"] = u >= 0 ? nlohmann::ordered_json(u) : nullptr;
-  }
-  if (inj.sm_clock_mhz > 0) tj["sm_clock_lock"] = clock_lock->to_json();
-  clock_lock.reset();  // restore the clock before the results travel
-  run.clock.end = watch.run("the clock sync after the steps",
-                            [&] { return measure_offset(w.comm, rank_clock, spec.sync_rounds); });
-
-  run.segs = tl.resolve(skew);
-  for (auto& r : run.segs) {
-    r.t0 = run.clock.to_common(r.t0);
-    r.t1 = run.clock.to_common(r.t1);
-  }
+  stop_instruments(in, inj, run.window.telemetry);
+  run.clock = s.sync_end();
+  run.segs = s.resolve();
+  s.to_common(run.segs);
   return run;
 }
 

@@ -17,30 +17,6 @@
 
 namespace tpb {
 
-// A timed-out collective: names who never arrived, from the progress board. Every surviving
-// rank times out at about the same moment; the lowest of them reports at once, and the job
-// ends with it. The others give the reporter a head start, then report too in case it died.
-// Reads only the board (shared memory), so it also serves the watchdog of a blocked MPI call,
-// on the watchdog's thread. The board is per host: ranks on other hosts are named as not
-// visible from this one, and each host's lowest timed-out rank reports.
-std::string hang_report(const std::string& timeout_message, ProgressBoard& board,
-                        const std::vector<int>& group, int world_rank);
-
-// Lends a point's MpiWatch the board's report for a scope (the board's lifetime): a call
-// outside the collectives that hangs then names who never arrived, as a collective does.
-class WatchReport {
- public:
-  WatchReport(MpiWatch& watch, HangReport report) : watch_(watch) {
-    watch_.set_report(std::move(report));
-  }
-  ~WatchReport() { watch_.set_report({}); }
-  WatchReport(const WatchReport&) = delete;
-  WatchReport& operator=(const WatchReport&) = delete;
-
- private:
-  MpiWatch& watch_;
-};
-
 // What a rank knows of itself, whatever it ran: who and where it is, its --inject, its memory
 // need and budget, its clock against rank 0's.
 RankRecord rank_identity(const World& w, const Device& dev, const TpGroup& group,

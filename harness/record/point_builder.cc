@@ -10,6 +10,7 @@
 #include <set>
 
 #include "harness/analysis/stats.h"
+#include "harness/config/backend_traits.h"
 #include "layers/reference/tolerance.h"
 
 namespace tpb {
@@ -329,7 +330,7 @@ PointParams params_record(const RunSpec& spec, int64_t layers) {
   p.warmup = spec.warmup;
   p.tp_groups = spec.tp_groups;
   if (spec.lm_head) p.lm_head = true;
-  if (spec.backend != "model") p.stamps = stamp_level_name(spec.stamps);
+  if (!backend_traits(spec.backend).virtual_ranks) p.stamps = stamp_level_name(spec.stamps);
   return p;
 }
 

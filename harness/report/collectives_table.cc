@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include "harness/config/backend_traits.h"
 #include "harness/record/coll_point_builder.h"
 
 namespace tpb {
@@ -46,15 +47,15 @@ std::string run_line(const CollectivesSpec& s, int n) {
 }  // namespace
 
 std::string coll_table_header(const CollectivesSpec& s, int n) {
+  const bool modelled = backend_traits(s.backend).virtual_ranks;
   std::string h =
-      s.collective == "model"
-          ? fmt::format("# modelled, not measured: {} virtual ranks, {} per node, --algo {}\n", n,
-                        s.gpus_per_node, s.algo)
-          : std::string();
+      modelled ? fmt::format("# modelled, not measured: {} virtual ranks, {} per node, --algo {}\n",
+                             n, s.gpus_per_node, s.algo)
+               : std::string();
   h += run_line(s, n);
   const std::string plain = s.baseline ? fmt::format(" {:>9} {:>6}", "plain", "ratio") : "";
-  const std::string lags = s.collective == "model" ? "NCCL's model: algorithm/protocol, latency"
-                                                   : "arrival lag per rank, mean";
+  const std::string lags =
+      modelled ? "NCCL's model: algorithm/protocol, latency" : "arrival lag per rank, mean";
   h += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:^33}  {:^33}  {}\n", "", "", "", "",
                    "", "out-of-place", "in-place", "tpbench, in-place half");
   h += fmt::format(

@@ -57,8 +57,8 @@ CalibrateSpec resolve_calibrate_spec(const nlohmann::json& cfg, const World& w, 
   ConfigFields f(cfg);
   CalibrateSpec s;
   s.backend = f.choice("backend", "cpu", backend_names());
-  if (s.backend == "model")
-    throw BadInput("--backend: calibrate measures a real device; model is not one");
+  if (backend_traits(s.backend).virtual_ranks)
+    throw BadInput("--backend: calibrate measures a real device; " + s.backend + " is not one");
   s.collective = f.choice("collective", default_collective(s.backend), {"mpi", "nccl"});
   s.dtype =
       parse_dtype(f.str("dtype", dtype_name(backend_traits(s.backend).default_dtype)), "--dtype");

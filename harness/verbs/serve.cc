@@ -4,21 +4,15 @@
 // loads is written once the last point is in.
 #include <algorithm>
 #include <ctime>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "base/host_clock.h"
 #include "base/mpi_check.h"
-#include "collectives/model/fabric.h"
-#include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/serve_spec.h"
-#include "harness/drive/model/model_point.h"
-#include "harness/drive/model/virtual_serve.h"
-#include "harness/drive/peak_resolver.h"
 #include "harness/drive/serve/serve_point.h"
 #include "harness/drive/serve/serve_resume.h"
 #include "harness/drive/serve/serve_runner.h"
@@ -31,6 +25,7 @@
 #include "harness/report/serve/serve_table.h"
 #include "harness/report/serve/vllm_summary.h"
 #include "harness/serve/curve.h"
+#include "harness/verbs/seam/seam_registry.h"
 #include "harness/verbs/verbs.h"
 
 namespace tpb {
@@ -70,11 +65,9 @@ void print_progress(std::size_t done, std::size_t total, double started) {
 }
 
 // What every rank resolves, agreed, before the first point; the ledger lives on rank 0.
-// --backend model has no device: its fabric, and virtual ranks in this process.
 struct ServeSetup {
   ServeSpec spec;
-  std::unique_ptr<Device> dev;
-  std::optional<Fabric> fabric;
+  std::unique_ptr<VerbBackend> backend;
   ResumeLedger ledger;
   std::vector<char> done;  // per load: finished in the resumed run
 };
@@ -96,16 +89,9 @@ ServeSetup resolve_serve(const CliResult& cli, const World& w) {
       check_same_serve_config(s.spec.resume, serve_config_json(s.spec));
       s.ledger = read_ledger(s.spec.resume);
     }
-    if (r.backend == "model") {
-      s.fabric = load_fabric(r.topology, r.config_dir);
-      return;
-    }
-    s.dev = make_device(device_options(r, w));
-    const DeviceCaps& caps = s.dev->caps();
-    s.spec.run.hardware_note = adopt_device_hardware(s.spec.run, caps);
-    if (r.dtype != DType::fp32 && caps.dtypes == std::vector<DType>{DType::fp32})
-      throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
-                     dtype_name(r.dtype) + ")");
+    s.backend = builtin_seams().open(device_options(r, w));
+    s.backend->adopt(s.spec.run);
+    check_run_dtype(r, s.backend->caps(r));
   });
   s.done.assign(s.spec.loads.size(), 0);
   if (w.rank == 0) s.done = finished_loads(s.spec, s.ledger);
@@ -117,9 +103,7 @@ ServeSetup resolve_serve(const CliResult& cli, const World& w) {
 ResultsWriter open_serve_results(const ServeSetup& s, RunContextRecord context,
                                  std::vector<CurveInput>& curve) {
   const ServeSpec& spec = s.spec;
-  if (spec.run.backend != "model")  // virtual ranks' fabric is in context.fabric instead
-    context.topology =
-        topology_context(spec.run.topology, spec.run.collective, spec.run.config_dir);
+  s.backend->describe(context, spec.run.topology, spec.run.collective, spec.run.config_dir);
   const bool resumed = !spec.resume.empty();
   if (resumed) {
     rewrite_ledger(spec.run.out, s.ledger);
@@ -179,44 +163,18 @@ void record_serve_point(ResultsWriter& w, const ServePoint& p, std::vector<Curve
   std::cout << format_serve_row(p.record) << format_vllm_summary(p.record) << std::flush;
 }
 
-// The point's device as results describe it, its peaks, and how one load's point runs.
-struct ServeBackend {
-  DeviceCaps caps;
-  Peaks peaks;
-  std::vector<std::string> built;
-  std::function<ServeResult(std::size_t)> run_point;
-};
-
-ServeBackend serve_backend(ServeSetup& s, const World& w) {
-  const ServeSpec& spec = s.spec;
-  ServeBackend b;
-  b.built = built_backends();
-  if (s.fabric) {
-    b.caps = model_device_caps(spec.run, *s.fabric, {true, spec.lm_head});
-    b.peaks = model_peaks(spec.run);
-    b.built.push_back("model");
-    b.run_point = [&s, peaks = b.peaks](std::size_t i) {
-      return run_model_serve_point(s.spec, i, peaks, *s.fabric);
-    };
-    return b;
-  }
-  agree(w.comm, [&] { b.peaks = resolve_peaks(spec.run, w, *s.dev); });
-  b.caps = s.dev->caps();
-  b.run_point = [&s, &w](std::size_t i) { return run_serve_point(s.spec, i, w, *s.dev); };
-  return b;
-}
-
 }  // namespace
 
 int verb_serve(const CliResult& cli, const World& w) {
   ServeSetup s = resolve_serve(cli, w);
   const ServeSpec& spec = s.spec;
-  const ServeBackend b = serve_backend(s, w);
-  const Peaks& peaks = b.peaks;
-  auto context = collect_context(w, cli.argv, b.caps, b.built);
+  VerbBackend& backend = *s.backend;
+  Peaks peaks;
+  agree(w.comm, [&] { peaks = backend.peaks(spec.run, w); });
+  const DeviceCaps caps = backend.serve_caps(spec);
+  auto context = collect_context(w, cli.argv, caps, context_backends(spec.run.backend));
   context.peaks = {
       {dtype_name(spec.run.dtype), spec.run.hardware, peaks.flops, peaks.bw, peaks.source}};
-  if (s.fabric) context.fabric = nlohmann::ordered_json{{s.fabric->name, s.fabric->preset}};
   std::vector<CurveInput> curve;
   std::optional<ResultsWriter> writer;
   if (w.rank == 0) {
@@ -227,14 +185,14 @@ int verb_serve(const CliResult& cli, const World& w) {
   const std::string date = vllm_date();
   for (std::size_t i = 0; i < spec.loads.size(); ++i) {
     if (s.done[i]) continue;
-    ServeResult res = b.run_point(i);
+    ServeResult res = backend.serve_load(spec, i, w, peaks);
     if (w.rank != 0) continue;
     // One trace per point: trace.json for a single load, traces/point-K.json for several.
     const std::string trace = spec.loads.size() > 1 ? ResultsWriter::sweep_trace_name(i)
                                                     : ResultsWriter::run_trace_name();
-    const ServePoint p = res.oom ? oom_serve_point(spec, i, std::move(*res.oom))
-                                 : build_serve_point(spec, i, *res.run, peaks, b.caps,
-                                                     static_cast<int64_t>(i), trace);
+    const ServePoint p =
+        res.oom ? oom_serve_point(spec, i, std::move(*res.oom))
+                : build_serve_point(spec, i, *res.run, peaks, caps, static_cast<int64_t>(i), trace);
     record_serve_point(*writer, p, curve);
     if (spec.vllm.on) save_vllm_result(spec, p.record, i, date);
     if (!cli.quiet) print_progress(i + 1, spec.loads.size(), started);

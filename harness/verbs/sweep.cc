@@ -12,15 +12,10 @@
 
 #include "base/host_clock.h"
 #include "base/mpi_check.h"
-#include "collectives/model/fabric.h"
-#include "collectives/topology_presets.h"
 #include "harness/backends/registry.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/run_spec.h"
 #include "harness/config/sweep_plan.h"
-#include "harness/drive/model/model_point.h"
-#include "harness/drive/peak_resolver.h"
-#include "harness/drive/sweep_point.h"
 #include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_json.h"
@@ -28,6 +23,7 @@
 #include "harness/record/point_builder.h"
 #include "harness/record/run_context.h"
 #include "harness/report/sweep_table.h"
+#include "harness/verbs/seam/seam_registry.h"
 #include "harness/verbs/verbs.h"
 
 namespace tpb {
@@ -46,7 +42,7 @@ nlohmann::ordered_json sweep_config_json(const RunSpec& first, const SweepPlan& 
 struct SweepSetup {
   SweepPlan plan;
   std::vector<RunSpec> specs;
-  std::unique_ptr<Device> dev;
+  std::unique_ptr<VerbBackend> backend;
   std::string resume_dir;
   ResumeLedger ledger;  // rank 0 only
 };
@@ -75,9 +71,8 @@ SweepSetup resolve_sweep(const CliResult& cli, const World& w) {
       if (!s.resume_dir.empty()) s.ledger = read_ledger(s.resume_dir);
     }
     // backend, memory budget and BLAS threads are not axes, so every point shares the device.
-    if (s.specs[0].backend == "model") return;  // virtual ranks: no device
-    s.dev = make_device(device_options(s.specs[0], w));
-    for (RunSpec& p : s.specs) p.hardware_note = adopt_device_hardware(p, s.dev->caps());
+    s.backend = builtin_seams().open(device_options(s.specs[0], w));
+    for (RunSpec& p : s.specs) s.backend->adopt(p);
   });
   return s;
 }
@@ -104,13 +99,7 @@ struct SweepResults {
 
 void open_results(SweepResults& r, const SweepSetup& s, RunContextRecord context) {
   const RunSpec& first = s.specs[0];
-  if (first.backend == "model") {
-    context.fabric = nlohmann::ordered_json::object();
-    for (const RunSpec& p : s.specs)
-      (*context.fabric)[p.topology] = load_fabric(p.topology, p.config_dir).preset;
-  } else {
-    context.topology = topology_context(first.topology, first.collective, first.config_dir);
-  }
+  s.backend->describe_sweep(context, s.specs);
   if (context.oversubscribed)
     std::cerr << "warning: " << context.ranks_per_core
               << " ranks per core: timings are time-sliced; use this sweep for function, not "
@@ -153,13 +142,11 @@ void add_result(SweepResults& r, PointOutcome o) {
 class PeakCache {
  public:
   // Null, with the reason in `why`, when the peaks could not be had.
-  // `dev` is null for virtual ranks, whose peaks are the profile's.
-  const Peaks* get(const RunSpec& spec, const World& w, Device* dev, std::string& why) {
+  const Peaks* get(const RunSpec& spec, const World& w, VerbBackend& backend, std::string& why) {
     const std::string key = std::string(dtype_name(spec.dtype)) + "/" + spec.hardware;
     if (!peaks_.count(key)) {
       try {
-        agree(w.comm,
-              [&] { peaks_[key] = dev ? resolve_peaks(spec, w, *dev) : model_peaks(spec); });
+        agree(w.comm, [&] { peaks_[key] = backend.peaks(spec, w); });
       } catch (const AgreedError& e) {
         peaks_[key] = std::nullopt;
         errors_[key] = e.what();
@@ -189,39 +176,21 @@ class PeakCache {
   std::map<std::string, std::string> errors_;
 };
 
-// One point on virtual ranks; a failure is the point's, as run_sweep_point makes it.
-PointOutcome model_sweep_point(const RunSpec& spec, const Peaks& peaks) {
-  try {
-    return run_model_point(spec, peaks, load_fabric(spec.topology, spec.config_dir));
-  } catch (const AgreedError& e) {
-    if (e.code() == ExitCode::collective_timeout) throw;  // a hung rank ends the job, as measured
-    return {error_point(spec, e.what()), {}};
-  } catch (const std::exception& e) {
-    return {error_point(spec, e.what()), {}};
-  }
-}
-
 }  // namespace
 
 int verb_sweep(const CliResult& cli, const World& w) {
   SweepSetup setup = resolve_sweep(cli, w);
   const std::vector<char> done = finished_points(setup, w);
   const auto& specs = setup.specs;
-  Device* dev = setup.dev.get();  // null on the model backend
-  const bool model = !dev;
-  std::vector<std::string> built = built_backends();
-  if (model) built.push_back("model");
-  auto context = collect_context(
-      w, cli.argv,
-      model ? model_device_caps(specs[0], load_fabric(specs[0].topology, specs[0].config_dir))
-            : dev->caps(),
-      built);
+  VerbBackend& backend = *setup.backend;
+  auto context =
+      collect_context(w, cli.argv, backend.caps(specs[0]), context_backends(specs[0].backend));
   // Every point's peaks before the first point runs, so the probe runs once per dtype and
   // profile on a quiet machine and the context can list them all.
   PeakCache peaks;
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    std::string why = model ? "" : unsupported_reason(specs[i], *dev);
-    if (!done[i] && why.empty()) peaks.get(specs[i], w, dev, why);
+    std::string why = backend.unsupported_reason(specs[i]);
+    if (!done[i] && why.empty()) peaks.get(specs[i], w, backend, why);
   }
   context.peaks = peaks.used();
   SweepResults res;
@@ -249,14 +218,13 @@ int verb_sweep(const CliResult& cli, const World& w) {
       if (!cli.quiet) std::cerr << format_progress(prog) << std::endl;  // progress: stderr
     }
     std::optional<PointOutcome> outcome;
-    std::string why = model ? "" : unsupported_reason(spec, *dev);
-    const Peaks* pk = why.empty() ? peaks.get(spec, w, dev, why) : nullptr;
+    std::string why = backend.unsupported_reason(spec);
+    const Peaks* pk = why.empty() ? peaks.get(spec, w, backend, why) : nullptr;
     if (!why.empty()) {
       if (w.rank == 0) outcome = PointOutcome{skipped_point(spec, why), {}};
     } else {
       const double t0 = now_s();
-      outcome = model ? model_sweep_point(spec, *pk)
-                      : run_sweep_point(spec, w, *dev, *pk, outcome_comm.get());
+      outcome = backend.sweep_point(spec, w, *pk, outcome_comm.get());
       run_s += now_s() - t0;
       ++ran;
     }

@@ -6,20 +6,20 @@
 #include "harness/config/run_spec.h"
 #include "harness/mpi/world.h"
 #include "harness/record/coll_point_record.h"
+#include "harness/verbs/seam/verb_backend.h"
 
 namespace tpb {
 
 int verb_run(const CliResult& cli, const World& w);
 int verb_sweep(const CliResult& cli, const World& w);
 int verb_collectives(const CliResult& cli, const World& w);
-// --backend model's part of verb_collectives (collectives_model.cc), after validation.
-int verb_model_collectives(const CliResult& cli, const World& w, const CollectivesSpec& s);
 // Rank 0, after the sweep: nccl-tests' -J file when --output-file is given (collectives.cc).
 void write_nccl_tests_file(const CollectivesSpec& s, const CliResult& cli, int ranks,
                            const std::string& start_time,
                            const std::vector<CollPointRecord>& points);
-// --backend model's part of verb_run (run_model.cc), after validation.
-int verb_model_run(const CliResult& cli, const World& w, RunSpec spec);
+// verb_run after validation, on the backend the registry opened for `spec` (run.cc); a test
+// runs its own backend through it.
+int run_on(const CliResult& cli, const World& w, const RunSpec& spec, VerbBackend& backend);
 int verb_compare(const CliResult& cli, const World& w);
 int verb_diagnose(const CliResult& cli, const World& w);
 int verb_info(const CliResult& cli, const World& w);

@@ -11,8 +11,8 @@
 #include "harness/backends/telemetry.h"
 #include "harness/config/run_spec.h"
 #include "harness/drive/graph_steps.h"
-#include "harness/drive/injector.h"
 #include "harness/drive/mem_contender.h"
+#include "harness/drive/session/injector.h"
 #include "layers/cpu/cpu_device.h"
 
 namespace tpb {

@@ -7,8 +7,10 @@
 #include "base/errors.h"
 #include "harness/config/inject_spec.h"
 #include "harness/config/run_spec.h"
+#include "harness/config/serve_spec.h"
 #include "layers/device.h"
 #include "layers/hardware.h"
+#include "layers/tp_model_config.h"
 
 namespace tpb {
 namespace {
@@ -191,6 +193,47 @@ TEST(Hardware, TheDevicePicksItsProfileUnlessTold) {
   c.name = "NVIDIA H200";  // a CPU device is never a GPU, whatever its name
   EXPECT_EQ(adopt_device_hardware(cpu, c), "");
   EXPECT_EQ(cpu.hardware, resolve(nlohmann::json::object()).hardware);
+}
+
+// The one rank's model a point builds: every field from the spec, the layers and the rank from
+// the caller (the memory plan may build fewer layers than the spec names).
+TEST(RunSpec, ModelConfigCarriesThePoint) {
+  const RunSpec s = resolve({{"phase", "prefill"},
+                             {"batch", 3},
+                             {"prompt", 96},
+                             {"context", 700},
+                             {"seed", 17},
+                             {"lm_head", true}});
+  const TpModelConfig c = s.model_config(2, 1);
+  EXPECT_EQ(c.shape.name, "tiny");
+  EXPECT_EQ(c.layers, 2);
+  EXPECT_EQ(c.tp, 2);
+  EXPECT_EQ(c.tp_rank, 1);
+  EXPECT_EQ(c.dtype, DType::fp32);
+  EXPECT_EQ(c.phase, Phase::prefill);
+  EXPECT_EQ(c.batch, 3);
+  EXPECT_EQ(c.context, 700);
+  EXPECT_EQ(c.prompt, 96);
+  EXPECT_EQ(c.seed, 17u);
+  EXPECT_TRUE(c.lm_head);
+  EXPECT_EQ(c.serve.max_tokens, 0);  // fixed mode
+}
+
+// A serving model: the run's shape, rank and seed; one decode token from position 0 in the
+// fixed-mode fields, and the LM head left to the serve shape.
+TEST(RunSpec, ServeModelConfigIsTheRunsInServingMode) {
+  const ServeSpec s = resolve_serve_spec(
+      {{"concurrency", {2}}, {"requests", 4}, {"seed", 5}, {"lm_head", true}}, 2, kConfigs);
+  const TpModelConfig c = s.model_config(3, 0);
+  EXPECT_EQ(c.layers, 3);
+  EXPECT_EQ(c.tp, 2);
+  EXPECT_EQ(c.tp_rank, 0);
+  EXPECT_EQ(c.seed, s.run.seed);
+  EXPECT_EQ(c.phase, Phase::decode);
+  EXPECT_EQ(c.batch, 1);
+  EXPECT_EQ(c.context, 0);
+  EXPECT_EQ(c.prompt, 1);
+  EXPECT_FALSE(c.lm_head);
 }
 
 }  // namespace

@@ -11,15 +11,15 @@
 
 #include "base/host_clock.h"
 #include "base/mpi_check.h"
-#include "collectives/progress_board.h"
-#include "harness/backends/collective_factory.h"
-#include "harness/drive/injector.h"
 #include "harness/drive/point_runner.h"
 #include "harness/drive/rank_gather.h"
 #include "harness/drive/serve/serve_memory.h"
+#include "harness/drive/session/injector.h"
+#include "harness/drive/session/rank_session.h"
 #include "harness/mpi/clock_sync.h"
 #include "harness/serve/workload.h"
 #include "layers/timeline.h"
+#include "layers/tp_model_config.h"
 #include "tp_model/mixed_check.h"
 #include "tp_model/tp_model.h"
 
@@ -66,12 +66,12 @@ StepBatch warmup_batch(const ServeShape& s) {
 // --check: a short script of mixed steps (a whole prompt, a prompt in two chunks, decodes and a
 // one-token prompt, over block tables that cross blocks) on a small sharded model of its own,
 // against the unsharded reference on group rank 0; both are freed before serving starts.
-MixedCheck run_mixed_check(const RunSpec& r, int64_t layers, bool lm_head, Device& dev,
-                           Collective& coll, int group_rank) {
+MixedCheck run_mixed_check(const ServeSpec& spec, int64_t layers, Device& dev, Collective& coll,
+                           int group_rank) {
   const KvLayout kv{8, 16};
   const std::vector<StepBatch> script = mixed_check_script(kv, 24, 40, 17);
-  TpModelConfig mc{r.shape, layers, r.tp, group_rank, r.dtype, Phase::decode, 1, 0, 1, r.seed};
-  mc.serve = serve_shape_for(script, kv, lm_head);
+  TpModelConfig mc = spec.model_config(layers, group_rank);
+  mc.serve = serve_shape_for(script, kv, spec.lm_head);
   TpModel model(dev, mc);
   return check_mixed_against_reference(dev, model, mc, coll, script);
 }
@@ -81,19 +81,25 @@ struct ServeParts {
   const ServeSpec& spec;
   const World& w;
   Device& dev;
-  TpModel& model;
-  Collective& coll;
-  Timeline& tl;
-  Injector& injector;
-  const ClockSkew& skew;
+  RankSession& session;
   std::vector<SegmentRecord>& segs;  // flushed segments, on the rank's clock
 };
 
 void flush_timeline(ServeParts& p) {
   p.dev.synchronize();
-  const auto part = p.tl.resolve(p.skew);
+  const auto part = p.session.resolve();
   p.segs.insert(p.segs.end(), part.begin(), part.end());
-  p.tl.clear();
+  p.session.timeline().clear();
+}
+
+// The warm-up steps, whose stamps calibrate the injector and are then dropped.
+void warm_up(ServeParts& p, const StepBatch& warm) {
+  RankSession& s = p.session;
+  for (int i = -p.spec.run.warmup; i < 0; ++i)
+    s.model().step_mixed(s.coll(), &s.timeline(), i, &s.injector(), warm);
+  flush_timeline(p);
+  s.injector().calibrate(p.segs);
+  p.segs.clear();
 }
 
 // One iteration: plan, host work, the step, the agreed duration. False when nothing could be
@@ -109,11 +115,12 @@ bool serve_iteration(ServeParts& p, Scheduler& sched, double& clock, int step,
     return false;
   }
   spin_host(p.spec.host_overhead_s);
-  const std::size_t i = p.tl.open(Op::step, 0, step);
-  p.injector.before_step(step);
-  p.model.step_mixed(p.coll, &p.tl, step, &p.injector, plan.batch);
+  RankSession& s = p.session;
+  const std::size_t i = s.timeline().open(Op::step, 0, step);
+  s.injector().before_step(step);
+  s.model().step_mixed(s.coll(), &s.timeline(), step, &s.injector(), plan.batch);
   p.dev.synchronize();
-  p.tl.close(i);
+  s.timeline().close(i);
   double d = now_s() - t0;
   TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_MAX, p.w.comm));
   clock += d;
@@ -136,54 +143,29 @@ struct RankServe {
 RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const TpGroup& group,
                      const InjectSpec& inj, const ServeMemory& mem, SchedulerConfig sc,
                      std::vector<Request> reqs, MpiWatch& watch) {
-  const RunSpec& r = spec.run;
-  ProgressBoard board(w.comm, group.members);
-  const HangReport report = [&board, &group, rank = w.rank](const std::string& msg) {
-    return hang_report(msg, board, group.members, rank);
-  };
-  const WatchReport watch_report(watch, report);
-  auto coll = make_collective(r, group.comm.get(), dev, report);
-  MixedCheck check;
-  if (r.check) check = run_mixed_check(r, mem.layers, spec.lm_head, dev, *coll, group.group_rank);
-  TpModelConfig mc{r.shape, mem.layers, r.tp,  group.group_rank, r.dtype, Phase::decode, 1,
-                   0,       1,          r.seed};
-  mc.serve = mem.shape;
-  TpModel model(dev, mc);
-  const std::size_t per_step = static_cast<std::size_t>(mem.layers) * (kOpsPerLayer + 2) + 8;
-  Timeline tl(dev, per_step * kFlushSteps, r.stamps);
-  Injector injector(inj, dev, tl, r.seed);
-  const ClockSkew skew{inj.clock_offset_ms * 1e-3, inj.clock_drift_ppm * 1e-6, now_s()};
+  RankSession s(spec.run, w, dev, group, inj, watch);
   RankServe out;
-  out.check = check;
-  ServeParts p{spec, w, dev, model, *coll, tl, injector, skew, out.segs};
-  const StepBatch warm = warmup_batch(mem.shape);
-  for (int s = -r.warmup; s < 0; ++s) model.step_mixed(*coll, &tl, s, &injector, warm);
-  flush_timeline(p);
-  injector.calibrate(out.segs);
-  out.segs.clear();
-  auto rank_clock = [skew] { return skew.apply(now_s()); };
-  out.clock.start = watch.run("the clock sync before the steps",
-                              [&] { return measure_offset(w.comm, rank_clock, r.sync_rounds); });
-  tl.set_progress_sink(&board);
-  const int64_t warmup_reqs = spec.load.warmup_requests;
-  Scheduler sched(sc, std::move(reqs), warmup_reqs);
-  double clock = 0;
-  try {
+  if (spec.run.check)
+    out.check = run_mixed_check(spec, mem.layers, dev, s.coll(), group.group_rank);
+  TpModelConfig mc = spec.model_config(mem.layers, group.group_rank);
+  mc.serve = mem.shape;
+  s.open_model(mc);
+  const std::size_t per_step = static_cast<std::size_t>(mem.layers) * (kOpsPerLayer + 2) + 8;
+  s.open_timeline(per_step * kFlushSteps);
+  ServeParts p{spec, w, dev, s, out.segs};
+  warm_up(p, warmup_batch(mem.shape));
+  s.sync_start();
+  Scheduler sched(sc, std::move(reqs), spec.load.warmup_requests);
+  s.watched([&] {
+    double clock = 0;
     for (int step = 0; !sched.done();) {
-      if (tl.size() + per_step > per_step * kFlushSteps) flush_timeline(p);
+      if (s.timeline().size() + per_step > per_step * kFlushSteps) flush_timeline(p);
       if (serve_iteration(p, sched, clock, step, out.steps, mem.layers)) ++step;
     }
-  } catch (const CollectiveTimeout& e) {
-    throw CollectiveTimeout(report(e.what()));
-  }
-  tl.set_progress_sink(nullptr);
+  });
   flush_timeline(p);
-  out.clock.end = watch.run("the clock sync after the steps",
-                            [&] { return measure_offset(w.comm, rank_clock, r.sync_rounds); });
-  for (auto& s : out.segs) {
-    s.t0 = out.clock.to_common(s.t0);
-    s.t1 = out.clock.to_common(s.t1);
-  }
+  out.clock = s.sync_end();
+  s.to_common(out.segs);
   out.requests = sched.logs();
   out.preemptions = sched.preemptions();
   return out;

@@ -1,6 +1,6 @@
 // Injection mechanics. Extra compute is real spinning on the rank's execution resource,
 // never a sleep: a sleeping rank frees its core, which a slow GPU does not do.
-#include "harness/drive/injector.h"
+#include "harness/drive/session/injector.h"
 
 #include <algorithm>
 #include <chrono>
