@@ -136,9 +136,9 @@ def summarise(check, name, faulty, clean, target, rows):
                      max(f["replay_error"] for f in faulty), spread))
 
 
-SERVE = ["--concurrency", "4", "--requests", "24", "--prompt-len", "uniform:64..384",
+SERVE = ["--concurrency", "4", "--requests", "24", "--prompt-len", "uniform:256..1024",
          "--output-len", "uniform:8..48"]
-NEED = 4 * ((384 + 48 + 15) // 16) * 16  # 4 running, each at its longest, in 16-token blocks
+NEED = 4 * ((1024 + 48 + 15) // 16) * 16  # 4 running, each at its longest, in 16-token blocks
 SERVE_CHECKS = [
     # (check, counterfactual, the measured run's flags, whatif's flags, the real run's flags)
     ("chunking", "chunked_prefill", [], ["--chunk", "256"], ["--chunk", "256"]),

@@ -129,7 +129,9 @@ double StepFit::compute_s(const StepShape& s) const {
 }
 
 double StepFit::predict(const StepShape& s) const {
-  return std::max(memory_s(s), compute_s(s));
+  // The compute law was fitted on steps with prefill rows only: below their token counts its
+  // fixed part (a prefill's own overheads) can exceed a decode step, which it never saw.
+  return has_prefill(s) ? std::max(memory_s(s), compute_s(s)) : memory_s(s);
 }
 
 std::string StepFit::text() const {

@@ -5,7 +5,9 @@
 // and its compute time (the GEMMs over every token of the step, plus the prefill tokens'
 // attention: a chunk of n new tokens after c cached reads c + (n + 1) / 2 positions per token,
 // causal). Two linear laws, one fitted on the decode-only steps and one on the steps with
-// prefill rows; a step costs the larger of the two.
+// prefill rows; a step with prefill rows costs the larger of the two, a decode-only step its
+// memory law (the compute law's fixed part, fitted on prefills, can exceed a decode step:
+// on the CPU backend 48 ms against a 26 ms decode step).
 #pragma once
 #include <string>
 #include <vector>
@@ -32,7 +34,8 @@ struct StepFit {
   int steps = 0;
   double memory_s(const StepShape& s) const;
   double compute_s(const StepShape& s) const;
-  double predict(const StepShape& s) const;  // the larger of the two
+  // A decode-only step: the memory law; a step with prefill rows: the larger of the two.
+  double predict(const StepShape& s) const;
   std::string text() const;  // the formula with its coefficients, for a counterfactual's inputs
 };
 
