@@ -112,13 +112,17 @@ double OpEfficiency::fraction(const std::string& op, const std::string& phase, i
   double best_d = std::numeric_limits<double>::infinity();
   for (const OpFraction& p : points)
     if (p.op == op && p.phase == phase) best_d = std::min(best_d, tp_distance(p.tp, tp));
-  std::vector<std::pair<double, double>> curve;  // (log2 tokens, fraction)
+  // One degree even when two are equally near (TP 4 between 2 and 8): the smaller, whatever
+  // the table's order, so that reordering a profile cannot change a prediction.
   int best_tp = 0;
-  for (const OpFraction& p : points) {
-    if (p.op != op || p.phase != phase || tp_distance(p.tp, tp) != best_d) continue;
-    if (best_tp == 0) best_tp = p.tp;  // one degree even when two are equally near
-    if (p.tp == best_tp) curve.emplace_back(std::log2(static_cast<double>(p.tokens)), p.fraction);
-  }
+  for (const OpFraction& p : points)
+    if (p.op == op && p.phase == phase && tp_distance(p.tp, tp) == best_d &&
+        (best_tp == 0 || p.tp < best_tp))
+      best_tp = p.tp;
+  std::vector<std::pair<double, double>> curve;  // (log2 tokens, fraction)
+  for (const OpFraction& p : points)
+    if (p.op == op && p.phase == phase && p.tp == best_tp)
+      curve.emplace_back(std::log2(static_cast<double>(p.tokens)), p.fraction);
   if (curve.empty()) return 1.0;
   std::sort(curve.begin(), curve.end());
   const double x = std::log2(static_cast<double>(std::max<int64_t>(tokens, 1)));

@@ -49,6 +49,23 @@ TEST(OpEfficiency, NearestTpDegreeInLog2) {
   EXPECT_DOUBLE_EQ(h.efficiency.fraction("attention", "decode", 16, 1), 0.5);
 }
 
+TEST(OpEfficiency, ATieBetweenTwoDegreesTakesTheSmallerWhateverTheOrder) {
+  // TP 4 is as near to 2 as to 8 (one log2 step each): the TP 2 curve, listed first or last.
+  const auto two = {pt("attention", "decode", 2, 1, 0.3), pt("attention", "decode", 2, 64, 0.7)};
+  const auto eight = {pt("attention", "decode", 8, 1, 0.5), pt("attention", "decode", 8, 64, 0.9)};
+  std::vector<nlohmann::json> a(two), b(eight);
+  a.insert(a.end(), eight.begin(), eight.end());
+  b.insert(b.end(), two.begin(), two.end());
+  const Hardware first = hardware_from_json(profile(a), "t"),
+                 last = hardware_from_json(profile(b), "t");
+  for (const int64_t tokens : {1, 8, 64}) {
+    EXPECT_DOUBLE_EQ(first.efficiency.fraction("attention", "decode", 4, tokens),
+                     last.efficiency.fraction("attention", "decode", 4, tokens));
+    EXPECT_DOUBLE_EQ(last.efficiency.fraction("attention", "decode", 4, tokens),
+                     last.efficiency.fraction("attention", "decode", 2, tokens));
+  }
+}
+
 TEST(OpEfficiency, RoundTripsAndRefusesBadFractions) {
   const nlohmann::json j = profile({pt("swiglu", "prefill", 1, 128, 0.1)});
   const Hardware h = hardware_from_json(j, "t");
