@@ -46,6 +46,18 @@ def env():
                 OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
 
+def launch(args, out, label, timeout):
+    """Runs `args` (an mpirun line writing `out`), exits naming it when it fails, prints its
+    time, and returns the results' first point."""
+    t0 = time.monotonic()
+    p = subprocess.run(args, capture_output=True, text=True, env=env(), timeout=timeout)
+    if p.returncode != 0:
+        sys.exit(f"check_whatif: {' '.join(args)} -> rc {p.returncode}\n{p.stderr[-2000:]}")
+    print(f"  {time.monotonic() - t0:5.1f} s  {label}", flush=True)
+    with open(os.path.join(out, "results.json")) as f:
+        return json.load(f)["points"][0]
+
+
 def tpbench_run(a, out, inject):
     args = [a.mpirun, "-np", "2", "--bind-to", "none", a.tpbench, "run", "--backend", "cpu",
             "--model", a.model, "--phase", "decode", "--batch", str(a.batch), "--context",
@@ -53,13 +65,7 @@ def tpbench_run(a, out, inject):
             str(a.steps), "--out", out]
     if inject:
         args += ["--inject", inject]
-    t0 = time.monotonic()
-    p = subprocess.run(args, capture_output=True, text=True, env=env(), timeout=600)
-    if p.returncode != 0:
-        sys.exit(f"check_whatif: {' '.join(args)} -> rc {p.returncode}\n{p.stderr[-2000:]}")
-    print(f"  {time.monotonic() - t0:5.1f} s  run {inject or '(no fault)'}", flush=True)
-    with open(os.path.join(out, "results.json")) as f:
-        m = json.load(f)["points"][0]["metrics"]
+    m = launch(args, out, f"run {inject or '(no fault)'}", 600)["metrics"]
     return {"tokens_per_s": m["tokens_per_s"], "itl_p95_s": m["step_time_s"]["p95"],
             "itl_p50_s": m["step_time_s"]["p50"]}
 
@@ -150,13 +156,7 @@ SERVE_CHECKS = [
 def tpbench_serve(a, out, flags):
     args = [a.mpirun, "-np", "2", "--bind-to", "none", a.tpbench, "serve", "--backend", "cpu",
             "--model", a.model, "-q", "--out", out] + SERVE + flags
-    t0 = time.monotonic()
-    p = subprocess.run(args, capture_output=True, text=True, env=env(), timeout=900)
-    if p.returncode != 0:
-        sys.exit(f"check_whatif: {' '.join(args)} -> rc {p.returncode}\n{p.stderr[-2000:]}")
-    print(f"  {time.monotonic() - t0:5.1f} s  serve {' '.join(flags) or '(as is)'}", flush=True)
-    with open(os.path.join(out, "results.json")) as f:
-        p0 = json.load(f)["points"][0]
+    p0 = launch(args, out, f"serve {' '.join(flags) or '(as is)'}", 900)
     m = p0["metrics"]
     return {"tokens_per_s": m["output_tokens_per_s"], "itl_p95_s": m["itl_s"]["p95"],
             "itl_p50_s": m["itl_s"]["p50"], "preemptions": p0["serve"]["preemptions"]}
