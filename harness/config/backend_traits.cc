@@ -5,6 +5,7 @@
 
 #include "base/errors.h"
 #include "collectives/model/collective_model.h"
+#include "harness/config/options/point_options.h"
 
 namespace tpb {
 namespace {
@@ -72,9 +73,9 @@ std::string default_collective(const std::string& backend) {
 
 BackendChoice choose_backend(ConfigFields& f) {
   BackendChoice c;
-  c.backend = f.choice("backend", "cpu", backend_names());
+  c.backend = f.choice(opt::backend.key, opt::backend.def, backend_names());
   const BackendTraits& bt = backend_traits(c.backend);
-  c.collective = f.choice("collective", bt.default_collective, {"mpi", "nccl", "model"});
+  c.collective = f.choice(opt::collective, bt.default_collective);
   if (c.collective == "nccl" && !bt.device_collectives)
     throw BadInput("--collective: nccl needs --backend cuda (got --backend " + c.backend + ")");
   if (virtual_collective(c.collective) != bt.virtual_ranks)
@@ -90,7 +91,8 @@ ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int 
                                int default_world) {
   ModelWorld m;
   if (!backend_traits(backend).virtual_ranks) {
-    for (const char* k : {"world", "algo", "gpus_per_node", "model_noise"})
+    for (const char* k :
+         {opt::world.key, opt::algo.key, opt::gpus_per_node.key, opt::model_noise.key})
       if (f.has(k))
         throw BadInput(field_name(k) + ": only with --backend model (MPI decides the world of " +
                        "real ranks)");
@@ -101,22 +103,22 @@ ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int 
         "--backend: model runs its virtual ranks in one process; launch it without "
         "mpirun (or with -np 1)");
   const Fabric fabric = load_fabric(topology, config_dir);
-  m.gpus_per_node = static_cast<int>(f.integer("gpus_per_node", fabric.gpus_per_node, 1, 1024));
-  m.world = static_cast<int>(
-      f.integer("world", default_world >= 1 ? default_world : m.gpus_per_node, 1, 1 << 20));
+  m.gpus_per_node = static_cast<int>(f.integer(opt::gpus_per_node, fabric.gpus_per_node));
+  m.world =
+      static_cast<int>(f.integer(opt::world, default_world >= 1 ? default_world : m.gpus_per_node));
   if (m.world > m.gpus_per_node && m.world % m.gpus_per_node != 0)
     throw BadInput("--world: " + std::to_string(m.world) + " ranks do not fill nodes of " +
                    std::to_string(m.gpus_per_node) + " GPUs (--gpus-per-node)");
-  m.algo = model_algo_name(parse_model_algo(f.str("algo", "auto"), "--algo"));
-  parse_model_noise(f.str("model_noise", "off"), m);
+  m.algo = model_algo_name(parse_model_algo(f.str(opt::algo), "--algo"));
+  parse_model_noise(f.str(opt::model_noise), m);
   return m;
 }
 
 void echo_model_world(nlohmann::ordered_json& j, const ModelWorld& m) {
-  j["world"] = m.world;
-  j["algo"] = m.algo;
-  j["gpus_per_node"] = m.gpus_per_node;
-  j["model_noise"] = m.noise;
+  j[opt::world.key] = m.world;
+  j[opt::algo.key] = m.algo;
+  j[opt::gpus_per_node.key] = m.gpus_per_node;
+  j[opt::model_noise.key] = m.noise;
 }
 
 }  // namespace tpb

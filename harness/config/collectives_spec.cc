@@ -8,13 +8,14 @@
 #include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
+#include "harness/config/options/coll_options.h"
 
 namespace tpb {
 
 namespace {
 
-int64_t size_field(ConfigFields& f, const nlohmann::json& cfg, const std::string& key,
-                   const std::string& def) {
+int64_t size_field(ConfigFields& f, const nlohmann::json& cfg, const OptionDef& o) {
+  const std::string key = o.key, def = o.def;
   f.mark_known(key);
   if (!cfg.contains(key) || cfg.at(key).is_null()) return parse_size_suffix(def, field_name(key));
   const auto& v = cfg.at(key);
@@ -40,13 +41,13 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
                                   const std::string& default_config_dir) {
   ConfigFields f(cfg);
   CollectivesSpec s;
-  s.config_dir = f.str("config_dir", default_config_dir);
+  s.config_dir = f.str(opt::config_dir, default_config_dir);
   const BackendChoice bc = choose_backend(f);
   s.backend = bc.backend;
   s.collective = bc.collective;
   const BackendTraits& bt = backend_traits(s.backend);
   const ModelWorld mw =
-      resolve_model_world(f, s.backend, world, f.str("topology", "default"), s.config_dir, 0);
+      resolve_model_world(f, s.backend, world, f.str(opt::topology), s.config_dir, 0);
   if (bt.virtual_ranks) {
     if (mw.world < 2) throw BadInput("--world: a collective needs at least 2 ranks (got 1)");
     if (mw.noise_cv > 0)
@@ -55,26 +56,26 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
     s.algo = mw.algo;
     s.gpus_per_node = mw.gpus_per_node;
   }
-  s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
-  s.kind = parse_coll_kind(f.str("kind", "all_reduce"), "--kind");
-  s.op = f.choice("op", "sum", {"sum", "max", "min"});
-  s.dtype = parse_dtype_or_nccl(f.str("dtype", "float"), "--dtype");
-  s.inplace = f.boolean("inplace", false);
-  s.baseline = f.boolean("baseline", false);
-  s.root = static_cast<int>(f.integer("root", 0, 0, world - 1));
-  const int64_t lo = size_field(f, cfg, "minbytes", "8");
-  const int64_t hi = size_field(f, cfg, "maxbytes", "32M");
-  const int64_t step = size_field(f, cfg, "stepbytes", "0");
-  const int64_t factor = f.integer("stepfactor", 2, 1, 1 << 20);
-  s.warmup = static_cast<int>(f.integer("warmup_iters", 5, 0, 1000000));
-  s.iters = static_cast<int>(f.integer("iters", 20, 1, 10000000));
-  s.timeout_s = f.duration("collective_timeout", 600.0, "s", 0.1, 86400.0);
-  s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
-  s.topology = f.str("topology", "default");
+  s.mpi_mode = parse_mpi_mode(f.choice(opt::mpi_mode), "--mpi-mode");
+  s.kind = parse_coll_kind(f.str(opt::kind), "--kind");
+  s.op = f.choice(opt::op);
+  s.dtype = parse_dtype_or_nccl(f.str(opt::coll_dtype), "--dtype");
+  s.inplace = f.boolean(opt::inplace);
+  s.baseline = f.boolean(opt::baseline);
+  s.root = static_cast<int>(f.integer(opt::root.key, 0, 0, world - 1));
+  const int64_t lo = size_field(f, cfg, opt::minbytes);
+  const int64_t hi = size_field(f, cfg, opt::maxbytes);
+  const int64_t step = size_field(f, cfg, opt::stepbytes);
+  const int64_t factor = f.integer(opt::stepfactor);
+  s.warmup = static_cast<int>(f.integer(opt::warmup_iters));
+  s.iters = static_cast<int>(f.integer(opt::iters));
+  s.timeout_s = f.duration(opt::collective_timeout);
+  s.sync_rounds = static_cast<int>(f.integer(opt::sync_rounds));
+  s.topology = f.str(opt::topology);
   if (bt.virtual_ranks && s.topology == "default") s.topology = "nvlink4";
-  s.out = f.str("out", "");
-  s.average = static_cast<int>(f.integer("average", 1, 0, 3));
-  s.output_file = f.str("output_file", "");
+  s.out = f.str(opt::coll_out);
+  s.average = static_cast<int>(f.integer(opt::average));
+  s.output_file = f.str(opt::output_file);
   f.reject_unknown();
 
   // The direct MPI path (host buffers) runs every kind, op and placement. Elsewhere the
@@ -117,26 +118,26 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
 
 nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
   // The resolved spec in the config fields' names (sizes: the list that -b/-e/-f made).
-  nlohmann::ordered_json j{{"kind", coll_kind_name(s.kind)},
-                           {"op", s.op},
-                           {"dtype", dtype_name(s.dtype)},
-                           {"collective", s.collective},
-                           {"mpi_mode", mpi_mode_name(s.mpi_mode)},
-                           {"backend", s.backend},
-                           {"topology", s.topology},
-                           {"inplace", s.inplace},
+  nlohmann::ordered_json j{{opt::kind.key, coll_kind_name(s.kind)},
+                           {opt::op.key, s.op},
+                           {opt::coll_dtype.key, dtype_name(s.dtype)},
+                           {opt::collective.key, s.collective},
+                           {opt::mpi_mode.key, mpi_mode_name(s.mpi_mode)},
+                           {opt::backend.key, s.backend},
+                           {opt::topology.key, s.topology},
+                           {opt::inplace.key, s.inplace},
                            {"halves", s.halves},
-                           {"average", s.average},
-                           {"output_file", s.output_file},
-                           {"baseline", s.baseline},
-                           {"root", s.root},
+                           {opt::average.key, s.average},
+                           {opt::output_file.key, s.output_file},
+                           {opt::baseline.key, s.baseline},
+                           {opt::root.key, s.root},
                            {"sizes", s.sizes},
-                           {"warmup_iters", s.warmup},
-                           {"iters", s.iters},
-                           {"collective_timeout", s.timeout_s},
-                           {"sync_rounds", s.sync_rounds},
-                           {"out", s.out},
-                           {"config_dir", s.config_dir}};
+                           {opt::warmup_iters.key, s.warmup},
+                           {opt::iters.key, s.iters},
+                           {opt::collective_timeout.key, s.timeout_s},
+                           {opt::sync_rounds.key, s.sync_rounds},
+                           {opt::coll_out.key, s.out},
+                           {opt::config_dir.key, s.config_dir}};
   if (backend_traits(s.backend).virtual_ranks)
     echo_model_world(j, {s.world, s.algo, s.gpus_per_node});
   return j;

@@ -9,6 +9,7 @@
 
 #include "base/did_you_mean.h"
 #include "base/errors.h"
+#include "base/units.h"
 
 namespace tpb {
 
@@ -116,48 +117,15 @@ double ConfigFields::number(const std::string& key, double def, double lo, doubl
   return x;
 }
 
-namespace {
-
-// Seconds per unit; the longest suffix first, so "ms" is not read as "s".
-struct TimeUnit {
-  const char* suffix;
-  double seconds;
-};
-constexpr TimeUnit kTimeUnits[] = {{"min", 60},       {"ms", 1e-3}, {"us", 1e-6},
-                                   {"\u00b5s", 1e-6}, {"ns", 1e-9}, {"s", 1}};
-
-double unit_seconds(const std::string& unit) {
-  for (const TimeUnit& u : kTimeUnits)
-    if (unit == u.suffix) return u.seconds;
-  throw std::logic_error("duration: unknown unit '" + unit + "'");
-}
-
-}  // namespace
-
 double ConfigFields::duration(const std::string& key, double def, const std::string& unit,
                               double lo, double hi) {
   const nlohmann::json* v = given(key);
   if (!v) return def;
   const std::string s = number_text(key, *v, "a time");
-  const double scale = unit_seconds(unit);
-  double x = 0;
-  bool read = false;
-  for (const TimeUnit& u : kTimeUnits) {
-    const std::string suf = u.suffix;
-    if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0) {
-      const std::string num = s.substr(0, s.size() - suf.size());
-      char* end = nullptr;
-      x = std::strtod(num.c_str(), &end);
-      if (end != num.c_str() + num.size() || !std::isfinite(x))
-        bad(key, "expected a time like 10s, 2ms or 50us (got '" + s + "')");
-      x *= u.seconds / scale;
-      read = true;
-      break;
-    }
-  }
-  if (!read) x = strict_double(key, s);  // a bare number: the flag's own unit
-  check_range(key, x, lo, hi, s);
-  return x;
+  const std::optional<double> x = parse_time(s, unit);
+  if (!x) bad(key, "expected a time like 10s, 2ms or 50us (got '" + s + "')");
+  check_range(key, *x, lo, hi, s);
+  return *x;
 }
 
 bool ConfigFields::boolean(const std::string& key, bool def) {
@@ -204,6 +172,66 @@ void ConfigFields::reject_unknown() const {
                      (near.empty() ? "" : " (did you mean '" + near + "'?)") +
                      " (from --set or --config; the keys are listed in configs/README.md)");
     }
+}
+
+namespace {
+
+// An option's declared default, as its getter needs it: a declaration without one is a
+// programming error when the caller gives no default either.
+const char* declared_default(const OptionDef& o) {
+  if (!*o.def) throw std::logic_error(std::string("option ") + o.key + ": no declared default");
+  return o.def;
+}
+
+std::vector<std::string> split_choices(const char* choices) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = choices; *c; ++c) {
+    if (*c == '|') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += *c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+int64_t ConfigFields::integer(const OptionDef& o) {
+  return integer(o, std::stoll(declared_default(o)));
+}
+int64_t ConfigFields::integer(const OptionDef& o, int64_t def) {
+  return integer(o.key, def, static_cast<int64_t>(o.lo), static_cast<int64_t>(o.hi));
+}
+double ConfigFields::number(const OptionDef& o) {
+  return number(o.key, std::stod(declared_default(o)), o.lo, o.hi);
+}
+double ConfigFields::duration(const OptionDef& o) {
+  return duration(o, std::stod(declared_default(o)));
+}
+double ConfigFields::duration(const OptionDef& o, double def) {
+  return duration(o.key, def, o.unit, o.lo, o.hi);
+}
+double ConfigFields::bytes(const OptionDef& o) {
+  return bytes(o.key, *o.def ? parse_bytes(o.def, field_name(o.key)) : 0.0);
+}
+std::string ConfigFields::str(const OptionDef& o) {
+  return str(o.key, o.def);
+}
+std::string ConfigFields::str(const OptionDef& o, const std::string& def) {
+  return str(o.key, def);
+}
+std::string ConfigFields::choice(const OptionDef& o) {
+  return choice(o, declared_default(o));
+}
+std::string ConfigFields::choice(const OptionDef& o, const std::string& def) {
+  return choice(o.key, def, split_choices(o.choices));
+}
+bool ConfigFields::boolean(const OptionDef& o) {
+  return boolean(o.key, std::string(declared_default(o)) == "true");
 }
 
 namespace {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/config/options/option_def.h"
+
 namespace tpb {
 
 class ConfigFields {
@@ -29,6 +31,22 @@ class ConfigFields {
   // A size in bytes: a number of GiB, or a string with a unit (see parse_bytes).
   double bytes(const std::string& key, double def);
   std::vector<std::string> strings(const std::string& key);
+
+  // The same reads by an option's declaration (options/): its key, bounds and default. The
+  // overloads with `def` serve options whose default depends on the run (the backend's dtype,
+  // the world size), declared with an empty OptionDef::def.
+  int64_t integer(const OptionDef& o);
+  int64_t integer(const OptionDef& o, int64_t def);
+  double number(const OptionDef& o);
+  double duration(const OptionDef& o);  // in o.unit
+  double duration(const OptionDef& o, double def);
+  double bytes(const OptionDef& o);  // no default: 0
+  std::string str(const OptionDef& o);
+  std::string str(const OptionDef& o, const std::string& def);
+  std::string choice(const OptionDef& o);
+  std::string choice(const OptionDef& o, const std::string& def);
+  bool boolean(const OptionDef& o);
+  std::vector<std::string> strings(const OptionDef& o) { return strings(o.key); }
   bool has(const std::string& key) const { return cfg_.contains(key); }
   const nlohmann::json& raw(const std::string& key) const { return cfg_.at(key); }
   void mark_known(const std::string& key) { known_.insert(key); }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/errors.h"
+#include "base/units.h"
 
 namespace tpb {
 
@@ -42,6 +43,20 @@ double number(const std::string& key, const std::string& v, double lo, double hi
   return x;
 }
 
+// A time in `unit` (bare numbers) or with its own: host_delay=2ms, jitter=0.1@500us.
+double time_in(const std::string& key, const std::string& v, const std::string& unit, double lo,
+               double hi) {
+  const std::optional<double> x = parse_time(v, unit);
+  if (!x)
+    fail(key + " needs a time like 500us or 2ms, bare numbers in " + unit + " (got '" + v + "')");
+  if (*x < lo || *x > hi) {
+    std::ostringstream os;
+    os << key << " must be in [" << lo << ", " << hi << "] " << unit << " (got " << v << ")";
+    fail(os.str());
+  }
+  return *x;
+}
+
 // Counts (ranks, steps, MHz) are integers: 1.5 is refused rather than truncated.
 int integer(const std::string& key, const std::string& v, double lo, double hi) {
   const double x = number(key, v, lo, hi);
@@ -54,17 +69,17 @@ void apply(InjectSpec& s, const std::string& key, const std::string& v) {
     s.slowdown = number(key, v, 1.0, 100.0);
   } else if (key == "jitter") {
     const auto at = v.find('@');
-    if (at == std::string::npos) fail("jitter needs P@US, e.g. 0.1@500 (got '" + v + "')");
+    if (at == std::string::npos) fail("jitter needs P@TIME, e.g. 0.1@500us (got '" + v + "')");
     s.jitter_p = number("jitter probability", v.substr(0, at), 0.0, 1.0);
-    s.jitter_us = number("jitter microseconds", v.substr(at + 1), 0.0, 1e7);
+    s.jitter_us = time_in("jitter time", v.substr(at + 1), "us", 0.0, 1e7);
   } else if (key == "host_delay") {
-    s.host_delay_us = number(key, v, 0.0, 1e7);
+    s.host_delay_us = time_in(key, v, "us", 0.0, 1e7);
   } else if (key == "mem_reserve") {
     s.mem_reserve_gib = number(key, v, 0.0, 1e5);
   } else if (key == "mem_contend") {
     s.mem_contend = number(key, v, 0.0, 1.0) != 0.0;
   } else if (key == "clock_offset") {
-    s.clock_offset_ms = number(key, v, -1e6, 1e6);
+    s.clock_offset_ms = time_in(key, v, "ms", -1e6, 1e6);
   } else if (key == "clock_drift") {
     s.clock_drift_ppm = number(key, v, -1e5, 1e5);
   } else if (key == "hang_at_step") {

@@ -9,6 +9,7 @@
 #include "collectives/model/collective_model.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
+#include "harness/config/options/point_options.h"
 #include "layers/device.h"
 #include "layers/tp_model_config.h"
 
@@ -136,32 +137,30 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
                          const std::string& default_config_dir) {
   ConfigFields f(cfg);
   RunSpec s;
-  constexpr int64_t kMaxI = std::numeric_limits<int32_t>::max();
-  s.config_dir = f.str("config_dir", default_config_dir);
+  s.config_dir = f.str(opt::config_dir, default_config_dir);
   BackendChoice bc = choose_backend(f);
   s.backend = std::move(bc.backend);
   s.collective = std::move(bc.collective);
-  s.mpi_mode = parse_mpi_mode(f.choice("mpi_mode", "blocking", mpi_mode_names()), "--mpi-mode");
+  s.mpi_mode = parse_mpi_mode(f.choice(opt::mpi_mode), "--mpi-mode");
   const BackendTraits& bt = backend_traits(s.backend);
-  s.model = f.str("model", "tiny");
-  s.hardware_given = f.has("hardware");
-  s.hardware = f.str("hardware", bt.default_hardware);
-  s.phase = f.choice("phase", "decode", {"decode", "prefill"}) == "decode" ? Phase::decode
-                                                                           : Phase::prefill;
-  s.batch = f.integer("batch", 1, 1, 1 << 20);
-  s.context = f.integer("context", 1024, 0, 1 << 24);
-  s.prompt = f.integer("prompt", 512, 1, 1 << 24);
+  s.model = f.str(opt::model);
+  s.hardware_given = f.has(opt::hardware.key);
+  s.hardware = f.str(opt::hardware, bt.default_hardware);
+  s.phase = f.choice(opt::phase) == "decode" ? Phase::decode : Phase::prefill;
+  s.batch = f.integer(opt::batch);
+  s.context = f.integer(opt::context);
+  s.prompt = f.integer(opt::prompt);
   // A sweep compares points of one depth, so the depth never changes unless asked to: "auto"
   // lets the memory plan shrink it, and the point then says so (params.layers, a warning).
-  s.layers_auto = f.has("layers") && f.raw("layers") == "auto";
+  s.layers_auto = f.has(opt::layers.key) && f.raw(opt::layers.key) == "auto";
   if (s.layers_auto)
-    f.mark_known("layers");
+    f.mark_known(opt::layers.key);
   else
-    s.layers = f.integer("layers", 0, 0, 100000);
-  s.dtype = parse_dtype(f.str("dtype", dtype_name(bt.default_dtype)), "--dtype");
+    s.layers = f.integer(opt::layers, 0);
+  s.dtype = parse_dtype(f.str(opt::dtype, dtype_name(bt.default_dtype)), "--dtype");
   const ModelWorld mw =
-      resolve_model_world(f, s.backend, world, f.str("topology", "default"), s.config_dir,
-                          f.has("tp") ? static_cast<int>(f.integer("tp", 1, 1, 1 << 16)) : 0);
+      resolve_model_world(f, s.backend, world, f.str(opt::topology), s.config_dir,
+                          f.has(opt::tp.key) ? static_cast<int>(f.integer(opt::tp, 1)) : 0);
   if (mw.world > 0) {
     world = s.world = mw.world;
     s.algo = mw.algo;
@@ -170,31 +169,29 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
     s.noise_seed = mw.noise_seed;
     s.noise_cv = mw.noise_cv;
   }
-  s.tp = static_cast<int>(f.integer("tp", world, 1, 1 << 16));
-  s.steps = static_cast<int>(f.integer("steps", 20, 1, 1000000));
-  s.warmup = static_cast<int>(f.integer("warmup", 3, 0, 1000000));
-  s.inject_text = f.strings("inject");
+  s.tp = static_cast<int>(f.integer(opt::tp, world));
+  s.steps = static_cast<int>(f.integer(opt::steps));
+  s.warmup = static_cast<int>(f.integer(opt::warmup));
+  s.inject_text = f.strings(opt::inject);
   for (const auto& t : s.inject_text) {
     auto v = parse_inject(t);
     s.inject.insert(s.inject.end(), v.begin(), v.end());
   }
   validate_inject_ranks(s.inject, world);
-  s.topology = f.str("topology", "default");
-  s.tp_groups = f.choice("tp_groups", "contiguous", {"contiguous", "strided"});
-  s.out = f.str("out", "");
-  s.check = f.boolean("check", false);
-  s.cuda_graph = f.boolean("cuda_graph", false);
-  s.lm_head = f.boolean("lm_head", false);
-  s.seed = static_cast<uint64_t>(f.integer("seed", 1234, 0, kMaxI));
-  s.occupancy_window_s = f.duration("occupancy_window", 1.0 / 6.0, "s", 1e-4, 60.0);
-  s.collective_timeout_s = f.duration("collective_timeout", 600.0, "s", 0.1, 86400.0);
-  s.memory_budget_bytes = f.bytes("memory_budget", 0);
-  s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
-  s.sync_rounds = static_cast<int>(f.integer("sync_rounds", 32, 1, 100000));
-  s.trace_steps = static_cast<int>(f.integer("trace_steps", 20, 0, 100000));
-  s.stamps = f.choice("stamps", "collectives", {"collectives", "ops"}) == "ops"
-                 ? StampLevel::ops
-                 : StampLevel::collectives;
+  s.topology = f.str(opt::topology);
+  s.tp_groups = f.choice(opt::tp_groups);
+  s.out = f.str(opt::out);
+  s.check = f.boolean(opt::check);
+  s.cuda_graph = f.boolean(opt::cuda_graph);
+  s.lm_head = f.boolean(opt::lm_head);
+  s.seed = static_cast<uint64_t>(f.integer(opt::seed));
+  s.occupancy_window_s = f.duration(opt::occupancy_window, 1.0 / 6.0);
+  s.collective_timeout_s = f.duration(opt::collective_timeout);
+  s.memory_budget_bytes = f.bytes(opt::memory_budget);
+  s.blas_threads = static_cast<int>(f.integer(opt::blas_threads));
+  s.sync_rounds = static_cast<int>(f.integer(opt::sync_rounds));
+  s.trace_steps = static_cast<int>(f.integer(opt::trace_steps));
+  s.stamps = f.choice(opt::stamps) == "ops" ? StampLevel::ops : StampLevel::collectives;
   f.reject_unknown();
 
   check_backend_options(s, bt);
@@ -210,39 +207,39 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
 
 nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
   // The keys resolve_run_spec reads, so a recorded config resolves back to the same spec.
-  nlohmann::ordered_json j{
-      {"backend", s.backend},
-      {"collective", s.collective},
-      {"mpi_mode", mpi_mode_name(s.mpi_mode)},
-      {"model", s.model},
-      {"hardware", s.hardware},
-      {"phase", phase_name(s.phase)},
-      {"batch", s.batch},
-      {"context", s.context},
-      {"prompt", s.prompt},
-      {"layers", s.layers_auto ? nlohmann::ordered_json("auto") : nlohmann::ordered_json(s.layers)},
-      {"dtype", dtype_name(s.dtype)},
-      {"tp", s.tp},
-      {"steps", s.steps},
-      {"warmup", s.warmup},
-      {"inject", s.inject_text},
-      {"topology", s.topology},
-      {"tp_groups", s.tp_groups},
-      {"out", s.out},
-      {"check", s.check},
-      {"cuda_graph", s.cuda_graph},
-      {"lm_head", s.lm_head},
-      {"seed", s.seed},
-      {"occupancy_window", s.occupancy_window_s},
-      {"collective_timeout", s.collective_timeout_s},
-      {"memory_budget", s.memory_budget_bytes},
-      {"blas_threads", s.blas_threads},
-      {"sync_rounds", s.sync_rounds},
-      {"trace_steps", s.trace_steps},
-      {"stamps", stamp_level_name(s.stamps)},
-      {"config_dir", s.config_dir},
-      {"model_shape", model_to_json(s.shape)},
-      {"hardware_profile", hardware_to_json(s.hw)}};
+  nlohmann::ordered_json j{{opt::backend.key, s.backend},
+                           {opt::collective.key, s.collective},
+                           {opt::mpi_mode.key, mpi_mode_name(s.mpi_mode)},
+                           {opt::model.key, s.model},
+                           {opt::hardware.key, s.hardware},
+                           {opt::phase.key, phase_name(s.phase)},
+                           {opt::batch.key, s.batch},
+                           {opt::context.key, s.context},
+                           {opt::prompt.key, s.prompt},
+                           {opt::layers.key, s.layers_auto ? nlohmann::ordered_json("auto")
+                                                           : nlohmann::ordered_json(s.layers)},
+                           {opt::dtype.key, dtype_name(s.dtype)},
+                           {opt::tp.key, s.tp},
+                           {opt::steps.key, s.steps},
+                           {opt::warmup.key, s.warmup},
+                           {opt::inject.key, s.inject_text},
+                           {opt::topology.key, s.topology},
+                           {opt::tp_groups.key, s.tp_groups},
+                           {opt::out.key, s.out},
+                           {opt::check.key, s.check},
+                           {opt::cuda_graph.key, s.cuda_graph},
+                           {opt::lm_head.key, s.lm_head},
+                           {opt::seed.key, s.seed},
+                           {opt::occupancy_window.key, s.occupancy_window_s},
+                           {opt::collective_timeout.key, s.collective_timeout_s},
+                           {opt::memory_budget.key, s.memory_budget_bytes},
+                           {opt::blas_threads.key, s.blas_threads},
+                           {opt::sync_rounds.key, s.sync_rounds},
+                           {opt::trace_steps.key, s.trace_steps},
+                           {opt::stamps.key, stamp_level_name(s.stamps)},
+                           {opt::config_dir.key, s.config_dir},
+                           {"model_shape", model_to_json(s.shape)},
+                           {"hardware_profile", hardware_to_json(s.hw)}};
   if (backend_traits(s.backend).virtual_ranks)
     echo_model_world(j,
                      {s.world, s.algo, s.gpus_per_node, s.model_noise, s.noise_seed, s.noise_cv});
@@ -253,7 +250,7 @@ std::vector<std::string> rerun_keys() {
   std::vector<std::string> keys;
   const nlohmann::ordered_json echo = run_spec_to_json(RunSpec{});  // items() does not own it
   for (const auto& [k, v] : echo.items())
-    if (k != "out" && k != "model_shape" && k != "hardware_profile") keys.push_back(k);
+    if (k != opt::out.key && k != "model_shape" && k != "hardware_profile") keys.push_back(k);
   nlohmann::ordered_json model_only;
   echo_model_world(model_only, {});
   for (const auto& [k, v] : model_only.items()) keys.push_back(k);

@@ -14,6 +14,7 @@
 #include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
+#include "harness/config/options/serve_options.h"
 #include "layers/tp_model_config.h"
 
 namespace tpb {
@@ -166,7 +167,7 @@ nlohmann::json split_serve_keys(const nlohmann::json& cfg, nlohmann::json& serve
 }
 
 void read_load(ConfigFields& f, ServeSpec& s) {
-  const bool rate = f.has("rate"), conc = f.has("concurrency");
+  const bool rate = f.has(opt::rate.key), conc = f.has(opt::concurrency.key);
   if (rate && conc) throw BadInput("--rate: give --rate or --concurrency, not both");
   s.axis = rate ? "rate" : "concurrency";
   s.loads = load_values(rate ? f.raw("rate") : (conc ? f.raw("concurrency") : nlohmann::json(8)),
@@ -176,40 +177,39 @@ void read_load(ConfigFields& f, ServeSpec& s) {
     for (double c : s.loads)
       if (c != std::floor(c))
         throw BadInput("--concurrency: must be a whole number (got " + std::to_string(c) + ")");
-  s.load.burstiness = f.number("burstiness", 1.0, 1e-3, 1e3);
-  s.load.requests = f.integer("requests", kDefaultServeRequests, 1, 1 << 20);
-  s.load.warmup_requests = f.integer("warmup_requests", 0, 0, 1 << 20);
-  s.load.prompt = parse_length_dist(f.str("prompt_len", "128"), "--prompt-len");
-  s.load.output = parse_length_dist(f.str("output_len", "128"), "--output-len");
-  s.load.trace_file = f.str("trace", "");
+  s.load.burstiness = f.number(opt::burstiness);
+  s.load.requests = f.integer(opt::requests, kDefaultServeRequests);
+  s.load.warmup_requests = f.integer(opt::warmup_requests);
+  s.load.prompt = parse_length_dist(f.str(opt::prompt_len), "--prompt-len");
+  s.load.output = parse_length_dist(f.str(opt::output_len), "--output-len");
+  s.load.trace_file = f.str(opt::trace);
 }
 
 void read_scheduler(ConfigFields& f, ServeSpec& s) {
-  s.scheduler = f.choice("scheduler", "continuous", {"static", "continuous"}) == "static"
-                    ? SchedulerKind::static_batch
-                    : SchedulerKind::continuous;
-  s.chunk = f.integer("chunk", 0, 0, 1 << 20);
-  if (f.has("chunk") && s.chunk == 0)
+  s.scheduler = f.choice(opt::scheduler) == "static" ? SchedulerKind::static_batch
+                                                     : SchedulerKind::continuous;
+  s.chunk = f.integer(opt::chunk, 0);
+  if (f.has(opt::chunk.key) && s.chunk == 0)
     throw BadInput("--chunk: must be >= 1 (leave it out for whole prompts)");
   if (s.chunk > 0 && s.scheduler == SchedulerKind::static_batch)
     throw BadInput("--chunk: needs --scheduler continuous");
-  if (s.chunk > 0 && f.has("max_step_tokens"))
+  if (s.chunk > 0 && f.has(opt::max_step_tokens.key))
     throw BadInput("--max-step-tokens: with --chunk the chunk is the step's token budget");
-  s.max_batch = f.integer("max_batch", 0, 1, 1 << 16);
-  s.max_step_tokens = f.integer("max_step_tokens", 0, 1, 1 << 22);
-  s.kv_budget_tokens = f.integer("kv_budget", 0, 1, int64_t{1} << 40);
-  s.block_tokens = f.integer("block_tokens", 16, 1, 1 << 16);
-  s.host_overhead_s = f.duration("host_overhead", 0, "us", 0, 1e7) * 1e-6;
-  s.lm_head = f.boolean("lm_head", true);
-  const std::string slo = f.str("slo", "");
+  s.max_batch = f.integer(opt::max_batch, 0);
+  s.max_step_tokens = f.integer(opt::max_step_tokens, 0);
+  s.kv_budget_tokens = f.integer(opt::kv_budget, 0);
+  s.block_tokens = f.integer(opt::block_tokens);
+  s.host_overhead_s = f.duration(opt::host_overhead) * 1e-6;
+  s.lm_head = f.boolean(opt::serve_lm_head);
+  const std::string slo = f.str(opt::slo);
   if (!slo.empty()) s.slo = parse_slo(slo);
   s.resume = f.str("resume", "");
 }
 
 void read_vllm_save(ConfigFields& f, ServeSpec& s) {
   s.vllm.on = f.boolean("save_result", false);
-  s.vllm.dir = f.str("result_dir", "");
-  s.vllm.filename = f.str("result_filename", "");
+  s.vllm.dir = f.str(opt::result_dir);
+  s.vllm.filename = f.str(opt::result_filename);
   for (const char* k : {"result_dir", "result_filename"})
     if (!s.vllm.on && f.has(k)) throw BadInput(field_name(k) + ": needs --save-result");
   if (s.vllm.filename.find('/') != std::string::npos)
@@ -219,12 +219,14 @@ void read_vllm_save(ConfigFields& f, ServeSpec& s) {
 }  // namespace
 
 std::vector<std::string> serve_keys() {
-  // clang-format off
-  return {"rate", "concurrency", "burstiness", "requests", "warmup_requests", "prompt_len",
-          "output_len", "trace", "scheduler", "chunk", "max_batch", "max_step_tokens",
-          "kv_budget", "block_tokens", "host_overhead", "lm_head", "slo", "resume",
-          "save_result", "result_dir", "result_filename"};
-  // clang-format on
+  // The declared serve options but vLLM's spellings (renamed first), and what serve reads
+  // itself of the rest: its own LM head default, --resume and --save-result.
+  std::vector<std::string> keys;
+  const std::vector<std::string> aliases = vllm_alias_keys();
+  for (const OptionDef* o : opt::kServeOptions)
+    if (std::find(aliases.begin(), aliases.end(), o->key) == aliases.end()) keys.push_back(o->key);
+  for (const char* k : {opt::serve_lm_head.key, "resume", "save_result"}) keys.push_back(k);
+  return keys;
 }
 
 ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
@@ -281,21 +283,21 @@ SchedulerConfig ServeSpec::scheduler_at(std::size_t i) const {
 nlohmann::ordered_json serve_spec_to_json(const ServeSpec& s) {
   nlohmann::ordered_json j;
   j[s.axis] = s.loads;
-  j["burstiness"] = s.load.burstiness;
-  j["requests"] = s.load.requests;
-  j["warmup_requests"] = s.load.warmup_requests;
-  j["prompt_len"] = s.load.prompt.text();
-  j["output_len"] = s.load.output.text();
-  j["trace"] = s.load.trace_file;
-  j["scheduler"] = scheduler_name(s.scheduler);
-  j["chunk"] = s.chunk;
-  j["max_batch"] = s.max_batch;
-  j["max_step_tokens"] = s.max_step_tokens;
-  j["kv_budget"] = s.kv_budget_tokens;
-  j["block_tokens"] = s.block_tokens;
-  j["host_overhead"] = s.host_overhead_s * 1e6;
-  j["lm_head"] = s.lm_head;
-  j["slo"] = s.slo.text();
+  j[opt::burstiness.key] = s.load.burstiness;
+  j[opt::requests.key] = s.load.requests;
+  j[opt::warmup_requests.key] = s.load.warmup_requests;
+  j[opt::prompt_len.key] = s.load.prompt.text();
+  j[opt::output_len.key] = s.load.output.text();
+  j[opt::trace.key] = s.load.trace_file;
+  j[opt::scheduler.key] = scheduler_name(s.scheduler);
+  j[opt::chunk.key] = s.chunk;
+  j[opt::max_batch.key] = s.max_batch;
+  j[opt::max_step_tokens.key] = s.max_step_tokens;
+  j[opt::kv_budget.key] = s.kv_budget_tokens;
+  j[opt::block_tokens.key] = s.block_tokens;
+  j[opt::host_overhead.key] = s.host_overhead_s * 1e6;  // in the flag's bare unit
+  j[opt::serve_lm_head.key] = s.lm_head;
+  j[opt::slo.key] = s.slo.text();
   return j;
 }
 

@@ -1,10 +1,12 @@
-// --slo: latency targets for goodput, in milliseconds on the command line, seconds inside.
+// --slo: latency targets for goodput, bare numbers in milliseconds on the command line (or a
+// time with its unit), seconds inside.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
 #include "base/errors.h"
+#include "base/units.h"
 #include "harness/serve/serve_metrics.h"
 
 namespace tpb {
@@ -19,12 +21,12 @@ std::string ms_text(double s) {
 
 double ms_value(const std::string& key, const std::string& v, const std::string& text,
                 const std::string& flag = "--slo") {
-  double ms = 0;
-  const auto r = std::from_chars(v.data(), v.data() + v.size(), ms);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || !std::isfinite(ms) ||
-      ms <= 0)
-    throw BadInput(flag + ": " + key + " needs milliseconds > 0 (got '" + text + "')");
-  return ms / 1e3;
+  // A time with its unit (200ms, 1.5s), or bare milliseconds as vLLM's --goodput takes them.
+  const std::optional<double> ms = parse_time(v, "ms");
+  if (!ms || !(*ms > 0))
+    throw BadInput(flag + ": " + key +
+                   " needs a time > 0: 200ms, 1.5s, or bare milliseconds (got '" + text + "')");
+  return *ms / 1e3;
 }
 
 }  // namespace

@@ -145,7 +145,13 @@ TEST(ServeSlo, ParsesMillisecondsAndNamesBadKeys) {
     EXPECT_EQ(msg.rfind("--slo: ", 0), 0u) << msg;
     EXPECT_NE(msg.find("'e2e'"), std::string::npos) << msg;
   }
-  for (const char* bad : {"ttft", "ttft=", "ttft=-1", "ttft=0", "ttft=1ms", "ttft=1,ttft=2", ","})
+  // A time may carry its unit; bare numbers stay milliseconds, and the echo is in ms.
+  const auto units = parse_slo("ttft=1.5s,tpot=50ms,e2el=2000");
+  EXPECT_DOUBLE_EQ(*units.ttft_s, 1.5);
+  EXPECT_DOUBLE_EQ(*units.tpot_s, 0.05);
+  EXPECT_EQ(units.text(), "ttft=1500,tpot=50,e2el=2000");
+  for (const char* bad :
+       {"ttft", "ttft=", "ttft=-1", "ttft=0", "ttft=1parsec", "ttft=-2ms", "ttft=1,ttft=2", ","})
     EXPECT_THROW(parse_slo(bad), BadInput) << bad;
 }
 
