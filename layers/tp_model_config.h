@@ -32,4 +32,22 @@ struct TpModelConfig {
   bool lm_head = false;
 };
 
+// The fixed-mode model of the point that `q` prices: rank `tp_rank` of its TP group builds
+// q.layers layers at q's shape, dtype, phase and sizes, with weights from `seed`.
+inline TpModelConfig fixed_model_config(const CostQuery& q, int tp_rank, uint64_t seed) {
+  TpModelConfig c;
+  c.shape = q.shape;
+  c.layers = q.layers;
+  c.tp = q.tp;
+  c.tp_rank = tp_rank;
+  c.dtype = q.dtype;
+  c.phase = q.phase;
+  c.batch = q.batch;
+  c.context = q.context;
+  c.prompt = q.prompt;
+  c.seed = seed;
+  c.lm_head = q.lm_head;
+  return c;
+}
+
 }  // namespace tpb

@@ -30,19 +30,9 @@ CostQuery RunSpec::cost_query() const {
 }
 
 TpModelConfig RunSpec::model_config(int64_t layers_built, int tp_rank) const {
-  TpModelConfig c;
-  c.shape = shape;
-  c.layers = layers_built;
-  c.tp = tp;
-  c.tp_rank = tp_rank;
-  c.dtype = dtype;
-  c.phase = phase;
-  c.batch = batch;
-  c.context = context;
-  c.prompt = prompt;
-  c.seed = seed;
-  c.lm_head = lm_head;
-  return c;
+  CostQuery q = cost_query();
+  q.layers = layers_built;  // what this rank builds: the plan may have reduced the depth
+  return fixed_model_config(q, tp_rank, seed);
 }
 
 namespace {
