@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "base/config_loader.h"
@@ -107,8 +108,7 @@ double tp_distance(int a, int b) {
 
 }  // namespace
 
-double OpEfficiency::fraction(const std::string& op, const std::string& phase, int tp,
-                              int64_t tokens) const {
+int OpEfficiency::nearest_tp(const std::string& op, const std::string& phase, int tp) const {
   double best_d = std::numeric_limits<double>::infinity();
   for (const OpFraction& p : points)
     if (p.op == op && p.phase == phase) best_d = std::min(best_d, tp_distance(p.tp, tp));
@@ -119,6 +119,12 @@ double OpEfficiency::fraction(const std::string& op, const std::string& phase, i
     if (p.op == op && p.phase == phase && tp_distance(p.tp, tp) == best_d &&
         (best_tp == 0 || p.tp < best_tp))
       best_tp = p.tp;
+  return best_tp;
+}
+
+double OpEfficiency::fraction(const std::string& op, const std::string& phase, int tp,
+                              int64_t tokens) const {
+  const int best_tp = nearest_tp(op, phase, tp);
   std::vector<std::pair<double, double>> curve;  // (log2 tokens, fraction)
   for (const OpFraction& p : points)
     if (p.op == op && p.phase == phase && p.tp == best_tp)
@@ -139,6 +145,29 @@ double OpEfficiency::fraction(const std::string& op, const std::string& phase, i
 bool OpEfficiency::covers(const std::string& op, const std::string& phase) const {
   return std::any_of(points.begin(), points.end(),
                      [&](const OpFraction& p) { return p.op == op && p.phase == phase; });
+}
+
+std::string OpEfficiency::outside_grid(const std::string& phase, int tp, int64_t tokens) const {
+  std::set<int> used_tp;
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+  for (const OpFraction& p : points) {
+    if (p.phase != phase) continue;
+    const int near = nearest_tp(p.op, phase, tp);
+    used_tp.insert(near);
+    if (p.tp != near) continue;
+    lo = std::min(lo, p.tokens);
+    hi = std::max(hi, p.tokens);
+  }
+  if (used_tp.empty()) return "";
+  std::string out;
+  if (!used_tp.count(tp))
+    out = "no TP " + std::to_string(tp) + " point in " + phase + ": TP " +
+          std::to_string(*used_tp.begin()) + "'s fractions are used";
+  if (tokens >= 0 && (tokens < lo || tokens > hi))
+    out += (out.empty() ? "" : "; ") + std::to_string(tokens) + " tokens per step lie outside " +
+           "the grid's " + std::to_string(lo) + ".." + std::to_string(hi) +
+           ": the nearest end's fractions are held";
+  return out;
 }
 
 double Hardware::flops_for(DType t) const {

@@ -38,6 +38,14 @@ struct OpEfficiency {
   double fraction(const std::string& op, const std::string& phase, int tp, int64_t tokens) const;
   // Whether the table has a point for the op in that phase.
   bool covers(const std::string& op, const std::string& phase) const;
+  // The TP degree whose points fraction() reads for (op, phase, tp): the nearest in log2, the
+  // smaller of two equally near; 0 when the op has no point in that phase.
+  int nearest_tp(const std::string& op, const std::string& phase, int tp) const;
+  // Where a lookup at (phase, tp, tokens) leaves the grid, in words ("" inside it, for every
+  // op with points in that phase): a TP degree the table lacks (the nearest one's points are
+  // used) or a token count past the ends of that degree's points (the end value is held).
+  // tokens < 0: the TP degree alone (a serving step's token count changes every step).
+  std::string outside_grid(const std::string& phase, int tp, int64_t tokens) const;
 };
 
 struct Hardware {

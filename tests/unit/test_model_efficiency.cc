@@ -66,6 +66,28 @@ TEST(OpEfficiency, ATieBetweenTwoDegreesTakesTheSmallerWhateverTheOrder) {
   }
 }
 
+TEST(OpEfficiency, SaysWhereALookupLeavesTheGrid) {
+  const Hardware h = hardware_from_json(
+      profile({pt("gate_up_proj", "decode", 1, 1, 0.6), pt("gate_up_proj", "decode", 1, 64, 0.8),
+               pt("gate_up_proj", "decode", 2, 1, 0.5), pt("gate_up_proj", "decode", 2, 16, 0.7)}),
+      "t");
+  const OpEfficiency& e = h.efficiency;
+  EXPECT_EQ(e.outside_grid("decode", 1, 1), "");
+  EXPECT_EQ(e.outside_grid("decode", 1, 64), "");
+  EXPECT_EQ(e.outside_grid("decode", 2, 8), "");
+  EXPECT_EQ(e.outside_grid("prefill", 8, 4096), "");  // no prefill points: nothing carried over
+  // TP 2's own grid ends at 16 tokens, though TP 1's runs to 64.
+  EXPECT_EQ(e.outside_grid("decode", 2, 32),
+            "32 tokens per step lie outside the grid's 1..16: the nearest end's fractions are "
+            "held");
+  EXPECT_EQ(e.outside_grid("decode", 8, 4), "no TP 8 point in decode: TP 2's fractions are used");
+  EXPECT_EQ(e.outside_grid("decode", 8, 256),
+            "no TP 8 point in decode: TP 2's fractions are used; 256 tokens per step lie "
+            "outside the grid's 1..16: the nearest end's fractions are held");
+  EXPECT_EQ(e.outside_grid("decode", 8, -1),  // the TP degree alone
+            "no TP 8 point in decode: TP 2's fractions are used");
+}
+
 TEST(OpEfficiency, RoundTripsAndRefusesBadFractions) {
   const nlohmann::json j = profile({pt("swiglu", "prefill", 1, 128, 0.1)});
   const Hardware h = hardware_from_json(j, "t");

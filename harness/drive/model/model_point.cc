@@ -94,6 +94,15 @@ void efficiency_warnings(const RunSpec& spec, ModelUse use, std::vector<std::str
                 (use.serving ? std::string("a serving step's sequences run at their own lengths")
                              : "this point runs " + std::to_string(spec.context)) +
                 " (attention's fraction is carried over)");
+  // Outside the grid a prediction rests on carried-over fractions: say so (fixed points by
+  // their tokens per step; serving steps by the TP degree alone).
+  const int64_t tokens =
+      use.serving ? -1 : spec.batch * (spec.phase == Phase::decode ? 1 : spec.prompt);
+  for (const Phase ph : {Phase::decode, Phase::prefill}) {
+    if (!use.serving && ph != spec.phase) continue;
+    const std::string out = e.outside_grid(phase_name(ph), spec.tp, tokens);
+    if (!out.empty()) w.push_back("efficiency_extrapolated: " + out);
+  }
   if ((use.lm_head || spec.lm_head) && !e.covers(op_name(Op::lm_head), "decode"))
     w.push_back(
         "efficiency_standin: the table has no point for the step's end; final_norm, lm_head "
