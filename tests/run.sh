@@ -58,6 +58,12 @@ TPBENCH=build/tpbench tests/multihost/run.sh
 stage "build without MPI (-DTPB_MPI=OFF: one rank, no mpirun)"
 tests/nompi.sh
 
+# A fresh clone configured as the Release build above (so its objects come from the shared
+# ccache), installed into a prefix, pip-installed ./results, then the clone deleted and the
+# prefix moved before tpbench runs from it: configs/ and plot.py come from share/tpbench.
+stage "install (fresh clone, cmake --install, pip install ./results, run with the source gone)"
+tests/install_check.sh --preset release ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"}
+
 # The GPU device check rehearsed without a GPU: the bundle (a no-MPI CUDA build for sm_90, as
 # carried to an H200; its C++ comes mostly from the shared ccache), started in a
 # debootstrap minbase root with only the toolkit's and NCCL's libraries, and device-check.sh
