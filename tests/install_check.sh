@@ -6,6 +6,7 @@
 # and the prefix moved (nothing may point at where it was installed), and from there:
 # a model-backend run reads share/tpbench/configs, an unknown model lists the known ones,
 # `report` draws plots with share/tpbench/results/plot.py, and the installed loader reads them.
+# First, that the README's prerequisites list the Debian packages launch/deps.sh installs.
 # Usage: tests/install_check.sh [CMAKE CONFIGURE ARGS...]
 # Quick when the caller's build filled ccache with the same flags: tests/run.sh passes its
 # Release build's, so the clone's objects come from the cache (paths are relative to
@@ -25,6 +26,12 @@ trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL $*" >&2; exit 1; }
 ok() { echo "ok   $*"; }
 (($#)) || set -- --preset cpu-only
+
+# The README's prerequisites name launch/deps.sh's Debian packages: the same set.
+readme=$(tr '\n' ' ' <README.md | grep -o '`build-essential [^`]*`' | tr -d '`' | tr -s ' ' '\n' | grep . | sort)
+[[ "$readme" == "$(printf '%s\n' "${TPB_DEB_PACKAGES[@]}" | sort)" ]] ||
+  fail "README's Debian packages are not launch/deps.sh's: $(echo $readme)"
+ok "README's Debian packages are launch/deps.sh's (${#TPB_DEB_PACKAGES[@]})"
 
 [[ -z "$(git status --porcelain --untracked-files=no)" ]] ||
   echo "note: uncommitted changes are not in the clone; this checks HEAD"
