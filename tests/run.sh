@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 # launch/deps.sh installs the missing Debian packages with apt-get (CI machines start bare).
 command -v apt-get >/dev/null || { echo "tests/run.sh: needs apt-get (Debian)" >&2; exit 1; }
 source launch/deps.sh
-tpb_install_deps ccache  # ccache: CI only, see the no-MPI stage
+# CI only: ccache (see the no-MPI stage); python3-venv and python3-wheel (the install check's
+# offline `pip install ./results`).
+tpb_install_deps ccache python3-venv python3-wheel
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
