@@ -6,7 +6,7 @@
 
 namespace tpb {
 
-// Exit codes are part of the CLI contract (README "Exit codes").
+// Exit codes are part of the CLI contract (docs/USAGE.md "Exit codes").
 enum class ExitCode : int {
   ok = 0,
   internal = 1,            // a broken invariant or a library failure

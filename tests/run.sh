@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 # launch/deps.sh installs the missing Debian packages with apt-get (CI machines start bare).
 command -v apt-get >/dev/null || { echo "tests/run.sh: needs apt-get (Debian)" >&2; exit 1; }
 source launch/deps.sh
-tpb_install_deps ccache  # ccache: CI only, see the no-MPI stage
+# CI only: ccache (see the no-MPI stage); python3-venv and python3-wheel (the install check's
+# offline `pip install ./results`).
+tpb_install_deps ccache python3-venv python3-wheel
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
@@ -57,6 +59,12 @@ TPBENCH=build/tpbench tests/multihost/run.sh
 
 stage "build without MPI (-DTPB_MPI=OFF: one rank, no mpirun)"
 tests/nompi.sh
+
+# A fresh clone configured as the Release build above (so its objects come from the shared
+# ccache), installed into a prefix, pip-installed ./results, then the clone deleted and the
+# prefix moved before tpbench runs from it: configs/ and plot.py come from share/tpbench.
+stage "install (fresh clone, cmake --install, pip install ./results, run with the source gone)"
+tests/install_check.sh --preset release ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"}
 
 # The GPU device check rehearsed without a GPU: the bundle (a no-MPI CUDA build for sm_90, as
 # carried to an H200; its C++ comes mostly from the shared ccache), started in a

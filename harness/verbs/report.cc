@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "base/errors.h"
+#include "harness/config/config_dir.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
@@ -17,15 +19,26 @@ namespace tpb {
 
 namespace {
 
-std::string plot_script() {
+// TPB_PLOT_SCRIPT, else results/plot.py where configs/ is searched for (config_dir.h: beside
+// the binary, its install prefix's share/tpbench, the source tree); nullopt when none has it.
+std::optional<std::string> plot_script() {
   if (const char* s = std::getenv("TPB_PLOT_SCRIPT")) return s;
-  return TPB_SOURCE_DIR "/results/plot.py";
+  return find_shipped("results/plot.py", own_data_roots());
 }
 
 // The python to run it with; empty: the first that imports what it needs.
 std::string plot_python() {
   const char* s = std::getenv("TPB_PLOT_PYTHON");
   return s ? s : "";
+}
+
+// The plots, or the note saying where plot.py was looked for.
+PlotOutcome plots_for(const std::vector<std::string>& inputs, const std::string& out) {
+  const std::optional<std::string> script = plot_script();
+  if (script) return make_plots(inputs, out, *script, plot_python());
+  std::string looked;
+  for (const std::string& r : own_data_roots()) looked += (looked.empty() ? "" : ", ") + r;
+  return {{}, "No plots: results/plot.py is in none of " + looked + " (set TPB_PLOT_SCRIPT)."};
 }
 
 // The first input's directory: where its results.json lives.
@@ -57,7 +70,7 @@ int verb_report(const CliResult& cli, const World& w) {
   if (w.rank != 0) return 0;
   const PlotOutcome plots = cli.config.value("no_plots", false)
                                 ? PlotOutcome{{}, "No plots: --no-plots was given."}
-                                : make_plots(cli.positional, out, plot_script(), plot_python());
+                                : plots_for(cli.positional, out);
   write_file_atomic(out + "/report.md", report_markdown(runs, plots));
   std::cout << "report: " << out << "/report.md (" << runs.size() << " results, " << plots.drawn()
             << " plots)\n"

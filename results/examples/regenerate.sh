@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the README's two pictures (results/examples/README.md says what they show): the
-# quickstart's sweep (CPU backend, 2 ranks, tiny model: decode B=1,4,16 at context 1024 and a
-# prefill of 512 tokens), its report's plots, and two of them copied here.
+# Regenerates the pictures of the README and docs/USAGE.md (results/examples/README.md says what
+# they show): the quickstart's sweep (CPU backend, 2 ranks, tiny model: decode B=1,4,16 at
+# context 1024 and a prefill of 512 tokens), its report's plots, and two of them copied here.
 #   results/examples/regenerate.sh                          # launch/quickstart.sh, build/tpbench
 #   TPBENCH=build-cpu/tpbench results/examples/regenerate.sh   # an existing binary
 set -euo pipefail

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Where a tpbench binary finds configs/ when nothing says: $TPB_CONFIG_DIR, then configs/ beside
-the executable (a bundle carries it there), then ../configs, then the source tree compiled in.
+the executable (a bundle carries it there), then ../share/tpbench/configs (an install prefix;
+tests/install_check.sh runs one with the source tree gone), then ../configs, then the source
+tree compiled in.
 The source tree cannot be hidden here, so the order is shown with a marker model that only a
 bundle's configs/ holds: a copy of the binary with that configs/ beside it finds the marker (and
 runs it); a bare copy still reads the compiled-in tree (it knows tiny, not the marker);

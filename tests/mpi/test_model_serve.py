@@ -3,7 +3,7 @@
 metrics, curve and diagnosis as a measured serve (issue 11, item 2).
 
 Llama-3.1-70B fp8 (16 of its 80 layers on the curves), TP 8 on a modelled 8x H100
-(h100-sxm:datasheet, the roofline README's table states, nvlink4), prompts 512, outputs 256,
+(h100-sxm:datasheet, the roofline docs/USAGE.md's table states, nvlink4), prompts 512, outputs 256,
 chunked prefill 512, concurrency 1..256:
 - every point is ok and passes the results contract; the curve has a free region at small
   concurrency and a knee; tokens/s rises with concurrency;

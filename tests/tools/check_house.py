@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The house's rules, checked on the whole source tree (README "Layout", docs/STYLE.md):
+"""The house's rules, checked on the whole source tree (docs/CONTRIBUTING.md "Layout",
+docs/STYLE.md):
   1. imports run one way: the floors base/ < layers/ < collectives/ < tp_model/ < harness/, and
      no file includes a floor above its own; inside harness/ a stage includes only itself and
      the stages below it;

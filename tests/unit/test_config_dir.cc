@@ -1,8 +1,9 @@
-// Where configs/ is found when a config does not say (harness/config/config_dir.h): the order of
-// the search on folders made here, and the error that names every place it looked.
+// Where configs/ and results/plot.py are found when nothing says (harness/config/config_dir.h):
+// the order of the search on folders made here, and the error that names every place it looked.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "harness/config/config_dir.h"
@@ -14,7 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh tree per test: ROOT/bundle/bin/tpbench (no file needed: only its folder is read),
-// ROOT/src as the compiled-in source tree.
+// ROOT/src as the compiled-in source tree. bundle/ stands for an install prefix too: its
+// share/tpbench (TPB_DATA_FROM_BIN from bin/) is where `cmake --install` puts the data.
 struct Tree {
   fs::path root;
   explicit Tree(const std::string& name)
@@ -30,7 +32,38 @@ struct Tree {
     fs::create_directories(root / p);
     return (root / p).string();
   }
+  std::string touch(const fs::path& p) const {
+    fs::create_directories((root / p).parent_path());
+    std::ofstream(root / p) << "#\n";
+    return (root / p).string();
+  }
+  fs::path share() const {
+    return (root / "bundle" / "bin" / TPB_DATA_FROM_BIN)
+        .lexically_normal()
+        .lexically_relative(root);
+  }
 };
+
+TEST(ConfigDir, DataRootsInOrder) {
+  const Tree t("roots");
+  const fs::path bin = t.root / "bundle" / "bin";
+  EXPECT_EQ(data_roots(t.exe(), t.src()),
+            (std::vector<std::string>{bin.string(), (t.root / t.share()).string(),
+                                      (t.root / "bundle").string(), t.src()}));
+  EXPECT_EQ(data_roots("", t.src()), std::vector<std::string>{t.src()});  // no /proc/self/exe
+}
+
+// plot.py goes through the same search as configs/: each nearer place hides the ones after it.
+TEST(ConfigDir, PlotScriptSearchOrder) {
+  const Tree t("plot");
+  const auto roots = data_roots(t.exe(), t.src());
+  EXPECT_EQ(find_shipped("results/plot.py", roots), std::nullopt);
+  for (const fs::path& where :
+       {fs::path("src"), fs::path("bundle"), t.share(), fs::path("bundle/bin")}) {
+    const std::string made = t.touch(where / "results" / "plot.py");
+    EXPECT_EQ(find_shipped("results/plot.py", roots), made) << where;
+  }
+}
 
 TEST(ConfigDir, SearchOrder) {
   const Tree t("order");
@@ -39,6 +72,8 @@ TEST(ConfigDir, SearchOrder) {
   EXPECT_EQ(find_config_dir(std::nullopt, "", t.src()), source);       // no /proc/self/exe
   const std::string above = t.make("bundle/configs");
   EXPECT_EQ(find_config_dir(std::nullopt, t.exe(), t.src()), above);
+  const std::string installed = t.make(t.share() / "configs");
+  EXPECT_EQ(find_config_dir(std::nullopt, t.exe(), t.src()), installed);
   const std::string beside = t.make("bundle/bin/configs");
   EXPECT_EQ(find_config_dir(std::nullopt, t.exe(), t.src()), beside);
   // $TPB_CONFIG_DIR first; empty is unset; one that is no folder is named, not skipped.
@@ -57,8 +92,8 @@ TEST(ConfigDir, NoneFoundNamesWhereItLooked) {
       msg.rfind("--config-dir: no configs/ folder found (looked in $TPB_CONFIG_DIR (unset), ", 0),
       0u)
       << msg;
-  for (const fs::path& p : {t.root / "bundle" / "bin" / "configs", t.root / "bundle" / "configs",
-                            t.root / "src" / "configs"})
+  for (const fs::path& p : {t.root / "bundle" / "bin" / "configs", t.root / t.share() / "configs",
+                            t.root / "bundle" / "configs", t.root / "src" / "configs"})
     EXPECT_NE(msg.find(p.string()), std::string::npos) << p << " in " << msg;
 }
 
