@@ -156,3 +156,23 @@ TEST(CpuFill, ShardMatchesFillValueBitForBit) {
 
 }  // namespace
 }  // namespace tpb
+
+namespace tpb {
+namespace {
+
+// A decode step only reads: its bandwidth peak is the faster read-only probe, and axpy's
+// write stream (however fast) never sets it (issue 32, item 9).
+TEST(CpuProbe, ReadOnlyProbesSetTheBandwidthPeak) {
+  ProbeResult p;
+  p.read_bw = 10e9;
+  p.stream_bw = 12e9;
+  p.axpy_bw = 20e9;
+  EXPECT_DOUBLE_EQ(p.bw(), 12e9);
+  EXPECT_STREQ(p.bw_probe(), "skinny_gemm m=1");
+  p.read_bw = 13e9;
+  EXPECT_DOUBLE_EQ(p.bw(), 13e9);
+  EXPECT_STREQ(p.bw_probe(), "sdot");
+}
+
+}  // namespace
+}  // namespace tpb
