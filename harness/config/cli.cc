@@ -265,6 +265,9 @@ void add_results_verbs(CLI::App& app, CliValues& v) {
                      "write DIR/report.md and DIR/plots (default: the "
                      "first results directory)");
   report->add_flag("--no-plots", v.no_plots, "skip the matplotlib plots");
+  report->add_option("--trace", v.values["trace"],
+                     "merged: also write DIR/trace-merged.json, every point's trace in one (a "
+                     "process per point and rank)");
 
   CLI::App* exp = app.add_subcommand(
       "export", "print the points' and ranks' metrics for dashboards (Prometheus text) or as CSV");
@@ -359,6 +362,7 @@ void given_options(CLI::App* sub, const std::string& verb, const CliValues& v,
     if (!v.goodput.empty()) config["goodput"] = goodput;
     if (v.save_result) config["save_result"] = true;
   }
+  if (verb == "report" && sub->count("--trace") > 0) config["trace"] = v.values.at("trace");
   if (verb == "whatif")
     for (const char* key : {"chunk", "kv_budget", "topology", "config_dir"})
       if (sub->count(field_name(key)) > 0) config[key] = v.values.at(key);

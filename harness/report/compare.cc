@@ -282,8 +282,27 @@ oj compare_runs(const std::vector<CompareInput>& runs) {
   return out;
 }
 
+namespace {
+
+// The match-key fields with more than one value over the rows that have them: a heading
+// leaves out a field of param_omitted_from_heading only when it is the same on every row, so
+// no two rows read alike.
+std::set<std::string> varying_keys(const oj& rows) {
+  std::map<std::string, std::set<std::string>> seen;
+  for (const auto& row : rows)
+    for (auto it = row["key"].begin(); it != row["key"].end(); ++it)
+      seen[it.key()].insert(it.value().dump());
+  std::set<std::string> out;
+  for (const auto& [k, v] : seen)
+    if (v.size() > 1) out.insert(k);
+  return out;
+}
+
+}  // namespace
+
 std::string format_compare(const oj& cmp) {
   std::string s;
+  const std::set<std::string> varying = varying_keys(cmp["rows"]);
   for (const auto& r : cmp["runs"])
     s += fmt::format("{} = {} ({}, {} points)\n", r["run"].get<std::string>(),
                      r["path"].get<std::string>(), r["label"].get<std::string>(),
@@ -291,7 +310,7 @@ std::string format_compare(const oj& cmp) {
   for (const auto& row : cmp["rows"]) {
     std::string key;
     for (auto it = row["key"].begin(); it != row["key"].end(); ++it)
-      if (!param_omitted_from_heading(it.key()))
+      if (!param_omitted_from_heading(it.key()) || varying.count(it.key()))
         key += (key.empty() ? "" : " ") + it.key() + "=" + value_text(it.value());
     // A row is a collectives one when its first entry carries the collectives columns.
     const bool coll = !row["entries"].empty() && row["entries"][0].contains("metrics") &&

@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "base/errors.h"
 #include "harness/record/json/results_json.h"
@@ -19,11 +22,6 @@ namespace tpb {
 namespace {
 
 using oj = nlohmann::ordered_json;
-
-std::string text(const oj& j, const char* k, const std::string& def = "?") {
-  if (!j.is_object() || !j.contains(k)) return def;
-  return j[k].is_string() ? j[k].get<std::string>() : j[k].dump();
-}
 
 // Markdown table cells must not contain a bare '|'.
 std::string cell(std::string s) {
@@ -54,13 +52,44 @@ ShownPoint shown_point(const oj& j) {
   return p;
 }
 
-std::string point_title(const ShownPoint& sp) {
+// The params outside the title that differ between the model points (schema order): each
+// point's title shows them, so two points of a sweep that differ only in topology or inject
+// never read the same. How long a point ran (steps, warmup; a serve point's steps are an
+// outcome) is no axis.
+std::vector<std::string> varying_params(const std::vector<ShownPoint>& points) {
+  std::vector<std::string> keys;  // in the order first seen: the schema's
+  std::map<std::string, std::set<std::string>> values;
+  std::map<std::string, std::size_t> count;
+  std::size_t model = 0;
+  for (const ShownPoint& sp : points) {
+    if (!sp.model) continue;
+    ++model;
+    for (const auto& [k, v] : param_texts(sp.rec.params)) {
+      if (param_in_point_title(k) || param_omitted_from_heading(k)) continue;
+      if (!values.count(k)) keys.push_back(k);
+      values[k].insert(v);
+      ++count[k];
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& k : keys)  // a field some points lack (lm_head, mpi_mode) varies too
+    if (values[k].size() > 1 || count[k] < model) out.push_back(k);
+  return out;
+}
+
+std::string point_title(const ShownPoint& sp, const std::vector<std::string>& axes) {
   if (!sp.model) return "? ? batch=? prompt=? tp=? ? ?";
   const PointParams& par = sp.rec.params;
   const bool decode = par.phase == "decode";
-  return fmt::format("{} {} batch={} {}={} tp={} {} {}", par.model, par.phase, par.batch,
-                     decode ? "context" : "prompt", decode ? par.context : par.prompt, par.tp,
-                     par.dtype, par.backend);
+  // A serve point's load is its axis, where a fixed-batch point has its context or prompt.
+  const std::string shape = par.serve ? fmt::format("{}={:g}", par.serve->load, par.serve->x)
+                                      : fmt::format("{}={}", decode ? "context" : "prompt",
+                                                    decode ? par.context : par.prompt);
+  std::string title = fmt::format("{} {} batch={} {} tp={} {} {}", par.model, par.phase, par.batch,
+                                  shape, par.tp, par.dtype, par.backend);
+  for (const auto& [k, v] : param_texts(par))
+    if (std::find(axes.begin(), axes.end(), k) != axes.end()) title += " " + k + "=" + v;
+  return title;
 }
 
 std::string joined(const std::vector<std::string>& v, const char* sep) {
@@ -92,10 +121,10 @@ std::string straggler_rank_text(const PointRecord& p) {
   return p.straggler ? std::to_string(p.straggler->rank) : "?";
 }
 
-std::string summary_row(const ShownPoint& sp, int i) {
+std::string summary_row(const ShownPoint& sp, int i, const std::vector<std::string>& axes) {
   const PointRecord& p = sp.rec;
   if (sp.status != "ok")
-    return fmt::format("| {} | {} | {}: {} | | | | | | | | | | |\n", i, cell(point_title(sp)),
+    return fmt::format("| {} | {} | {}: {} | | | | | | | | | | |\n", i, cell(point_title(sp, axes)),
                        sp.status, cell(p.reason));
   const MetricsRecord m = p.metrics.value_or(MetricsRecord{});
   const CollectivesRecord c = p.collectives.value_or(CollectivesRecord{});
@@ -103,18 +132,19 @@ std::string summary_row(const ShownPoint& sp, int i) {
   return fmt::format(
       "| {} | {} | ok | {:.3f} | {:.3f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} | {:.4f} "
       "| {:.1f} | rank {} ({:+.3f}) |\n",
-      i, cell(point_title(sp)), m.step_time_s.p50 * 1e3, m.step_time_s.p95 * 1e3, m.tokens_per_s,
-      m.occupancy_sampled, m.busy_fraction, m.mbu, m.mfu, m.mfu_ceiling, 100 * c.wait_fraction,
-      straggler_rank_text(p), st.excess_compute_fraction);
+      i, cell(point_title(sp, axes)), m.step_time_s.p50 * 1e3, m.step_time_s.p95 * 1e3,
+      m.tokens_per_s, m.occupancy_sampled, m.busy_fraction, m.mbu, m.mfu, m.mfu_ceiling,
+      100 * c.wait_fraction, straggler_rank_text(p), st.excess_compute_fraction);
 }
 
-std::string summary_table(const std::vector<ShownPoint>& points) {
+std::string summary_table(const std::vector<ShownPoint>& points,
+                          const std::vector<std::string>& axes) {
   std::string out =
       "| # | point | status | step p50 (ms) | p95 (ms) | tokens/s | occupancy | busy | MBU | MFU "
       "| MFU ceiling | wait % | straggler (excess) |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   int i = 0;
-  for (const auto& p : points) out += summary_row(p, i++);
+  for (const auto& p : points) out += summary_row(p, i++, axes);
   return out;
 }
 
@@ -165,8 +195,8 @@ std::string verdict_lines(const std::vector<Verdict>& verdicts) {
   return format_verdicts(verdicts, "- [{}] **{}** {}: {}\n");
 }
 
-std::string point_section(const ShownPoint& sp, int index) {
-  std::string out = fmt::format("\n### Point {}: {}\n\n", index, point_title(sp));
+std::string point_section(const ShownPoint& sp, int index, const std::vector<std::string>& axes) {
+  std::string out = fmt::format("\n### Point {}: {}\n\n", index, point_title(sp, axes));
   if (sp.status != "ok")
     out += fmt::format("Status **{}**: {}\n", sp.status, sp.rec.reason);
   else
@@ -220,9 +250,10 @@ std::string model_run(const oj& points_json) {
     points.push_back(shown_point(j));
     if (points.back().model) model_points.push_back(points.back().rec);
   }
-  std::string out = fmt::format("\n{} point(s).\n\n", points.size()) + summary_table(points);
+  const std::vector<std::string> axes = varying_params(points);
+  std::string out = fmt::format("\n{} point(s).\n\n", points.size()) + summary_table(points, axes);
   for (std::size_t i = 0; i < points.size(); ++i)
-    out += point_section(points[i], static_cast<int>(i));
+    out += point_section(points[i], static_cast<int>(i), axes);
   const auto sweep = diagnose_sweep(model_points);
   if (!sweep.empty()) out += "\n### Across points\n\n" + verdict_lines(sweep);
   return out;

@@ -565,6 +565,32 @@ PointHead point_head_from_json(const oj& j) {
           has_reason ? j["reason"].get<std::string>() : ""};
 }
 
+std::vector<std::pair<std::string, std::string>> param_texts(const PointParams& p) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const oj j = to_json(p);  // items() does not own it
+  for (const auto& [k, v] : j.items()) {
+    std::string text;
+    if (v.is_string()) {
+      text = v.get<std::string>();
+    } else if (v.is_array()) {
+      for (const auto& e : v)
+        text += (text.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
+      if (text.empty()) text = "none";
+    } else {
+      text = v.dump();
+    }
+    out.emplace_back(k, std::move(text));
+  }
+  return out;
+}
+
+bool param_in_point_title(const std::string& key) {
+  for (const char* k :
+       {"model", "phase", "batch", "context", "prompt", "tp", "dtype", "backend", "serve"})
+    if (key == k) return true;
+  return false;
+}
+
 bool param_omitted_from_heading(const std::string& key) {
   return key == "model" || key == "steps" || key == "warmup" || key == "iters" ||
          key == "warmup_iters";

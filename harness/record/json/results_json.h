@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/record/coll_point_record.h"
 #include "harness/record/context_record.h"
@@ -64,6 +66,14 @@ struct PointHead {
   std::string reason;
 };
 PointHead point_head_from_json(const nlohmann::ordered_json& j);
+
+// A point's params as (key, text) pairs in schema order, for labels: a string as written, a
+// list joined with ',' ("none" when empty), anything else as its JSON.
+std::vector<std::pair<std::string, std::string>> param_texts(const PointParams& p);
+
+// The params report.md's point title shows itself (model, phase, batch, context, prompt, tp,
+// dtype, backend, and a serve point's load): the others are added when they vary.
+bool param_in_point_title(const std::string& key);
 
 // The params a compare row's heading leaves out: the model and how long each point ran, which
 // say nothing about what the row compares.
