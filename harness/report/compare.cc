@@ -11,9 +11,8 @@
 #include <optional>
 #include <set>
 
-#include "base/errors.h"
+#include "harness/record/json/results_doc_json.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/results_reader.h"
 
 namespace tpb {
 
@@ -116,16 +115,15 @@ struct ComparedPoint {
 
 // A model or collectives point compares its own record's figures; a point that is neither
 // keeps its params and status, and its figures have no value (null).
-ComparedPoint compared_point(const oj& j) {
+ComparedPoint compared_point(const ResultsPoint& rp) {
   const auto make = [](const auto& rec, const auto& cols) {
     const bool ok = rec.status == PointStatus::ok;
     return ComparedPoint{to_json(rec.params), point_status_name(rec.status),
                          ok ? figures_json(cols, rec) : oj(nullptr)};
   };
-  if (const auto p = try_point_from_json(j)) return make(*p, kModelColumns);
-  if (const auto c = try_coll_point_from_json(j)) return make(*c, kCollColumns);
-  PointHead head = point_head_from_json(j);
-  ComparedPoint p{std::move(head.params), std::move(head.status), nullptr};
+  if (rp.model) return make(*rp.model, kModelColumns);
+  if (rp.coll) return make(*rp.coll, kCollColumns);
+  ComparedPoint p{rp.head.params, rp.head.status, nullptr};
   if (p.status == "ok")
     for (const auto& c : kModelColumns) p.metrics[c.key] = kNoValue;  // unreadable: no value
   return p;
@@ -136,7 +134,7 @@ using RunPoints = std::vector<std::vector<ComparedPoint>>;
 RunPoints compared_points(const std::vector<CompareInput>& runs) {
   RunPoints out(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i)
-    for (const auto& j : runs[i].results["points"]) out[i].push_back(compared_point(j));
+    for (const ResultsPoint& p : runs[i].doc.points) out[i].push_back(compared_point(p));
   return out;
 }
 
@@ -254,7 +252,7 @@ std::string entries_text(const Column<R> (&cols)[N], const oj& row) {
 }  // namespace
 
 CompareInput load_compare_input(const std::string& path) {
-  return CompareInput{path, load_results(path, "compare")};
+  return CompareInput{path, load_results_doc(path, "compare")};
 }
 
 oj compare_runs(const std::vector<CompareInput>& runs) {

@@ -1,4 +1,5 @@
-// `tpbench compare`: puts runs side by side. Pure functions over loaded results documents.
+// `tpbench compare`: puts runs side by side. Pure functions over loaded results documents'
+// records; compare.json is compare's own document.
 //
 // Matching: a params field whose value is constant within every run but differs between runs
 // (topology, inject, backend, dtype, ...) labels the runs and is left out of the match key;
@@ -10,11 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "harness/record/results_doc.h"
+
 namespace tpb {
 
 struct CompareInput {
-  std::string path;                // as given on the command line
-  nlohmann::ordered_json results;  // the results.json document
+  std::string path;  // as given on the command line
+  ResultsDoc doc;
 };
 
 // Loads DIR/results.json (or a results.json path). Throws BadInput naming the path.

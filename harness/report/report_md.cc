@@ -11,17 +11,13 @@
 #include <optional>
 #include <set>
 
-#include "base/errors.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/whatif/whatif_json.h"
 #include "harness/report/diagnose.h"
 #include "harness/report/whatif_table.h"
 
 namespace tpb {
 
 namespace {
-
-using oj = nlohmann::ordered_json;
 
 // Markdown table cells must not contain a bare '|'.
 std::string cell(std::string s) {
@@ -30,10 +26,10 @@ std::string cell(std::string s) {
   return out;
 }
 
-// A point as report.md shows it. One that try_point_from_json rejects (in a run that mixes
-// kinds, or one tpbench did not write) keeps its row and section, so the numbering matches the
-// results file, but they are built from a default record with the point's own status and reason:
-// the model figures it does not have read as 0 and its title as placeholders, and it gets no
+// A point as report.md shows it. One that is not a model point (in a run that mixes kinds, or
+// one tpbench did not write) keeps its row and section, so the numbering matches the results
+// file, but they are built from a default record with the point's own status and reason: the
+// model figures it does not have read as 0 and its title as placeholders, and it gets no
 // diagnosis.
 struct ShownPoint {
   PointRecord rec;
@@ -41,15 +37,11 @@ struct ShownPoint {
   bool model = false;
 };
 
-ShownPoint shown_point(const oj& j) {
-  if (auto rec = try_point_from_json(j)) {
-    const std::string status = point_status_name(rec->status);
-    return {std::move(*rec), status, true};
-  }
-  PointHead head = point_head_from_json(j);
-  ShownPoint p{PointRecord{}, std::move(head.status), false};
-  p.rec.reason = std::move(head.reason);
-  return p;
+ShownPoint shown_point(const ResultsPoint& p) {
+  if (p.model) return {*p.model, point_status_name(p.model->status), true};
+  ShownPoint sp{PointRecord{}, p.head.status, false};
+  sp.rec.reason = p.head.reason;
+  return sp;
 }
 
 // The params outside the title that differ between the model points (schema order): each
@@ -98,13 +90,9 @@ std::string joined(const std::vector<std::string>& v, const char* sep) {
   return out.empty() ? "?" : out;
 }
 
-std::string context_section(const oj& r) {
-  RunContextRecord c;
-  try {
-    c = context_from_json(r.value("context", oj::object()));
-  } catch (const BadInput&) {
-    return "- context: absent, or not one tpbench wrote\n";
-  }
+std::string context_section(const std::optional<RunContextRecord>& context) {
+  if (!context) return "- context: absent, or not one tpbench wrote\n";
+  const RunContextRecord& c = *context;
   const VersionsRecord& v = c.versions;
   std::string out = fmt::format("- command: `{}`\n", joined(c.argv, " "));
   out += fmt::format(
@@ -206,8 +194,6 @@ std::string point_section(const ShownPoint& sp, int index, const std::vector<std
   return out;
 }
 
-}  // namespace
-
 // A `tpbench collectives` run: one row per message size, nccl-tests' columns plus skew and
 // wait, which say whether the time was the link's or the ranks' arrival.
 std::string coll_row(const CollPointRecord& p) {
@@ -231,35 +217,17 @@ std::string coll_table(const std::vector<CollPointRecord>& points) {
   return out;
 }
 
-// A collectives run's points, or nothing when the run holds other points.
-std::optional<std::vector<CollPointRecord>> coll_points(const oj& points) {
-  std::vector<CollPointRecord> v;
-  for (const auto& j : points) {
-    auto p = try_coll_point_from_json(j);
-    if (!p) return std::nullopt;
-    v.push_back(std::move(*p));
-  }
-  if (v.empty()) return std::nullopt;
-  return v;
-}
-
-std::string model_run(const oj& points_json) {
+std::string model_run(const ResultsDoc& doc) {
   std::vector<ShownPoint> points;
-  std::vector<PointRecord> model_points;  // what the sweep-level diagnosis reads
-  for (const auto& j : points_json) {
-    points.push_back(shown_point(j));
-    if (points.back().model) model_points.push_back(points.back().rec);
-  }
+  for (const ResultsPoint& p : doc.points) points.push_back(shown_point(p));
   const std::vector<std::string> axes = varying_params(points);
   std::string out = fmt::format("\n{} point(s).\n\n", points.size()) + summary_table(points, axes);
   for (std::size_t i = 0; i < points.size(); ++i)
     out += point_section(points[i], static_cast<int>(i), axes);
-  const auto sweep = diagnose_sweep(model_points);
+  const auto sweep = diagnose_sweep(model_points(doc));
   if (!sweep.empty()) out += "\n### Across points\n\n" + verdict_lines(sweep);
   return out;
 }
-
-namespace {
 
 // Each plot: its title and line, the PNG embedded and links to the SVG and the data file beside
 // it; a plot with no data for these results says why instead.
@@ -291,17 +259,16 @@ std::string report_markdown(const std::vector<ReportInput>& runs, const PlotOutc
       "in each section; nothing is recomputed. Occupancy (the dashboard's \"GPU "
       "util\") is shown next to MBU and MFU because it is not efficiency.\n";
   for (const auto& run : runs) {
-    const oj& points = run.results.value(points_section(), oj::array());
-    out += fmt::format("\n## {}\n\n", run.path) + context_section(run.results);
-    if (const auto coll = coll_points(points))
+    out += fmt::format("\n## {}\n\n", run.path) + context_section(run.doc.context);
+    if (const auto coll = collectives_points(run.doc))
       out += fmt::format("\n{} message size(s).\n\n", coll->size()) + coll_table(*coll);
     else
-      out += model_run(points);
-    if (run.results.contains(whatif_section()))
+      out += model_run(run.doc);
+    if (run.doc.whatif)
       out +=
           "\n### What fixing it buys (`tpbench whatif`)\n\nEach fix replayed on the point's "
           "measured steps (record: the results' `whatif` section), best gain first.\n\n" +
-          whatif_table_md(whatif_from_json(run.results[whatif_section()]));
+          whatif_table_md(*run.doc.whatif);
   }
   return out + plots_section(plots);
 }

@@ -9,7 +9,7 @@
 #include "base/errors.h"
 #include "base/read_text.h"
 #include "harness/mpi/agreement.h"
-#include "harness/record/json/results_json.h"
+#include "harness/record/json/results_doc_json.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
 #include "harness/report/plots.h"
@@ -47,20 +47,17 @@ std::vector<PointTrace> point_traces(const std::vector<ReportInput>& runs,
   std::vector<PointTrace> out;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const fs::path dir = fs::path(results_file_of(paths[i])).parent_path();
-    std::size_t k = 0;
-    for (const auto& j : runs[i].results.value(points_section(), nlohmann::ordered_json::array())) {
-      const auto p = try_point_from_json(j);
-      if (p && p->trace) {
-        const std::string file = (dir / *p->trace).string();
-        nlohmann::ordered_json t;
-        try {
-          t = nlohmann::ordered_json::parse(read_text_file(file, "--trace"));
-        } catch (const nlohmann::json::parse_error& e) {
-          throw BadInput("--trace: '" + file + "' is malformed JSON: " + e.what());
-        }
-        out.push_back({i, k, file, std::move(t)});
+    for (std::size_t k = 0; k < runs[i].doc.points.size(); ++k) {
+      const ResultsPoint& p = runs[i].doc.points[k];
+      if (!p.model || !p.model->trace) continue;
+      const std::string file = (dir / *p.model->trace).string();
+      nlohmann::ordered_json t;
+      try {
+        t = nlohmann::ordered_json::parse(read_text_file(file, "--trace"));
+      } catch (const nlohmann::json::parse_error& e) {
+        throw BadInput("--trace: '" + file + "' is malformed JSON: " + e.what());
       }
-      ++k;
+      out.push_back({i, k, file, std::move(t)});
     }
   }
   if (out.empty())
@@ -71,8 +68,7 @@ std::vector<PointTrace> point_traces(const std::vector<ReportInput>& runs,
 
 std::vector<std::size_t> point_counts(const std::vector<ReportInput>& runs) {
   std::vector<std::size_t> n;
-  for (const auto& r : runs)
-    n.push_back(r.results.value(points_section(), nlohmann::ordered_json::array()).size());
+  for (const auto& r : runs) n.push_back(r.doc.points.size());
   return n;
 }
 
@@ -97,7 +93,8 @@ int verb_report(const CliResult& cli, const World& w) {
         throw BadInput("report: option '" + it.key() + "' does not apply");
     if (cli.positional.empty())
       throw BadInput("report: give one or more RESULTS directories or files");
-    for (const auto& path : cli.positional) runs.push_back({path, load_results(path, "report")});
+    for (const auto& path : cli.positional)
+      runs.push_back({path, load_results_doc(path, "report")});
     if (trace_option(cli.config) == "merged") traces = point_traces(runs, cli.positional);
     out = cli.config.contains("out") && cli.config["out"].is_string()
               ? cli.config["out"].get<std::string>()
@@ -116,7 +113,7 @@ int verb_report(const CliResult& cli, const World& w) {
     const auto merged = merged_trace(traces, point_counts(runs));
     write_file_atomic(out + "/trace-merged.json", merged.dump() + "\n");
     std::cout << "report: " << out << "/trace-merged.json (" << traces.size() << " point traces, "
-              << merged["traceEvents"].size() << " events)\n";
+              << trace_events(merged) << " events)\n";
   }
   return 0;
 }

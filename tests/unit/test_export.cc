@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/record/json/results_doc_json.h"
 #include "harness/record/json/results_json.h"
 #include "harness/report/export/export_csv.h"
 #include "harness/report/export/export_table.h"
@@ -53,6 +54,11 @@ oj results_doc() {
   return doc;
 }
 
+// The document as the printers take it: its records, read as `tpbench export` reads them.
+ResultsDoc doc_of(const oj& j) {
+  return results_doc_from_json(j, "export", "test");
+}
+
 std::string lines_of(const std::string& text, const std::string& prefix) {
   std::istringstream in(text);
   std::string out, l;
@@ -68,7 +74,7 @@ const char* kLabels =
     "jitter=0.1@5\"";
 
 TEST(Export, OpenMetricsLines) {
-  const std::string text = openmetrics_text(export_points("r", results_doc()));
+  const std::string text = openmetrics_text(export_points("r", doc_of(results_doc())));
   const std::string L = kLabels;
   // Rank 1's null MBU is no sample; the host's quote is escaped.
   EXPECT_EQ(lines_of(text, "tpbench_mbu"),
@@ -89,7 +95,7 @@ TEST(Export, OpenMetricsLines) {
 }
 
 TEST(Export, HelpBeforeTypeBeforeSamples) {
-  const std::string text = openmetrics_text(export_points("r", results_doc()));
+  const std::string text = openmetrics_text(export_points("r", doc_of(results_doc())));
   const auto help = text.find("# HELP tpbench_mbu "), type = text.find("# TYPE tpbench_mbu gauge");
   ASSERT_NE(help, std::string::npos);
   EXPECT_LT(help, type);
@@ -97,7 +103,7 @@ TEST(Export, HelpBeforeTypeBeforeSamples) {
 }
 
 TEST(Export, CsvRowPerRank) {
-  const std::string csv = csv_text(export_points("r", results_doc()));
+  const std::string csv = csv_text(export_points("r", doc_of(results_doc())));
   std::istringstream in(csv);
   std::string header, r0, r1, extra;
   std::getline(in, header);
@@ -123,7 +129,7 @@ TEST(Export, CollectivesGolden) {
   std::stringstream s;
   s << f.rdbuf();
   const oj doc = oj::parse(s.str());
-  const auto points = export_points("c", doc);
+  const auto points = export_points("c", doc_of(doc));
   std::size_t ok = 0;
   for (const auto& p : doc["points"]) ok += p["status"] == "ok";
   ASSERT_EQ(points.size(), ok);
@@ -157,7 +163,7 @@ TEST(Export, ServeLatenciesAndLoad) {
   p.metrics = m;
   oj doc = {{"points", oj::array()}};
   doc["points"].push_back(to_json(p));
-  const auto points = export_points("s", doc);
+  const auto points = export_points("s", doc_of(doc));
   const std::string text = openmetrics_text(points);
   const std::string L =
       "results=\"s\",point=\"0\",model=\"tiny\",phase=\"serve\",batch=\"0\",context=\"0\","

@@ -11,8 +11,6 @@
 namespace tpb {
 namespace {
 
-using oj = nlohmann::ordered_json;
-
 PointRecord decode_point(const std::string& topology, const std::vector<std::string>& inject,
                          int64_t steps) {
   PointRecord p;
@@ -31,13 +29,13 @@ PointRecord decode_point(const std::string& topology, const std::vector<std::str
   return p;
 }
 
-oj doc_of(const std::vector<PointRecord>& points) {
-  oj doc = {{"points", oj::array()}};
-  for (const auto& p : points) doc["points"].push_back(to_json(p));
+ResultsDoc doc_of(const std::vector<PointRecord>& points) {
+  ResultsDoc doc;
+  for (const auto& p : points) doc.points.push_back({point_head_from_json(to_json(p)), p, {}});
   return doc;
 }
 
-std::string report_of(const oj& doc) {
+std::string report_of(const ResultsDoc& doc) {
   return report_markdown({ReportInput{"r", doc}}, PlotOutcome{{}, "none"});
 }
 
@@ -79,7 +77,7 @@ TEST(Labels, ServeTitleShowsItsLoad) {
 
 // Two runs of the same two points, which differ only in steps: compare's headings say so.
 TEST(Labels, CompareHeadingKeepsAnOmittedFieldThatVaries) {
-  const oj doc = doc_of({decode_point("shm", {}, 3), decode_point("shm", {}, 5)});
+  const ResultsDoc doc = doc_of({decode_point("shm", {}, 3), decode_point("shm", {}, 5)});
   const std::string text = format_compare(compare_runs({{"a", doc}, {"b", doc}}));
   EXPECT_NE(text.find(" steps=3 "), std::string::npos) << text;
   EXPECT_NE(text.find(" steps=5 "), std::string::npos) << text;

@@ -536,6 +536,12 @@ const char* curve_section() {
 const char* points_section() {
   return "points";
 }
+const char* context_section() {
+  return "context";
+}
+const char* diagnosis_section() {
+  return "diagnosis";
+}
 
 oj params_identity_json(const PointParams& p, bool with_layers) {
   oj id = to_json(p);
@@ -556,13 +562,6 @@ oj memory_exhaustion_json(std::size_t point_index, const PointRecord& p) {
 
 oj trace_meta_json(const PointParams& p) {
   return {{"params", to_json(p)}, {"tool", "tpbench"}};
-}
-
-PointHead point_head_from_json(const oj& j) {
-  // A reason that is not text reads as none: only the printers of failed points show it.
-  const bool has_reason = j.contains("reason") && j["reason"].is_string();
-  return {j.value("params", oj::object()), j.value("status", "?"),
-          has_reason ? j["reason"].get<std::string>() : ""};
 }
 
 std::vector<std::pair<std::string, std::string>> param_texts(const PointParams& p) {
@@ -589,6 +588,25 @@ bool param_in_point_title(const std::string& key) {
        {"model", "phase", "batch", "context", "prompt", "tp", "dtype", "backend", "serve"})
     if (key == k) return true;
   return false;
+}
+
+PointHead point_head_from_json(const oj& j) {
+  PointHead h;
+  if (!j.is_object()) return h;
+  const auto string_at = [](const oj& o, const char* k, std::string& out) {
+    if (o.contains(k) && o[k].is_string()) out = o[k].get<std::string>();
+  };
+  const auto integer_at = [](const oj& o, const char* k, int64_t& out) {
+    if (o.contains(k) && o[k].is_number()) out = o[k].get<int64_t>();
+  };
+  const char* params = key_of(&PointRecord::params);
+  if (j.contains(params) && j[params].is_object()) h.params = j[params];
+  string_at(j, key_of(&PointRecord::status), h.status);
+  string_at(j, key_of(&PointRecord::reason), h.reason);
+  string_at(h.params, key_of(&PointParams::phase), h.phase);
+  integer_at(h.params, key_of(&PointParams::batch), h.batch);
+  integer_at(h.params, key_of(&PointParams::tp), h.tp);
+  return h;
 }
 
 bool param_omitted_from_heading(const std::string& key) {

@@ -6,14 +6,11 @@
 #include <cmath>
 #include <optional>
 
-#include "harness/record/json/results_json.h"
 #include "harness/report/export/openmetrics.h"
 
 namespace tpb {
 
 namespace {
-
-using oj = nlohmann::ordered_json;
 
 // Indices into metric_families(), in its order.
 enum Family : std::size_t {
@@ -185,16 +182,15 @@ const std::vector<MetricFamily>& metric_families() {
   return f;
 }
 
-std::vector<ExportPoint> export_points(const std::string& path, const oj& results) {
+std::vector<ExportPoint> export_points(const std::string& path, const ResultsDoc& doc) {
   std::vector<ExportPoint> out;
-  std::size_t i = 0;
-  for (const auto& j : results.value(points_section(), oj::array())) {
-    Labels labels{{"results", path}, {"point", std::to_string(i++)}};
-    if (auto p = try_point_from_json(j)) {
-      if (p->status == PointStatus::ok) out.push_back(model_point(std::move(labels), *p));
-    } else if (auto c = try_coll_point_from_json(j)) {
-      if (c->status == PointStatus::ok) out.push_back(coll_point(std::move(labels), *c));
-    }
+  for (std::size_t i = 0; i < doc.points.size(); ++i) {
+    const ResultsPoint& p = doc.points[i];
+    Labels labels{{"results", path}, {"point", std::to_string(i)}};
+    if (p.model && p.model->status == PointStatus::ok)
+      out.push_back(model_point(std::move(labels), *p.model));
+    else if (p.coll && p.coll->status == PointStatus::ok)
+      out.push_back(coll_point(std::move(labels), *p.coll));
   }
   return out;
 }

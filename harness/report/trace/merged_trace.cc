@@ -56,6 +56,10 @@ oj moved(oj e, int64_t base, double shift_us, const std::string& prefix) {
 
 }  // namespace
 
+std::size_t trace_events(const oj& trace) {
+  return events_of(trace).size();
+}
+
 oj merged_trace(const std::vector<PointTrace>& traces,
                 const std::vector<std::size_t>& points_per_source) {
   int64_t w = 1;

@@ -26,4 +26,7 @@ struct PointTrace {
 nlohmann::ordered_json merged_trace(const std::vector<PointTrace>& traces,
                                     const std::vector<std::size_t>& points_per_source);
 
+// How many events a trace document holds.
+std::size_t trace_events(const nlohmann::ordered_json& trace);
+
 }  // namespace tpb
