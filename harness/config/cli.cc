@@ -170,6 +170,7 @@ void add_writers(CLI::App& app, CliValues& v) {
                    "write DIR/report.md and DIR/plots (default: the first results directory)")
       ->type_name("DIR");
   report->add_flag("--no-plots", v.no_plots, "skip the matplotlib plots (default false)");
+  add_declared(report, v, opt::report_trace);
 }
 
 // calibrate: a subset of the point options plus its own.

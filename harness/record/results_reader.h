@@ -1,5 +1,7 @@
-// Reading a tpbench results document back (diagnose, compare, report, run --from): one loader,
-// so every verb names its own option in the same one-line errors.
+// Reading a tpbench results document back: one loader, so every verb names its own option in
+// the same one-line errors. The printers (report, compare, diagnose, export) read it as records
+// through record/json/results_doc_json.h; the JSON itself is for the readers that edit or
+// replay the document (whatif, run --from, serve --resume).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -1,8 +1,13 @@
-// One finding of `tpbench diagnose` (report/diagnose.h makes them; results_json.h writes them).
+// One finding of `tpbench diagnose` (report/diagnose.h makes them; results_json.h writes them),
+// and the document `diagnose --json` prints (record/json/results_doc_json.h writes it).
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "harness/record/curve_record.h"
 
 namespace tpb {
 
@@ -15,6 +20,21 @@ struct Verdict {
   // prefill_interference, chunk_too_large, memory_bound, host_bound, bandwidth_bound,
   // straggler, ok; slow_link (a TP group across hosts whose link sets the pace).
   std::optional<std::string> code;
+};
+
+// `diagnose --json`: a point's verdicts with what identifies it as written (a collectives
+// point's params are its own), and one file's points, its findings across them and its curve.
+struct PointDiagnosis {
+  int64_t point = 0;  // index in points[]
+  nlohmann::ordered_json params;
+  std::string status;
+  std::vector<Verdict> verdicts;
+};
+struct FileDiagnosis {
+  std::string file;
+  std::vector<PointDiagnosis> points;
+  std::vector<Verdict> across_points;
+  std::optional<CurveRecord> curve;
 };
 
 }  // namespace tpb

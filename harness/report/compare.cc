@@ -11,20 +11,14 @@
 #include <optional>
 #include <set>
 
-#include "base/errors.h"
+#include "harness/record/json/results_doc_json.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/results_reader.h"
 
 namespace tpb {
 
 namespace {
 
 using oj = nlohmann::ordered_json;
-
-// A figure as compare holds it: NaN where the results hold null (no value).
-double number_or_nan(const oj& v) {
-  return v.is_number() ? v.get<double>() : kNoValue;
-}
 
 // `key` names the figure in compare.json (its own document, not a point's field).
 template <class R>
@@ -101,9 +95,9 @@ const Column<CollPointRecord> kCollColumns[] = {
 };
 
 template <class R, std::size_t N>
-oj figures_json(const Column<R> (&cols)[N], const R& r) {
-  oj out;
-  for (const auto& c : cols) out[c.key] = c.get(r);  // a figure with no value writes null
+CompareFigures figures_of(const Column<R> (&cols)[N], const R& r) {
+  CompareFigures out;
+  for (const auto& c : cols) out.emplace_back(c.key, c.get(r));  // no value: NaN (null)
   return out;
 }
 
@@ -111,23 +105,24 @@ oj figures_json(const Column<R> (&cols)[N], const R& r) {
 struct ComparedPoint {
   oj params;
   std::string status;
-  oj metrics;  // null unless ok
+  std::optional<CompareFigures> metrics;  // ok points only
 };
 
 // A model or collectives point compares its own record's figures; a point that is neither
 // keeps its params and status, and its figures have no value (null).
-ComparedPoint compared_point(const oj& j) {
+ComparedPoint compared_point(const ResultsPoint& rp) {
   const auto make = [](const auto& rec, const auto& cols) {
     const bool ok = rec.status == PointStatus::ok;
     return ComparedPoint{to_json(rec.params), point_status_name(rec.status),
-                         ok ? figures_json(cols, rec) : oj(nullptr)};
+                         ok ? std::optional(figures_of(cols, rec)) : std::nullopt};
   };
-  if (const auto p = try_point_from_json(j)) return make(*p, kModelColumns);
-  if (const auto c = try_coll_point_from_json(j)) return make(*c, kCollColumns);
-  PointHead head = point_head_from_json(j);
-  ComparedPoint p{std::move(head.params), std::move(head.status), nullptr};
-  if (p.status == "ok")
-    for (const auto& c : kModelColumns) p.metrics[c.key] = kNoValue;  // unreadable: no value
+  if (rp.model) return make(*rp.model, kModelColumns);
+  if (rp.coll) return make(*rp.coll, kCollColumns);
+  ComparedPoint p{rp.head.params, rp.head.status, std::nullopt};
+  if (p.status == "ok") {  // unreadable: every figure without a value
+    p.metrics.emplace();
+    for (const auto& c : kModelColumns) p.metrics->emplace_back(c.key, kNoValue);
+  }
   return p;
 }
 
@@ -136,7 +131,7 @@ using RunPoints = std::vector<std::vector<ComparedPoint>>;
 RunPoints compared_points(const std::vector<CompareInput>& runs) {
   RunPoints out(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i)
-    for (const auto& j : runs[i].results["points"]) out[i].push_back(compared_point(j));
+    for (const ResultsPoint& p : runs[i].doc.points) out[i].push_back(compared_point(p));
   return out;
 }
 
@@ -164,19 +159,17 @@ std::vector<std::string> label_fields_of(const RunPoints& pts) {
   return label_fields;
 }
 
-oj runs_json(const std::vector<CompareInput>& runs, const RunPoints& pts,
-             const std::vector<std::string>& label_fields) {
-  oj jr = oj::array();
+std::vector<CompareRun> runs_of(const std::vector<CompareInput>& runs, const RunPoints& pts,
+                                const std::vector<std::string>& label_fields) {
+  std::vector<CompareRun> out;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     std::string label;
     for (const auto& f : label_fields)
       label += (label.empty() ? "" : " ") + f + "=" + value_text(pts[i][0].params[f]);
-    jr.push_back({{"run", std::string(1, static_cast<char>('A' + i % 26))},
-                  {"path", runs[i].path},
-                  {"label", label.empty() ? runs[i].path : label},
-                  {"points", pts[i].size()}});
+    out.push_back({std::string(1, static_cast<char>('A' + i % 26)), runs[i].path,
+                   label.empty() ? runs[i].path : label, static_cast<int64_t>(pts[i].size())});
   }
-  return jr;
+  return out;
 }
 
 // Each match key (the params less the label fields) with every run's first point under it,
@@ -202,45 +195,44 @@ Matches match_points(const RunPoints& pts, const std::set<std::string>& labels) 
 }
 
 // Every run's entry for one matched point, with ratios to the first run that has it.
-// The keys here (run, status, metrics, ratio) are compare.json's own, not a point's fields.
-oj entries_json(const std::vector<const ComparedPoint*>& slot, const oj& jr) {
-  oj base, entries = oj::array();
+std::vector<CompareEntry> entries_of(const std::vector<const ComparedPoint*>& slot,
+                                     const std::vector<CompareRun>& runs) {
+  std::optional<CompareFigures> base;
+  std::vector<CompareEntry> entries;
   for (std::size_t i = 0; i < slot.size(); ++i) {
     if (!slot[i]) continue;
     const ComparedPoint& p = *slot[i];
-    oj e{{"run", jr[i]["run"]}, {"status", p.status}};
-    if (e["status"] == "ok") {
-      e["metrics"] = p.metrics;
-      if (base.is_null()) base = e["metrics"];
-      oj ratio;
-      for (auto it = e["metrics"].begin(); it != e["metrics"].end(); ++it) {
+    CompareEntry e{runs[i].run, p.status, std::nullopt, std::nullopt};
+    if (p.status == "ok" && p.metrics) {
+      e.metrics = p.metrics;
+      if (!base) base = p.metrics;
+      e.ratio.emplace();
+      for (const auto& [k, v] : *p.metrics) {
         // No ratio (null) against a base of 0 or without a value: never a plausible 0.
-        const double b = number_or_nan(base[it.key()]), v = number_or_nan(it.value());
-        ratio[it.key()] = b != 0 && std::isfinite(b) ? v / b : kNoValue;
+        const double b = figure(*base, k);
+        e.ratio->emplace_back(k, b != 0 && std::isfinite(b) ? v / b : kNoValue);
       }
-      e["ratio"] = ratio;
     }
-    entries.push_back(e);
+    entries.push_back(std::move(e));
   }
   return entries;
 }
 
 // The console's columns: heading and value cells from one table.
 template <class R, std::size_t N>
-std::string entries_text(const Column<R> (&cols)[N], const oj& row) {
+std::string entries_text(const Column<R> (&cols)[N], const CompareRow& row) {
   std::string head = fmt::format("  {:<4}", "run");
   for (const auto& c : cols) head += fmt::format(" {:>17}", c.head);
   std::string s = head + "\n";
-  for (const auto& e : row["entries"]) {
-    std::string line = fmt::format("  {:<4}", e["run"].get<std::string>());
-    if (e["status"] != "ok") {
-      s += line + " " + e["status"].get<std::string>() + "\n";
+  for (const CompareEntry& e : row.entries) {
+    std::string line = fmt::format("  {:<4}", e.run);
+    if (e.status != "ok") {
+      s += line + " " + e.status + "\n";
       continue;
     }
     for (const auto& c : cols) {
-      const char* key = c.key;  // not dependent, so get<double> needs no `template`
-      const double v = number_or_nan(e["metrics"][key]) * c.scale;
-      const double r = number_or_nan(e["ratio"][key]);
+      const double v = e.metrics ? figure(*e.metrics, c.key) * c.scale : kNoValue;
+      const double r = e.ratio ? figure(*e.ratio, c.key) : kNoValue;
       // A figure the run lacks prints as n/a, never as "nan" or "nanx".
       line +=
           fmt::format(" {:>10} {:>6}", std::isnan(v) ? "n/a" : fmt::format(fmt::runtime(c.fmt), v),
@@ -254,52 +246,64 @@ std::string entries_text(const Column<R> (&cols)[N], const oj& row) {
 }  // namespace
 
 CompareInput load_compare_input(const std::string& path) {
-  return CompareInput{path, load_results(path, "compare")};
+  return CompareInput{path, load_results_doc(path, "compare")};
 }
 
-oj compare_runs(const std::vector<CompareInput>& runs) {
+CompareRecord compare_runs(const std::vector<CompareInput>& runs) {
   const RunPoints pts = compared_points(runs);
-  const std::vector<std::string> label_fields = label_fields_of(pts);
-  const std::set<std::string> labels(label_fields.begin(), label_fields.end());
-  oj out;
-  out["label_fields"] = label_fields;
-  const oj jr = runs_json(runs, pts, label_fields);
-  out["runs"] = jr;
+  CompareRecord out;
+  out.label_fields = label_fields_of(pts);
+  const std::set<std::string> labels(out.label_fields.begin(), out.label_fields.end());
+  out.runs = runs_of(runs, pts, out.label_fields);
   const Matches m = match_points(pts, labels);
-  oj rows = oj::array();
   for (const auto& k : m.order) {
     const auto& slot = m.by_key.at(k);
     int present = 0;
     for (const ComparedPoint* p : slot) present += p ? 1 : 0;
     if (present < 2) continue;  // nothing to compare it with
-    oj row;
-    row["key"] = oj::parse(k);
-    row["entries"] = entries_json(slot, jr);
-    rows.push_back(row);
+    out.rows.push_back({oj::parse(k), entries_of(slot, out.runs)});
   }
-  out["rows"] = rows;
-  out["ratio_base"] = "the first run (in command-line order) that has the point";
+  out.ratio_base = "the first run (in command-line order) that has the point";
   return out;
 }
 
-std::string format_compare(const oj& cmp) {
+namespace {
+
+// The match-key fields with more than one value over the rows that have them: a heading
+// leaves out a field of param_omitted_from_heading only when it is the same on every row, so
+// no two rows read alike.
+std::set<std::string> varying_keys(const std::vector<CompareRow>& rows) {
+  std::map<std::string, std::set<std::string>> seen;
+  for (const CompareRow& row : rows)
+    for (auto it = row.key.begin(); it != row.key.end(); ++it)
+      seen[it.key()].insert(it.value().dump());
+  std::set<std::string> out;
+  for (const auto& [k, v] : seen)
+    if (v.size() > 1) out.insert(k);
+  return out;
+}
+
+}  // namespace
+
+std::string format_compare(const CompareRecord& cmp) {
   std::string s;
-  for (const auto& r : cmp["runs"])
-    s += fmt::format("{} = {} ({}, {} points)\n", r["run"].get<std::string>(),
-                     r["path"].get<std::string>(), r["label"].get<std::string>(),
-                     r["points"].get<std::size_t>());
-  for (const auto& row : cmp["rows"]) {
+  const std::set<std::string> varying = varying_keys(cmp.rows);
+  for (const CompareRun& r : cmp.runs)
+    s += fmt::format("{} = {} ({}, {} points)\n", r.run, r.path, r.label, r.points);
+  for (const CompareRow& row : cmp.rows) {
     std::string key;
-    for (auto it = row["key"].begin(); it != row["key"].end(); ++it)
-      if (!param_omitted_from_heading(it.key()))
+    for (auto it = row.key.begin(); it != row.key.end(); ++it)
+      if (!param_omitted_from_heading(it.key()) || varying.count(it.key()))
         key += (key.empty() ? "" : " ") + it.key() + "=" + value_text(it.value());
     // A row is a collectives one when its first entry carries the collectives columns.
-    const bool coll = !row["entries"].empty() && row["entries"][0].contains("metrics") &&
-                      row["entries"][0]["metrics"].contains(kCollColumns[0].key);
+    const CompareEntry* first = row.entries.empty() ? nullptr : &row.entries.front();
+    const bool coll = first && first->metrics &&
+                      std::any_of(first->metrics->begin(), first->metrics->end(),
+                                  [](const auto& f) { return f.first == kCollColumns[0].key; });
     s += "\n" + key + "\n";
     s += coll ? entries_text(kCollColumns, row) : entries_text(kModelColumns, row);
   }
-  if (cmp["rows"].empty()) s += "\nno points match between the runs\n";
+  if (cmp.rows.empty()) s += "\nno points match between the runs\n";
   return s;
 }
 

@@ -7,15 +7,12 @@
 
 #include <algorithm>
 
-#include "harness/record/json/results_json.h"
 #include "harness/report/diagnose_link.h"
 #include "harness/report/serve/diagnose_serve.h"
 
 namespace tpb {
 
 namespace {
-
-using oj = nlohmann::ordered_json;
 
 // 1. Regime: bandwidth-bound decode is judged by MBU, compute-bound work by MFU.
 void regime_verdicts(const PointRecord& p, std::vector<Verdict>& v) {
@@ -201,19 +198,6 @@ std::vector<Verdict> diagnose_sweep(const std::vector<PointRecord>& points) {
     }
   }
   return v;
-}
-
-std::vector<Verdict> diagnose_point(const oj& point) {
-  const auto p = try_point_from_json(point);
-  return p ? diagnose_point(*p) : std::vector<Verdict>{};
-}
-
-std::vector<Verdict> diagnose_sweep(const oj& points) {
-  std::vector<PointRecord> recs;
-  if (points.is_array())
-    for (const auto& j : points)
-      if (auto p = try_point_from_json(j)) recs.push_back(std::move(*p));
-  return diagnose_sweep(recs);
 }
 
 std::string format_verdicts(const std::vector<Verdict>& v, const char* line) {

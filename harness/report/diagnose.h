@@ -1,7 +1,6 @@
 // `tpbench diagnose`: the article's debugging order applied to a results file. Pure function
 // from point records to verdicts; the verb only formats them.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,11 +13,6 @@ namespace tpb {
 std::vector<Verdict> diagnose_point(const PointRecord& point);
 // Sweep-level findings (memory exhaustion, the throughput/latency knee).
 std::vector<Verdict> diagnose_sweep(const std::vector<PointRecord>& points);
-
-// The same for points read from a results file, which may hold points of other kinds (a
-// collectives run's): those get no verdicts.
-std::vector<Verdict> diagnose_point(const nlohmann::ordered_json& point);
-std::vector<Verdict> diagnose_sweep(const nlohmann::ordered_json& points);
 
 // One line per verdict; `line` takes order, level, topic and text, in that order.
 std::string format_verdicts(const std::vector<Verdict>& v,

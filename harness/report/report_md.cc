@@ -5,25 +5,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
+#include <set>
 
-#include "base/errors.h"
 #include "harness/record/json/results_json.h"
-#include "harness/record/whatif/whatif_json.h"
 #include "harness/report/diagnose.h"
 #include "harness/report/whatif_table.h"
 
 namespace tpb {
 
 namespace {
-
-using oj = nlohmann::ordered_json;
-
-std::string text(const oj& j, const char* k, const std::string& def = "?") {
-  if (!j.is_object() || !j.contains(k)) return def;
-  return j[k].is_string() ? j[k].get<std::string>() : j[k].dump();
-}
 
 // Markdown table cells must not contain a bare '|'.
 std::string cell(std::string s) {
@@ -32,10 +26,10 @@ std::string cell(std::string s) {
   return out;
 }
 
-// A point as report.md shows it. One that try_point_from_json rejects (in a run that mixes
-// kinds, or one tpbench did not write) keeps its row and section, so the numbering matches the
-// results file, but they are built from a default record with the point's own status and reason:
-// the model figures it does not have read as 0 and its title as placeholders, and it gets no
+// A point as report.md shows it. One that is not a model point (in a run that mixes kinds, or
+// one tpbench did not write) keeps its row and section, so the numbering matches the results
+// file, but they are built from a default record with the point's own status and reason: the
+// model figures it does not have read as 0 and its title as placeholders, and it gets no
 // diagnosis.
 struct ShownPoint {
   PointRecord rec;
@@ -43,24 +37,51 @@ struct ShownPoint {
   bool model = false;
 };
 
-ShownPoint shown_point(const oj& j) {
-  if (auto rec = try_point_from_json(j)) {
-    const std::string status = point_status_name(rec->status);
-    return {std::move(*rec), status, true};
-  }
-  PointHead head = point_head_from_json(j);
-  ShownPoint p{PointRecord{}, std::move(head.status), false};
-  p.rec.reason = std::move(head.reason);
-  return p;
+ShownPoint shown_point(const ResultsPoint& p) {
+  if (p.model) return {*p.model, point_status_name(p.model->status), true};
+  ShownPoint sp{PointRecord{}, p.head.status, false};
+  sp.rec.reason = p.head.reason;
+  return sp;
 }
 
-std::string point_title(const ShownPoint& sp) {
+// The params outside the title that differ between the model points (schema order): each
+// point's title shows them, so two points of a sweep that differ only in topology or inject
+// never read the same. How long a point ran (steps, warmup; a serve point's steps are an
+// outcome) is no axis.
+std::vector<std::string> varying_params(const std::vector<ShownPoint>& points) {
+  std::vector<std::string> keys;  // in the order first seen: the schema's
+  std::map<std::string, std::set<std::string>> values;
+  std::map<std::string, std::size_t> count;
+  std::size_t model = 0;
+  for (const ShownPoint& sp : points) {
+    if (!sp.model) continue;
+    ++model;
+    for (const auto& [k, v] : param_texts(sp.rec.params)) {
+      if (param_in_point_title(k) || param_omitted_from_heading(k)) continue;
+      if (!values.count(k)) keys.push_back(k);
+      values[k].insert(v);
+      ++count[k];
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& k : keys)  // a field some points lack (lm_head, mpi_mode) varies too
+    if (values[k].size() > 1 || count[k] < model) out.push_back(k);
+  return out;
+}
+
+std::string point_title(const ShownPoint& sp, const std::vector<std::string>& axes) {
   if (!sp.model) return "? ? batch=? prompt=? tp=? ? ?";
   const PointParams& par = sp.rec.params;
   const bool decode = par.phase == "decode";
-  return fmt::format("{} {} batch={} {}={} tp={} {} {}", par.model, par.phase, par.batch,
-                     decode ? "context" : "prompt", decode ? par.context : par.prompt, par.tp,
-                     par.dtype, par.backend);
+  // A serve point's load is its axis, where a fixed-batch point has its context or prompt.
+  const std::string shape = par.serve ? fmt::format("{}={:g}", par.serve->load, par.serve->x)
+                                      : fmt::format("{}={}", decode ? "context" : "prompt",
+                                                    decode ? par.context : par.prompt);
+  std::string title = fmt::format("{} {} batch={} {} tp={} {} {}", par.model, par.phase, par.batch,
+                                  shape, par.tp, par.dtype, par.backend);
+  for (const auto& [k, v] : param_texts(par))
+    if (std::find(axes.begin(), axes.end(), k) != axes.end()) title += " " + k + "=" + v;
+  return title;
 }
 
 std::string joined(const std::vector<std::string>& v, const char* sep) {
@@ -69,13 +90,9 @@ std::string joined(const std::vector<std::string>& v, const char* sep) {
   return out.empty() ? "?" : out;
 }
 
-std::string context_section(const oj& r) {
-  RunContextRecord c;
-  try {
-    c = context_from_json(r.value("context", oj::object()));
-  } catch (const BadInput&) {
-    return "- context: absent, or not one tpbench wrote\n";
-  }
+std::string context_section(const std::optional<RunContextRecord>& context) {
+  if (!context) return "- context: absent, or not one tpbench wrote\n";
+  const RunContextRecord& c = *context;
   const VersionsRecord& v = c.versions;
   std::string out = fmt::format("- command: `{}`\n", joined(c.argv, " "));
   out += fmt::format(
@@ -92,10 +109,10 @@ std::string straggler_rank_text(const PointRecord& p) {
   return p.straggler ? std::to_string(p.straggler->rank) : "?";
 }
 
-std::string summary_row(const ShownPoint& sp, int i) {
+std::string summary_row(const ShownPoint& sp, int i, const std::vector<std::string>& axes) {
   const PointRecord& p = sp.rec;
   if (sp.status != "ok")
-    return fmt::format("| {} | {} | {}: {} | | | | | | | | | | |\n", i, cell(point_title(sp)),
+    return fmt::format("| {} | {} | {}: {} | | | | | | | | | | |\n", i, cell(point_title(sp, axes)),
                        sp.status, cell(p.reason));
   const MetricsRecord m = p.metrics.value_or(MetricsRecord{});
   const CollectivesRecord c = p.collectives.value_or(CollectivesRecord{});
@@ -103,18 +120,19 @@ std::string summary_row(const ShownPoint& sp, int i) {
   return fmt::format(
       "| {} | {} | ok | {:.3f} | {:.3f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.4f} | {:.4f} "
       "| {:.1f} | rank {} ({:+.3f}) |\n",
-      i, cell(point_title(sp)), m.step_time_s.p50 * 1e3, m.step_time_s.p95 * 1e3, m.tokens_per_s,
-      m.occupancy_sampled, m.busy_fraction, m.mbu, m.mfu, m.mfu_ceiling, 100 * c.wait_fraction,
-      straggler_rank_text(p), st.excess_compute_fraction);
+      i, cell(point_title(sp, axes)), m.step_time_s.p50 * 1e3, m.step_time_s.p95 * 1e3,
+      m.tokens_per_s, m.occupancy_sampled, m.busy_fraction, m.mbu, m.mfu, m.mfu_ceiling,
+      100 * c.wait_fraction, straggler_rank_text(p), st.excess_compute_fraction);
 }
 
-std::string summary_table(const std::vector<ShownPoint>& points) {
+std::string summary_table(const std::vector<ShownPoint>& points,
+                          const std::vector<std::string>& axes) {
   std::string out =
       "| # | point | status | step p50 (ms) | p95 (ms) | tokens/s | occupancy | busy | MBU | MFU "
       "| MFU ceiling | wait % | straggler (excess) |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   int i = 0;
-  for (const auto& p : points) out += summary_row(p, i++);
+  for (const auto& p : points) out += summary_row(p, i++, axes);
   return out;
 }
 
@@ -165,8 +183,8 @@ std::string verdict_lines(const std::vector<Verdict>& verdicts) {
   return format_verdicts(verdicts, "- [{}] **{}** {}: {}\n");
 }
 
-std::string point_section(const ShownPoint& sp, int index) {
-  std::string out = fmt::format("\n### Point {}: {}\n\n", index, point_title(sp));
+std::string point_section(const ShownPoint& sp, int index, const std::vector<std::string>& axes) {
+  std::string out = fmt::format("\n### Point {}: {}\n\n", index, point_title(sp, axes));
   if (sp.status != "ok")
     out += fmt::format("Status **{}**: {}\n", sp.status, sp.rec.reason);
   else
@@ -175,8 +193,6 @@ std::string point_section(const ShownPoint& sp, int index) {
   if (sp.model) out += verdict_lines(diagnose_point(sp.rec));
   return out;
 }
-
-}  // namespace
 
 // A `tpbench collectives` run: one row per message size, nccl-tests' columns plus skew and
 // wait, which say whether the time was the link's or the ranks' arrival.
@@ -201,34 +217,17 @@ std::string coll_table(const std::vector<CollPointRecord>& points) {
   return out;
 }
 
-// A collectives run's points, or nothing when the run holds other points.
-std::optional<std::vector<CollPointRecord>> coll_points(const oj& points) {
-  std::vector<CollPointRecord> v;
-  for (const auto& j : points) {
-    auto p = try_coll_point_from_json(j);
-    if (!p) return std::nullopt;
-    v.push_back(std::move(*p));
-  }
-  if (v.empty()) return std::nullopt;
-  return v;
-}
-
-std::string model_run(const oj& points_json) {
+std::string model_run(const ResultsDoc& doc) {
   std::vector<ShownPoint> points;
-  std::vector<PointRecord> model_points;  // what the sweep-level diagnosis reads
-  for (const auto& j : points_json) {
-    points.push_back(shown_point(j));
-    if (points.back().model) model_points.push_back(points.back().rec);
-  }
-  std::string out = fmt::format("\n{} point(s).\n\n", points.size()) + summary_table(points);
+  for (const ResultsPoint& p : doc.points) points.push_back(shown_point(p));
+  const std::vector<std::string> axes = varying_params(points);
+  std::string out = fmt::format("\n{} point(s).\n\n", points.size()) + summary_table(points, axes);
   for (std::size_t i = 0; i < points.size(); ++i)
-    out += point_section(points[i], static_cast<int>(i));
-  const auto sweep = diagnose_sweep(model_points);
+    out += point_section(points[i], static_cast<int>(i), axes);
+  const auto sweep = diagnose_sweep(model_points(doc));
   if (!sweep.empty()) out += "\n### Across points\n\n" + verdict_lines(sweep);
   return out;
 }
-
-namespace {
 
 // Each plot: its title and line, the PNG embedded and links to the SVG and the data file beside
 // it; a plot with no data for these results says why instead.
@@ -260,17 +259,16 @@ std::string report_markdown(const std::vector<ReportInput>& runs, const PlotOutc
       "in each section; nothing is recomputed. Occupancy (the dashboard's \"GPU "
       "util\") is shown next to MBU and MFU because it is not efficiency.\n";
   for (const auto& run : runs) {
-    const oj& points = run.results.value(points_section(), oj::array());
-    out += fmt::format("\n## {}\n\n", run.path) + context_section(run.results);
-    if (const auto coll = coll_points(points))
+    out += fmt::format("\n## {}\n\n", run.path) + context_section(run.doc.context);
+    if (const auto coll = collectives_points(run.doc))
       out += fmt::format("\n{} message size(s).\n\n", coll->size()) + coll_table(*coll);
     else
-      out += model_run(points);
-    if (run.results.contains(whatif_section()))
+      out += model_run(run.doc);
+    if (run.doc.whatif)
       out +=
           "\n### What fixing it buys (`tpbench whatif`)\n\nEach fix replayed on the point's "
           "measured steps (record: the results' `whatif` section), best gain first.\n\n" +
-          whatif_table_md(whatif_from_json(run.results[whatif_section()]));
+          whatif_table_md(*run.doc.whatif);
   }
   return out + plots_section(plots);
 }

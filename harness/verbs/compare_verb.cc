@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "harness/mpi/agreement.h"
+#include "harness/record/json/compare_json.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/report/compare.h"
 #include "harness/verbs/verbs.h"
@@ -11,7 +12,7 @@
 namespace tpb {
 
 int verb_compare(const CliResult& cli, const World& w) {
-  nlohmann::ordered_json cmp;
+  CompareRecord cmp;
   std::string out;
   agree(w.comm, [&] {
     for (auto it = cli.config.begin(); it != cli.config.end(); ++it)
@@ -23,7 +24,7 @@ int verb_compare(const CliResult& cli, const World& w) {
     if (w.rank == 0 && !out.empty()) ensure_writable_dir(out);
   });
   if (w.rank != 0) return 0;
-  if (!out.empty()) write_file_atomic(out + "/compare.json", cmp.dump(2) + "\n");
+  if (!out.empty()) write_file_atomic(out + "/compare.json", to_json(cmp).dump(2) + "\n");
   std::cout << format_compare(cmp) << std::flush;
   if (!out.empty()) std::cout << "compare: " << out << "/compare.json\n" << std::flush;
   return 0;

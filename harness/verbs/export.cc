@@ -5,7 +5,7 @@
 
 #include "base/errors.h"
 #include "harness/mpi/agreement.h"
-#include "harness/record/results_reader.h"
+#include "harness/record/json/results_doc_json.h"
 #include "harness/report/export/export_csv.h"
 #include "harness/report/export/export_table.h"
 #include "harness/report/export/openmetrics.h"
@@ -26,7 +26,7 @@ int verb_export(const CliResult& cli, const World& w) {
     if (cli.positional.empty())
       throw BadInput("export: give one or more RESULTS directories or files");
     for (const auto& path : cli.positional) {
-      const auto doc = load_results(path, "export");
+      const ResultsDoc doc = load_results_doc(path, "export");
       for (auto& p : export_points(path, doc)) points.push_back(std::move(p));
     }
   });

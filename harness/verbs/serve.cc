@@ -194,6 +194,9 @@ int verb_serve(const CliResult& cli, const World& w) {
         res.oom ? oom_serve_point(spec, i, std::move(*res.oom))
                 : build_serve_point(spec, i, *res.run, peaks, caps, static_cast<int64_t>(i), trace);
     record_serve_point(*writer, p, curve);
+    if (!p.trace_empty.empty())
+      std::cerr << "warning: point " << i << "'s trace (" << trace
+                << ") holds no step: " << p.trace_empty << "\n";
     if (spec.vllm.on) save_vllm_result(spec, p.record, i, date);
     if (!cli.quiet) print_progress(i + 1, spec.loads.size(), started);
   }

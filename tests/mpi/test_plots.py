@@ -353,8 +353,17 @@ def check_export(c, out):
     c.check(all(close(mbu[k].value, r["mbu"]) and mbu[k].labels["host"] == r["host"]
                 and mbu[k].labels["model"] == par["model"] and mbu[k].labels["phase"] == par["phase"]
                 and mbu[k].labels["batch"] == str(par["batch"]) and mbu[k].labels["tp"] == str(par["tp"])
+                and mbu[k].labels["topology"] == par["topology"]
                 for k, (r, par) in want.items() if k in mbu), "export: each sample = ranks[].mbu, labelled model, "
-            "phase, batch, tp, rank, host")
+            "phase, batch, tp, topology, rank, host")
+    serve = [p for p in results(out["serve"])["points"] if p["status"] == "ok"]
+    for fam, key in (("tpbench_tpot_seconds", "tpot_s"), ("tpbench_e2el_seconds", "e2el_s")):
+        n = {s.labels["point"]: s.value for s in fams[fam].samples if s.name == fam + "_count"} if fam in fams else {}
+        c.check(len(n) == len(serve) and all(n[str(i)] == p["metrics"][key]["n"] for i, p in enumerate(serve)),
+                f"export: {fam} per serve point, its _count = metrics.{key}.n ({n})")
+    load = serve[0]["params"]["serve"]["load"]
+    c.check(all(load in s.labels for s in fams["tpbench_tokens_per_second"].samples
+                if s.labels["results"] == out["serve"]), f"export: serve samples labelled by their load ({load})")
     q = {s.labels.get("quantile") for s in fams["tpbench_step_seconds"].samples}
     c.check({"0.5", "0.95", "0.99"} <= q, f"export: step seconds by quantile {sorted(x for x in q if x)}")
     try:

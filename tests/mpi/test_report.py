@@ -4,12 +4,39 @@ a memory budget that batch 16 exceeds (two ok points and an oom one) and a one-p
 reported together; the summary rows must carry the results' own step p50, MBU, MFU, ceiling
 and straggler, each point its per-rank rows and its diagnosis, the oom point its status. Plots
 are embedded only if they were written (matplotlib and pandas present; tests/mpi/test_plots.py checks
-them), and --no-plots says so."""
+them), and --no-plots says so. --trace merged writes one trace of every point's: it parses, has
+one process per (point, rank), and holds exactly the events of the traces the runs wrote."""
 import json
 import os
 import re
 
 from tpbtest import Ctx
+
+
+def merged_trace(c, sweep, run):
+    rep = c.out("report-trace")
+    rc, stdout, _ = c.mpi(1, ["report", sweep, run, "--no-plots", "--trace", "merged", "--out", rep])
+    c.check(rc == 0 and "trace-merged.json" in stdout, f"report --trace merged ran: {stdout}")
+    with open(os.path.join(rep, "trace-merged.json")) as f:
+        merged = json.load(f)
+    events, procs = 0, 0
+    for path in (sweep, run):
+        for p in c.results(path)["points"]:
+            if "trace" not in p:
+                continue
+            with open(os.path.join(path, p["trace"])) as f:
+                t = json.load(f)["traceEvents"]
+            events += len(t)
+            procs += len({e["pid"] for e in t})
+    pids = {e["pid"] for e in merged["traceEvents"]}
+    c.check(events > 0 and len(merged["traceEvents"]) == events,
+            f"merged trace: {len(merged['traceEvents'])} events, the inputs' sum {events}")
+    c.check(len(pids) == procs == 3 * 2, f"merged trace: one process per (point, rank): {len(pids)} of {procs}")
+    names = [e["args"]["name"] for e in merged["traceEvents"] if e.get("name") == "process_name"]
+    c.check(len(names) == len(pids) and all(" point " in n and " rank " in n for n in names),
+            f"merged trace: each process named by its results, point and rank: {names[:3]}")
+    rc, _, err = c.mpi(1, ["report", run, "--no-plots", "--trace", "flat", "--out", rep], expect_rc=2)
+    c.check("--trace" in err, f"--trace flat: exit 2 naming the option ({err.strip()[:120]})")
 
 
 def main():
@@ -62,6 +89,8 @@ def main():
         md2 = f.read()
     c.check("--no-plots" in md2 and "![" not in md2 and not os.path.exists(os.path.join(rep2, "plots")),
             "--no-plots: no images, and the report says why")
+
+    merged_trace(c, sweep, run)
 
     # Default --out: the first results directory.
     c.mpi(1, ["report", run, "--no-plots"])

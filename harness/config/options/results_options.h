@@ -18,6 +18,9 @@ inline constexpr OptionDef results_out{"out", T::text, "",
     "none for compare; the first results folder for report", "DIR"};
 inline constexpr OptionDef format{"format", T::choice, "openmetrics",
     "the Prometheus text format or CSV", 0, 0, "", "openmetrics|csv"};
+inline constexpr OptionDef report_trace{"trace", T::choice, "",
+    "merged: also write DIR/trace-merged.json, every point's trace in one (a process per "
+    "point and rank)", 0, 0, "", "merged", "none"};
 // clang-format on
 
 inline constexpr const OptionDef* kWhatifOptions[] = {&whatif_chunk, &whatif_kv_budget,

@@ -356,6 +356,8 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
   if (!trace_name.empty() && spec.run.trace_steps > 0) {
     out.trace = serve_trace(spec, run, p.params);
     p.trace = trace_name;
+    out.trace_empty = empty_serve_trace_reason(run.traces, spec.run.trace_steps, run.steps.size(),
+                                               run.timeline_steps);
   }
   out.steps = step_lines(run, point_index);
   out.requests = request_lines(run.requests, point_index);

@@ -24,6 +24,7 @@ inline constexpr int64_t kTokenTimesLimit = 4096;
 struct ServePoint {
   PointRecord record;
   std::optional<nlohmann::ordered_json> trace;  // with a trace name and --trace-steps > 0
+  std::string trace_empty;  // why the trace holds no step ("" when it holds one, or is none)
   std::vector<StepLogRecord> steps;
   std::vector<RequestLogRecord> requests;
   CurveInput curve;

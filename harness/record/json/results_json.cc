@@ -536,6 +536,12 @@ const char* curve_section() {
 const char* points_section() {
   return "points";
 }
+const char* context_section() {
+  return "context";
+}
+const char* diagnosis_section() {
+  return "diagnosis";
+}
 
 oj params_identity_json(const PointParams& p, bool with_layers) {
   oj id = to_json(p);
@@ -558,11 +564,49 @@ oj trace_meta_json(const PointParams& p) {
   return {{"params", to_json(p)}, {"tool", "tpbench"}};
 }
 
+std::vector<std::pair<std::string, std::string>> param_texts(const PointParams& p) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const oj j = to_json(p);  // items() does not own it
+  for (const auto& [k, v] : j.items()) {
+    std::string text;
+    if (v.is_string()) {
+      text = v.get<std::string>();
+    } else if (v.is_array()) {
+      for (const auto& e : v)
+        text += (text.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
+      if (text.empty()) text = "none";
+    } else {
+      text = v.dump();
+    }
+    out.emplace_back(k, std::move(text));
+  }
+  return out;
+}
+
+bool param_in_point_title(const std::string& key) {
+  for (const char* k :
+       {"model", "phase", "batch", "context", "prompt", "tp", "dtype", "backend", "serve"})
+    if (key == k) return true;
+  return false;
+}
+
 PointHead point_head_from_json(const oj& j) {
-  // A reason that is not text reads as none: only the printers of failed points show it.
-  const bool has_reason = j.contains("reason") && j["reason"].is_string();
-  return {j.value("params", oj::object()), j.value("status", "?"),
-          has_reason ? j["reason"].get<std::string>() : ""};
+  PointHead h;
+  if (!j.is_object()) return h;
+  const auto string_at = [](const oj& o, const char* k, std::string& out) {
+    if (o.contains(k) && o[k].is_string()) out = o[k].get<std::string>();
+  };
+  const auto integer_at = [](const oj& o, const char* k, int64_t& out) {
+    if (o.contains(k) && o[k].is_number()) out = o[k].get<int64_t>();
+  };
+  const char* params = key_of(&PointRecord::params);
+  if (j.contains(params) && j[params].is_object()) h.params = j[params];
+  string_at(j, key_of(&PointRecord::status), h.status);
+  string_at(j, key_of(&PointRecord::reason), h.reason);
+  string_at(h.params, key_of(&PointParams::phase), h.phase);
+  integer_at(h.params, key_of(&PointParams::batch), h.batch);
+  integer_at(h.params, key_of(&PointParams::tp), h.tp);
+  return h;
 }
 
 bool param_omitted_from_heading(const std::string& key) {

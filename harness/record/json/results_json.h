@@ -5,11 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/record/coll_point_record.h"
 #include "harness/record/context_record.h"
 #include "harness/record/curve_record.h"
 #include "harness/record/point_record.h"
+#include "harness/record/results_doc.h"
 #include "harness/record/serve_log_record.h"
 #include "harness/record/verdict.h"
 
@@ -37,8 +40,11 @@ nlohmann::ordered_json to_json(const CurveRecord& c);
 CurveRecord curve_from_json(const nlohmann::ordered_json& j);
 const char* curve_section();
 
-// The results' top-level array of point records (what load_results checks is there).
+// The results' top-level array of point records (what load_results checks is there), its
+// context block and a run's verdicts.
 const char* points_section();
+const char* context_section();
+const char* diagnosis_section();
 
 // For documents that may hold other kinds of points (a collectives run's): nothing when `j`
 // is not a model point record.
@@ -56,13 +62,16 @@ nlohmann::ordered_json memory_exhaustion_json(std::size_t point_index, const Poi
 // The metadata a point's trace.json carries, so a trace file names its point.
 nlohmann::ordered_json trace_meta_json(const PointParams& p);
 
-// For the printers that take any results document (compare, report.md): what every point has
-// whatever its kind, for a point that is neither a model nor a collectives point.
-struct PointHead {
-  nlohmann::ordered_json params;  // as written: a collectives point's are not PointParams
-  std::string status;             // "?" when absent
-  std::string reason;
-};
+// A point's params as (key, text) pairs in schema order, for labels: a string as written, a
+// list joined with ',' ("none" when empty), anything else as its JSON.
+std::vector<std::pair<std::string, std::string>> param_texts(const PointParams& p);
+
+// The params report.md's point title shows itself (model, phase, batch, context, prompt, tp,
+// dtype, backend, and a serve point's load): the others are added when they vary.
+bool param_in_point_title(const std::string& key);
+
+// What every point has whatever its kind (record/results_doc.h), read leniently: a field that
+// is absent or of another type keeps PointHead's default.
 PointHead point_head_from_json(const nlohmann::ordered_json& j);
 
 // The params a compare row's heading leaves out: the model and how long each point ran, which
@@ -83,6 +92,9 @@ nlohmann::ordered_json to_json(const RunContextRecord& c);
 RunContextRecord context_from_json(const nlohmann::ordered_json& j);
 nlohmann::ordered_json to_json(const VersionsRecord& v);
 nlohmann::ordered_json to_json(const std::vector<Verdict>& v);
+std::vector<Verdict> verdicts_from_json(const nlohmann::ordered_json& j);
+// `diagnose --json`'s document: {"files": [...]}.
+nlohmann::ordered_json to_json(const std::vector<FileDiagnosis>& files);
 
 // The results' top-level section that holds a collectives run's CollSummaryRecord.
 const char* coll_summary_section();

@@ -254,6 +254,14 @@ void fields(V& v, R& r) {
   v("code", r.code);
 }
 
+template <class V, Is<PointDiagnosis> R>
+void fields(V& v, R& r) {
+  v("point", r.point);
+  v("params", r.params);
+  v("status", r.status);
+  v("verdicts", r.verdicts);
+}
+
 }  // namespace
 
 oj to_json(const CollPointRecord& p) {
@@ -285,6 +293,21 @@ oj to_json(const VersionsRecord& v) {
 }
 oj to_json(const std::vector<Verdict>& v) {
   return Writer::encode(v);
+}
+std::vector<Verdict> verdicts_from_json(const oj& j) {
+  return read_record<std::vector<Verdict>>(j, "diagnosis");
+}
+// The curve as the results hold it (to_json's null memory_wall), so a file's curve reads as it
+// was written.
+oj to_json(const std::vector<FileDiagnosis>& files) {
+  oj out = oj::array();
+  for (const FileDiagnosis& f : files) {
+    out.push_back({{"file", f.file},
+                   {"points", Writer::encode(f.points)},
+                   {"across_points", Writer::encode(f.across_points)}});
+    if (f.curve) out.back()["curve"] = to_json(*f.curve);
+  }
+  return {{"files", out}};
 }
 const char* coll_summary_section() {
   return "collectives_summary";

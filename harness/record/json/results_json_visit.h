@@ -107,6 +107,25 @@ struct Reader {
   }
 };
 
+// The key fields() gives a member of R: the field lists are the one spelling of a key, so a
+// reader that picks single fields out of a document (leniently, where read_record is strict)
+// asks them. nullptr for a member fields() does not list.
+struct KeyOf {
+  const void* member;
+  const char* key = nullptr;
+  template <class T>
+  void operator()(const char* k, const T& x) {
+    if (static_cast<const void*>(&x) == member) key = k;
+  }
+};
+template <class R, class M>
+const char* key_of(M R::*member) {
+  static const R r{};
+  KeyOf v{&(r.*member)};
+  fields(v, r);
+  return v.key;
+}
+
 template <class T>
 T read_record(const oj& j, const char* what) {
   T r;

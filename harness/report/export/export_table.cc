@@ -6,13 +6,11 @@
 #include <cmath>
 #include <optional>
 
-#include "harness/record/json/results_json.h"
+#include "harness/report/export/openmetrics.h"
 
 namespace tpb {
 
 namespace {
-
-using oj = nlohmann::ordered_json;
 
 // Indices into metric_families(), in its order.
 enum Family : std::size_t {
@@ -26,6 +24,10 @@ enum Family : std::size_t {
   kTokens,
   kItl,
   kTtft,
+  kTpot,
+  kE2el,
+  kGoodput,
+  kGoodputFraction,
   kCollTime,
   kCollBusbw,
   kCollLag,
@@ -71,7 +73,11 @@ ExportPoint model_point(Labels labels, const PointRecord& p) {
                                {"tp", std::to_string(k.tp)},
                                {"dtype", k.dtype},
                                {"backend", k.backend},
+                               {"topology", k.topology},
                                {"inject", joined(k.inject)}});
+  // A serve point's load is what its sweep varies: labelled by its own name (concurrency=4 or
+  // rate=2.5), so PromQL selects a load as it selects a batch.
+  if (k.serve) labels.emplace_back(k.serve->load, metric_number(k.serve->x));
   ExportPoint e{std::move(labels), {}, {}};
   const MetricsRecord m = p.metrics.value_or(MetricsRecord{});
   add(e.values, kMfuCeiling, m.mfu_ceiling);
@@ -80,6 +86,12 @@ ExportPoint model_point(Labels labels, const PointRecord& p) {
   add(e.values, kTokens, m.tokens_per_s);
   add_latency(e.values, kItl, m.itl_s);
   add_latency(e.values, kTtft, m.ttft_s);
+  add_latency(e.values, kTpot, m.tpot_s);
+  add_latency(e.values, kE2el, m.e2el_s);
+  if (m.goodput) {
+    add(e.values, kGoodput, m.goodput->requests_per_s);
+    add(e.values, kGoodputFraction, m.goodput->fraction);
+  }
   for (const RankRecord& r : p.ranks.value_or(std::vector<RankRecord>{})) {
     ExportRank x{{{"rank", std::to_string(r.rank)}, {"host", r.host}}, {}};
     add(x.values, kMbu, r.mbu);
@@ -100,7 +112,8 @@ ExportPoint coll_point(Labels labels, const CollPointRecord& p) {
                                {"bytes", std::to_string(k.bytes)},
                                {"ranks", std::to_string(k.ranks)},
                                {"collective", k.collective},
-                               {"backend", k.backend}});
+                               {"backend", k.backend},
+                               {"topology", k.topology}});
   ExportPoint e{std::move(labels), {}, {}};
   add(e.values, kCollTime, p.metrics.time_s.mean);
   add(e.values, kCollBusbw, p.metrics.busbw_GBps * 1e9);
@@ -145,6 +158,17 @@ const std::vector<MetricFamily>& metric_families() {
        "Serve: inter-token latency pooled over the measured requests, virtual clock", false},
       {"tpbench_ttft_seconds", "summary",
        "Serve: time to first token of the measured requests, virtual clock", false},
+      {"tpbench_tpot_seconds", "summary",
+       "Serve: time per output token of each measured request with more than one, (E2EL - "
+       "TTFT) / (output tokens - 1), virtual clock",
+       false},
+      {"tpbench_e2el_seconds", "summary",
+       "Serve: end-to-end latency of the measured requests (finish - arrival), virtual clock",
+       false},
+      {"tpbench_goodput_requests_per_second", "gauge",
+       "Serve with --slo: completed requests that met every SLO, per second", false},
+      {"tpbench_goodput_fraction", "gauge",
+       "Serve with --slo: the fraction of completed requests that met every SLO", false},
       {"tpbench_collective_seconds", "gauge",
        "tpbench collectives: time per call (nccl-tests' time: max over ranks of the loop / "
        "iterations)",
@@ -154,20 +178,19 @@ const std::vector<MetricFamily>& metric_families() {
       {"tpbench_collective_arrival_lag_seconds", "gauge",
        "tpbench collectives: the rank's mean lag behind the first rank to enter", true},
   };
-  static_assert(kFamilies == 13, "metric_families() lists every Family");
+  static_assert(kFamilies == 17, "metric_families() lists every Family");
   return f;
 }
 
-std::vector<ExportPoint> export_points(const std::string& path, const oj& results) {
+std::vector<ExportPoint> export_points(const std::string& path, const ResultsDoc& doc) {
   std::vector<ExportPoint> out;
-  std::size_t i = 0;
-  for (const auto& j : results.value(points_section(), oj::array())) {
-    Labels labels{{"results", path}, {"point", std::to_string(i++)}};
-    if (auto p = try_point_from_json(j)) {
-      if (p->status == PointStatus::ok) out.push_back(model_point(std::move(labels), *p));
-    } else if (auto c = try_coll_point_from_json(j)) {
-      if (c->status == PointStatus::ok) out.push_back(coll_point(std::move(labels), *c));
-    }
+  for (std::size_t i = 0; i < doc.points.size(); ++i) {
+    const ResultsPoint& p = doc.points[i];
+    Labels labels{{"results", path}, {"point", std::to_string(i)}};
+    if (p.model && p.model->status == PointStatus::ok)
+      out.push_back(model_point(std::move(labels), *p.model));
+    else if (p.coll && p.coll->status == PointStatus::ok)
+      out.push_back(coll_point(std::move(labels), *p.coll));
   }
   return out;
 }

@@ -1,12 +1,13 @@
 // `tpbench export`: the points of results documents as metric samples, one table that the
-// OpenMetrics and CSV printers only format. Built from the point records (results_json.h), never
-// from the results' keys.
+// OpenMetrics and CSV printers only format. Built from the point records (record/results_doc.h),
+// never from the results' keys.
 #pragma once
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "harness/record/results_doc.h"
 
 namespace tpb {
 
@@ -46,7 +47,6 @@ struct ExportPoint {
 
 // The ok points of one results document (`path` as given, its `results` label); a point that is
 // neither a model nor a collectives point, or is not ok, gives nothing.
-std::vector<ExportPoint> export_points(const std::string& path,
-                                       const nlohmann::ordered_json& results);
+std::vector<ExportPoint> export_points(const std::string& path, const ResultsDoc& doc);
 
 }  // namespace tpb

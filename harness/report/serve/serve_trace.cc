@@ -2,6 +2,9 @@
 // trace's own origin (metadata.time_origin_s), so they line up with the step bars.
 #include "harness/report/serve/serve_trace.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -58,6 +61,24 @@ void add_serve_events(oj& trace, const std::vector<RankTrace>& ranks,
                       {"ts", (it->second.second - origin) * 1e6},
                       {"args", {{"request", f.request}, {"ttft_s", f.ttft_s}}}});
   }
+}
+
+std::string empty_serve_trace_reason(const std::vector<RankTrace>& ranks, int trace_steps,
+                                     std::size_t steps_run,
+                                     const std::vector<int>& timeline_steps) {
+  for (const RankTrace& r : ranks)
+    for (const SegmentRecord& s : r.segs)
+      if (s.step >= 0 && s.step < trace_steps) return "";
+  if (steps_run == 0) return "no step ran (every request was rejected, or none was measured)";
+  if (!timeline_steps.empty()) {
+    const int first = *std::min_element(timeline_steps.begin(), timeline_steps.end());
+    return fmt::format(
+        "the timeline keeps a sample of {} of the {} steps, the first of them step {}, past the "
+        "first {} that --trace-steps writes; --trace-steps {} or more reaches it",
+        timeline_steps.size(), steps_run, first, trace_steps, first + 1);
+  }
+  return fmt::format("no rank stamped any of the first {} steps of the {} that ran", trace_steps,
+                     steps_run);
 }
 
 }  // namespace tpb

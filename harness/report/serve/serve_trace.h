@@ -3,8 +3,10 @@
 // of the KV cache at each step's start, and an instant marker where each request got its first
 // token (its TTFT, on the virtual clock, in the marker's args).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "harness/analysis/analysis.h"
@@ -27,5 +29,12 @@ struct FirstToken {
 void add_serve_events(nlohmann::ordered_json& trace, const std::vector<RankTrace>& ranks,
                       const std::vector<StepCounters>& steps,
                       const std::vector<FirstToken>& first_tokens);
+
+// Why the trace of a serve run would hold no step, or "" when it holds one (a step is kept when
+// it is among the first `trace_steps` and some rank stamped it): no step ran (`steps_run` 0:
+// every request rejected), or the timeline kept a sample of the steps (`timeline_steps`, the
+// model backend's; empty: every step) none of which is among the first `trace_steps`.
+std::string empty_serve_trace_reason(const std::vector<RankTrace>& ranks, int trace_steps,
+                                     std::size_t steps_run, const std::vector<int>& timeline_steps);
 
 }  // namespace tpb

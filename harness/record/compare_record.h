@@ -1,0 +1,51 @@
+// `tpbench compare`'s result as plain data: the runs with their labels, and one row per point
+// the runs share with every run's figures and their ratios to the first run that has it.
+// report/compare.h builds it; record/json/compare_json.h writes it as compare.json.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tpb {
+
+// A point's figures by compare's own names for them (its column table), in column order; NaN
+// where there is no value (written null).
+using CompareFigures = std::vector<std::pair<std::string, double>>;
+
+struct CompareEntry {
+  std::string run;     // "A", "B", ...: the run's letter
+  std::string status;  // the point's
+  // Ok points only: the figures, and each over the first ok entry's (NaN against 0 or none).
+  std::optional<CompareFigures> metrics, ratio;
+};
+
+struct CompareRow {
+  nlohmann::ordered_json key;  // the params the matched points share, as written
+  std::vector<CompareEntry> entries;
+};
+
+struct CompareRun {
+  std::string run, path;  // its letter; the path as given
+  std::string label;      // its label fields' values, or the path when there are none
+  int64_t points = 0;
+};
+
+struct CompareRecord {
+  std::vector<std::string> label_fields;  // params constant in each run, differing between runs
+  std::vector<CompareRun> runs;
+  std::vector<CompareRow> rows;
+  std::string ratio_base;  // what each ratio is against, in words
+};
+
+// The figure named `key` (NaN when the figures have none).
+inline double figure(const CompareFigures& f, const std::string& key) {
+  for (const auto& [k, v] : f)
+    if (k == key) return v;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace tpb
