@@ -24,6 +24,7 @@
 #include "harness/record/json/calibration_json.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/record/run_context.h"
+#include "harness/verbs/seam/seam_registry.h"
 #include "harness/verbs/verbs.h"
 #include "layers/hardware.h"
 
@@ -71,12 +72,13 @@ CalibrateOptions resolve_calibrate_options(const nlohmann::json& cfg, const Worl
   return o;
 }
 
-// As `run` refuses it: a dtype the device cannot compute in, named before anything is measured.
+// A dtype the device cannot compute in, named before anything is measured: with run's own line
+// where run refuses it (an fp32-only device), else naming the dtypes the device has.
 void check_calibrate_dtype(DType t, const DeviceCaps& caps) {
   if (std::find(caps.dtypes.begin(), caps.dtypes.end(), t) != caps.dtypes.end()) return;
-  if (caps.dtypes == std::vector<DType>{DType::fp32})
-    throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
-                   dtype_name(t) + ")");
+  RunSpec as_run;
+  as_run.dtype = t;
+  check_run_dtype(as_run, caps);
   std::string have;
   for (DType d : caps.dtypes) have += (have.empty() ? "" : ", ") + std::string(dtype_name(d));
   throw BadInput("--dtype: the " + caps.backend + " backend has no " + dtype_name(t) + " (it has " +
