@@ -10,12 +10,9 @@
 
 namespace tpb {
 
-PointOutcome analyze_point(const RunSpec& spec, int64_t layers, const Peaks& peaks,
-                           const DeviceCaps& caps, std::vector<RankTrace> traces,
-                           const std::vector<RankSample>& samples) {
-  CostQuery q = spec.cost_query();
-  q.layers = layers;
-  const StepCost cost = step_cost(q);
+AnalysisInput analysis_input(std::vector<RankTrace> traces, const StepCost& cost,
+                             const Peaks& peaks, double occupancy_window_s,
+                             const std::vector<RankSample>& samples) {
   AnalysisInput in;
   in.ranks = std::move(traces);
   in.step_flops = cost.flops;
@@ -23,9 +20,20 @@ PointOutcome analyze_point(const RunSpec& spec, int64_t layers, const Peaks& pea
   in.tokens_per_step = cost.tokens;
   in.peak_flops = peaks.flops;
   in.peak_bw = peaks.bw;
-  in.occupancy_window_s = spec.occupancy_window_s;
+  in.occupancy_window_s = occupancy_window_s;
   for (const auto& s : samples)
     in.clock_uncertainty_s = std::max(in.clock_uncertainty_s, s.rank.clock.uncertainty_s);
+  return in;
+}
+
+PointOutcome analyze_point(const RunSpec& spec, int64_t layers, const Peaks& peaks,
+                           const DeviceCaps& caps, std::vector<RankTrace> traces,
+                           const std::vector<RankSample>& samples) {
+  CostQuery q = spec.cost_query();
+  q.layers = layers;
+  const StepCost cost = step_cost(q);
+  const AnalysisInput in =
+      analysis_input(std::move(traces), cost, peaks, spec.occupancy_window_s, samples);
   PointOutcome out;
   const bool want_trace = !spec.trace_file.empty() && spec.trace_steps > 0;
   if (want_trace) {

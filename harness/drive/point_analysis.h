@@ -7,9 +7,16 @@
 #include "harness/analysis/peaks.h"
 #include "harness/config/run_spec.h"
 #include "harness/record/point_builder.h"
+#include "layers/cost_model.h"
 #include "layers/device.h"
 
 namespace tpb {
+
+// The analysis' input for a point: its ranks' timelines, the cost of a step (its FLOPs, bytes
+// and tokens) against `peaks`, and the largest clock uncertainty over the ranks' `samples`.
+AnalysisInput analysis_input(std::vector<RankTrace> traces, const StepCost& cost,
+                             const Peaks& peaks, double occupancy_window_s,
+                             const std::vector<RankSample>& samples);
 
 // The point's record and, when the spec names a trace, its trace document. `traces` and
 // `samples` are indexed by world rank.

@@ -52,6 +52,13 @@ RankRecord rank_identity(const World& w, const Device& dev, const TpGroup& group
   return r;
 }
 
+void set_check(RankSample& s, bool verifier, double max_abs_err, double tolerance, bool passed) {
+  s.is_verifier = verifier;
+  s.max_abs_err = std::isfinite(max_abs_err) ? max_abs_err : 1e300;
+  s.tolerance = tolerance;
+  s.passed = passed;
+}
+
 DeviceBuffer reserve_capacity(Device& dev, double gib) {
   DeviceBuffer reserved;
   if (gib <= 0) return reserved;
@@ -272,12 +279,8 @@ RankSample rank_sample(const RunSpec& spec, const World& w, const Device& dev, c
   const double cpu = win.cpu1.cpu_s - win.cpu0.cpu_s;
   r.host_thread = HostThreadRecord{secs, cpu, descheduled_fraction(secs, cpu),
                                    win.cpu1.involuntary_switches - win.cpu0.involuntary_switches};
-  s.is_verifier = spec.check && group.group_rank == 0;
-  // JSON has no infinity: a non-finite error (a NaN in the output) is kept as 1e300, which
-  // still fails the check.
-  s.max_abs_err = std::isfinite(run.ver.max_abs_err) ? run.ver.max_abs_err : 1e300;
-  s.tolerance = run.ver.tolerance;
-  s.passed = run.ver.passed;
+  set_check(s, spec.check && group.group_rank == 0, run.ver.max_abs_err, run.ver.tolerance,
+            run.ver.passed);
   s.tokens_match = run.ver.tokens_match;
   s.verify = run.ver.detail;
   return s;

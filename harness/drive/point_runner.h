@@ -12,6 +12,7 @@
 #include "harness/config/run_spec.h"
 #include "harness/mpi/clock_sync.h"
 #include "harness/mpi/world.h"
+#include "harness/record/point_builder.h"
 #include "harness/record/point_record.h"
 #include "layers/device.h"
 
@@ -22,6 +23,11 @@ namespace tpb {
 RankRecord rank_identity(const World& w, const Device& dev, const TpGroup& group,
                          const InjectSpec& inj, const MemoryRecord& memory,
                          const ClockModel& clock);
+
+// A rank's --check figures into its sample, the same for run and serve; `verifier`: this rank
+// compared. JSON has no infinity: a non-finite error (a NaN in the output) is kept as 1e300,
+// which still fails the check.
+void set_check(RankSample& s, bool verifier, double max_abs_err, double tolerance, bool passed);
 
 // --inject mem_reserve: allocates and touches `gib` GiB for the whole point (nothing at <= 0).
 DeviceBuffer reserve_capacity(Device& dev, double gib);

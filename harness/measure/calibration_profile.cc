@@ -1,6 +1,6 @@
-// The record's fields are read by path, each failure naming it, because a record may come from
-// another machine or another version of calibrate (`--from`); the live record passes the same
-// checks, so a field calibrate stops writing fails its own run first.
+// The live record and one read back pass the same builder; reading checks every field's kind
+// (record/json/calibration_json.h), so what is left to check here is what the record may lack:
+// a rank to name the host by, an ok repeat's median step and op times.
 #include "harness/measure/calibration_profile.h"
 
 #include <fmt/format.h>
@@ -9,227 +9,182 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "collectives/model/fabric.h"
 #include "harness/measure/kernel_idle.h"
+#include "harness/record/json/calibration_json.h"
 
 namespace tpb {
 
 namespace {
 
-using oj = nlohmann::ordered_json;
-
 [[noreturn]] void bad_field(const std::string& where, const std::string& path, const char* want) {
   throw BadInput(fmt::format("{}: calibration field '{}' is missing or not {}", where, path, want));
 }
 
-const oj& object_at(const oj& j, const char* key, const std::string& path,
-                    const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_object())
-    bad_field(where, path, "an object");
-  return j[key];
-}
-
-const oj& array_at(const oj& j, const char* key, const std::string& path,
-                   const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) bad_field(where, path, "a list");
-  return j[key];
-}
-
-double number_at(const oj& j, const char* key, const std::string& path, const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) bad_field(where, path, "a number");
-  return j[key].get<double>();
-}
-
-std::string string_at(const oj& j, const char* key, const std::string& path,
-                      const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) bad_field(where, path, "a string");
-  return j[key].get<std::string>();
-}
-
 // Rank 0's host: the live profile names the host of the rank that wrote it.
-std::string record_host(const oj& ctx, const std::string& where) {
-  const oj& ranks = array_at(ctx, "ranks", "context.ranks", where);
-  if (ranks.empty()) bad_field(where, "context.ranks[0].host", "a string");
-  return string_at(ranks[0], "host", "context.ranks[0].host", where);
+const std::string& record_host(const RunContextRecord& ctx, const std::string& where) {
+  if (ctx.ranks.empty()) bad_field(where, "context.ranks[0].host", "a string");
+  return ctx.ranks[0].host;
 }
 
 // The GEMM table's rows raise the peaks of their dtype (see peaks_from_record).
-void raise_by_shapes(const oj& shapes, const std::string& where, CalibrationPeaks& p) {
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const oj& g = shapes[i];
-    const std::string at = fmt::format("gemm_shapes[{}]", i);
-    const std::string dt = string_at(g, "dtype", at + ".dtype", where);
-    const double fl = number_at(g, "GFLOPs", at + ".GFLOPs", where) * 1e9;
-    const double bw = number_at(g, "GBps", at + ".GBps", where) * 1e9;
+void raise_by_shapes(const std::vector<GemmShapeRecord>& shapes, CalibrationPeaks& p) {
+  for (const GemmShapeRecord& g : shapes) {
+    const double fl = g.gflops * 1e9, bw = g.gbps * 1e9;
     const std::string what =
-        fmt::format("{} {} m={} (calibrate's GEMM table)", dt,
-                    string_at(g, "op", at + ".op", where), number_at(g, "m", at + ".m", where));
-    double& peak = p.flops[dt];
+        fmt::format("{} {} m={} (calibrate's GEMM table)", g.dtype, g.op, static_cast<double>(g.m));
+    double& peak = p.flops[g.dtype];
     if (fl > peak) peak = fl, p.fl_from = what;
     if (bw > p.bw) p.bw = bw, p.bw_from = what;
   }
 }
 
-// A grid point of the op profile: the repeats of one shape share it.
-struct GridKey {
-  std::string phase;
-  int64_t tp = 0, batch = 0, prompt = 0;
-  bool operator==(const GridKey& o) const {
-    return phase == o.phase && tp == o.tp && batch == o.batch && prompt == o.prompt;
-  }
-};
-
-struct BestRepeat {
-  GridKey key;
-  const oj* rec = nullptr;  // the fastest ok repeat so far; null while none is ok
-};
-
-GridKey grid_key(const oj& r, const std::string& at, const std::string& where) {
-  return {string_at(r, "phase", at + ".phase", where),
-          static_cast<int64_t>(number_at(r, "tp", at + ".tp", where)),
-          static_cast<int64_t>(number_at(r, "batch", at + ".batch", where)),
-          static_cast<int64_t>(number_at(r, "prompt", at + ".prompt", where))};
-}
-
-// The fastest ok repeat of each grid point, in the grid's order (first appearance).
-std::vector<BestRepeat> best_repeats(const oj& recs, const std::string& where) {
-  std::vector<BestRepeat> best;
-  for (std::size_t i = 0; i < recs.size(); ++i) {
-    const std::string at = fmt::format("op_profile[{}]", i);
-    const GridKey key = grid_key(recs[i], at, where);
-    auto it =
-        std::find_if(best.begin(), best.end(), [&](const BestRepeat& b) { return b.key == key; });
-    if (it == best.end()) it = best.insert(best.end(), {key, nullptr});
-    if (string_at(recs[i], "status", at + ".status", where) != "ok") continue;
-    const double p50 = number_at(recs[i], "step_p50_s", at + ".step_p50_s", where);
-    if (!it->rec || p50 < (*it->rec)["step_p50_s"].get<double>()) it->rec = &recs[i];
-  }
-  return best;
+bool same_grid_point(const OpProfilePointRecord& a, const OpProfilePointRecord& b) {
+  return a.phase == b.phase && a.tp == b.tp && a.batch == b.batch && a.prompt == b.prompt;
 }
 
 // The efficiency table's source, as calibrate states it for the fractions it measured.
-std::string efficiency_source(const oj& cal, const OpEfficiency& e, int64_t repeats,
+std::string efficiency_source(const CalibrationRecord& cal, const OpEfficiency& e, int64_t repeats,
                               const std::string& where) {
-  const oj& ctx = object_at(cal, "context", "context", where);
-  const auto ranks =
-      static_cast<int64_t>(number_at(ctx, "world_size", "context.world_size", where));
+  const int64_t ranks = cal.context.world_size;
   // A record from before calibrate stated its dtype says "real layer steps", as it did then.
   const std::string dtype = e.dtype.empty() ? "" : e.dtype + " ";
   return fmt::format(
       "measured by tpbench calibrate on {} at {}: roofline time / measured time of each op in "
       "real {}layer steps of {} (TP 1 and {}, {} ranks at once; decode batch 1, 4, 16, 64 at "
       "context {}; prefill 128, 512; the fastest of {} repeats), against this profile's peaks",
-      record_host(ctx, where), string_at(ctx, "date", "context.date", where), dtype,
-      string_at(object_at(cal, "model", "model", where), "name", "model.name", where), ranks, ranks,
+      record_host(cal.context, where), cal.context.date, dtype, cal.model.name, ranks, ranks,
       e.context, repeats);
 }
 
-std::string profile_source(const oj& cal, const CalibrationPeaks& p, const std::string& where) {
-  const oj& ctx = object_at(cal, "context", "context", where);
-  const auto ranks =
-      static_cast<int64_t>(number_at(ctx, "world_size", "context.world_size", where));
+std::string profile_source(const CalibrationRecord& cal, const CalibrationPeaks& p,
+                           const std::string& where) {
+  const int64_t ranks = cal.context.world_size;
   return fmt::format(
       "measured by tpbench calibrate on {} at {} ({} ranks at once, best rank): bandwidth {}, "
       "FLOP/s {}{}",
-      record_host(ctx, where), string_at(ctx, "date", "context.date", where), ranks, p.bw_from,
-      p.fl_from, ranks > 1 ? ", link_bw = all-reduce busbw asymptote" : "");
+      record_host(cal.context, where), cal.context.date, ranks, p.bw_from, p.fl_from,
+      ranks > 1 ? ", link_bw = all-reduce busbw asymptote" : "");
 }
 
 }  // namespace
 
-CalibrationPeaks peaks_from_record(const oj& cal, const std::string& where) {
-  const oj& peaks = object_at(cal, "peaks", "peaks", where);
-  const oj& ops = object_at(peaks, "device_ops", "peaks.device_ops", where);
+CalibrationPeaks peaks_from_record(const CalibrationRecord& cal) {
   CalibrationPeaks p;
-  for (const auto& [dt, d] : ops.items()) {
-    const std::string at = "peaks.device_ops." + dt;
-    p.flops[dt] = number_at(d, "gemm_GFLOPs", at + ".gemm_GFLOPs", where) * 1e9;
-    p.bw = std::max(p.bw, number_at(d, "add_GBps", at + ".add_GBps", where) * 1e9);
+  for (const auto& [dt, d] : cal.peaks.device_ops) {
+    p.flops[dt] = d.gemm_GFLOPs * 1e9;
+    p.bw = std::max(p.bw, d.add_GBps * 1e9);
   }
   // The start-up probe's kernels too, so a calibrated profile is never below what a run would
   // have measured for itself.
-  if (peaks.contains("cpu_probe")) {
-    const oj& c = object_at(peaks, "cpu_probe", "peaks.cpu_probe", where);
-    const double rd = number_at(c, "read_GBps", "peaks.cpu_probe.read_GBps", where) * 1e9;
-    const double ax = number_at(c, "axpy_GBps", "peaks.cpu_probe.axpy_GBps", where) * 1e9;
-    const double gf = number_at(c, "sgemm_GFLOPs", "peaks.cpu_probe.sgemm_GFLOPs", where) * 1e9;
+  if (const auto& c = cal.peaks.cpu_probe) {
+    const double rd = c->read_GBps * 1e9, ax = c->axpy_GBps * 1e9, gf = c->sgemm_GFLOPs * 1e9;
     if (std::max(rd, ax) > p.bw) p.bw = std::max(rd, ax), p.bw_from = rd > ax ? "sdot" : "saxpy";
     if (gf > p.flops["fp32"]) p.flops["fp32"] = gf, p.fl_from = "sgemm 1024^3";
   }
-  raise_by_shapes(array_at(cal, "gemm_shapes", "gemm_shapes", where), where, p);
+  raise_by_shapes(cal.gemm_shapes, p);
   return p;
 }
 
-void judge_gemm_shapes(oj& shapes, const CalibrationPeaks& p) {
-  for (oj& g : shapes) {
-    g["of_peak_flops"] =
-        g["GFLOPs"].get<double>() * 1e9 / p.flops.at(g["dtype"].get<std::string>());
-    g["of_peak_bw"] = g["GBps"].get<double>() * 1e9 / p.bw;
+void judge_gemm_shapes(std::vector<GemmShapeRecord>& shapes, const CalibrationPeaks& p) {
+  for (GemmShapeRecord& g : shapes) {
+    g.of_peak_flops = g.gflops * 1e9 / p.flops.at(g.dtype);
+    g.of_peak_bw = g.gbps * 1e9 / p.bw;
   }
 }
 
-OpEfficiency efficiency_from_record(const oj& cal, const std::string& where) {
-  const oj& recs = array_at(cal, "op_profile", "op_profile", where);
+std::vector<const OpProfilePointRecord*> fastest_repeats(const CalibrationRecord& cal,
+                                                         const std::string& where) {
+  struct Best {
+    const OpProfilePointRecord* key;  // the grid point's first repeat
+    const OpProfilePointRecord* rec;  // its fastest ok repeat so far; null while none is ok
+  };
+  std::vector<Best> best;
+  for (std::size_t i = 0; i < cal.op_profile.size(); ++i) {
+    const OpProfilePointRecord& r = cal.op_profile[i];
+    auto it = std::find_if(best.begin(), best.end(),
+                           [&](const Best& b) { return same_grid_point(*b.key, r); });
+    if (it == best.end()) it = best.insert(best.end(), {&r, nullptr});
+    if (r.status != PointStatus::ok) continue;
+    const std::string at = fmt::format("op_profile[{}]", i);
+    if (!r.step_p50_s) bad_field(where, at + ".step_p50_s", "a number");
+    if (!r.ops) bad_field(where, at + ".ops", "a list");
+    if (!it->rec || *r.step_p50_s < *it->rec->step_p50_s) it->rec = &r;
+  }
+  std::vector<const OpProfilePointRecord*> out;
+  for (const Best& b : best)
+    if (b.rec) out.push_back(b.rec);
+  return out;
+}
+
+OpEfficiency efficiency_from_record(const CalibrationRecord& cal, const std::string& where) {
   OpEfficiency e;
   int64_t repeats = 0;
-  for (std::size_t i = 0; i < recs.size(); ++i) {
-    const std::string at = fmt::format("op_profile[{}]", i);
-    repeats = std::max(
-        repeats, static_cast<int64_t>(number_at(recs[i], "repeat", at + ".repeat", where)) + 1);
-    if (recs[i].value("phase", "") == "decode")
-      e.context = static_cast<int64_t>(number_at(recs[i], "context", at + ".context", where));
+  for (const OpProfilePointRecord& r : cal.op_profile) {
+    repeats = std::max(repeats, r.repeat + 1);
+    if (r.phase == "decode") e.context = r.context;
   }
-  for (const BestRepeat& b : best_repeats(recs, where)) {
-    if (!b.rec) continue;
-    const int64_t tokens = b.key.batch * (b.key.prompt > 0 ? b.key.prompt : 1);
-    for (const oj& o : array_at(*b.rec, "ops", "op_profile[].ops", where))
-      e.points.push_back({string_at(o, "op", "op_profile[].ops[].op", where), b.key.phase,
-                          static_cast<int>(b.key.tp), tokens,
-                          number_at(o, "fraction", "op_profile[].ops[].fraction", where)});
+  for (const OpProfilePointRecord* r : fastest_repeats(cal, where)) {
+    const int64_t tokens = r->batch * (r->prompt > 0 ? r->prompt : 1);
+    for (const OpTimeRecord& o : *r->ops)
+      e.points.push_back({o.op, r->phase, static_cast<int>(r->tp), tokens, o.fraction});
   }
   if (e.empty()) return e;
   // The dtype the fractions were measured in; a record from before calibrate wrote it leaves
   // it unsaid, as the profile it wrote then did (taken to hold for every dtype).
-  if (cal.contains("dtype")) e.dtype = string_at(cal, "dtype", "dtype", where);
+  e.dtype = cal.dtype.value_or("");
   e.source = efficiency_source(cal, e, repeats, where);
   return e;
 }
 
-oj hardware_from_calibration(const oj& cal, const std::string& name,
-                             const std::string& rebuilt_from, const std::string& where,
-                             const ModelShape* shape) {
-  const oj& ctx = object_at(cal, "context", "context", where);
-  const oj& dev = object_at(ctx, "device", "context.device", where);
-  const oj& ar = object_at(cal, "all_reduce", "all_reduce", where);
-  const CalibrationPeaks p = peaks_from_record(cal, where);
-  oj hw;
-  hw["name"] = name.empty() ? "calibrated-" + record_host(ctx, where) : name;
-  hw["peak_flops"] = oj::object();
-  for (const auto& [k, v] : p.flops) hw["peak_flops"][k] = v;
-  hw["peak_bw"] = p.bw;
-  hw["memory_bytes"] = number_at(dev, "memory_bytes", "context.device.memory_bytes", where);
-  hw["llc_bytes"] = number_at(dev, "llc_bytes", "context.device.llc_bytes", where);
+HardwareProfileRecord hardware_from_calibration(const CalibrationRecord& cal,
+                                                const std::string& name,
+                                                const std::string& rebuilt_from,
+                                                const std::string& where, const ModelShape* shape) {
+  const CalibrationPeaks p = peaks_from_record(cal);
+  HardwareProfileRecord hw;
+  hw.name = name.empty() ? "calibrated-" + record_host(cal.context, where) : name;
+  hw.peak_flops = p.flops;
+  hw.peak_bw = p.bw;
+  hw.memory_bytes = cal.context.device.memory_bytes;
+  hw.llc_bytes = cal.context.device.llc_bytes;
   // One rank measures no curve: link_bw 0, "unknown".
-  hw["link_bw"] = ar.contains("busbw_GBps")
-                      ? number_at(ar, "busbw_GBps", "all_reduce.busbw_GBps", where) * 1e9
-                      : 0.0;
+  hw.link_bw = cal.all_reduce.busbw_GBps.value_or(0.0) * 1e9;
   const std::string measured = profile_source(cal, p, where);
-  hw["source"] = rebuilt_from.empty() ? measured
-                                      : fmt::format(
-                                            "rebuilt by tpbench calibrate --from {} "
-                                            "(nothing measured) from the record of: {}",
-                                            rebuilt_from, measured);
-  hw["measure_at_startup"] = false;
-  const OpEfficiency eff = efficiency_from_record(cal, where);
-  if (!eff.empty()) {
-    Hardware h;
-    h.efficiency = eff;
-    hw["efficiency"] = hardware_to_json(h)["efficiency"];
-  }
-  Achievable a;
-  if (shape) a.kernel = kernel_idle_from_record(cal, *shape, where);
-  if (!a.empty()) hw["achievable"] = achievable_to_json(a);
-  (void)hardware_from_json(hw, where);  // what --hardware will accept
+  hw.source = rebuilt_from.empty() ? measured
+                                   : fmt::format(
+                                         "rebuilt by tpbench calibrate --from {} "
+                                         "(nothing measured) from the record of: {}",
+                                         rebuilt_from, measured);
+  hw.measure_at_startup = false;
+  Hardware h;  // the efficiency table and achievable block as a profile spells them
+  h.efficiency = efficiency_from_record(cal, where);
+  if (!h.efficiency.empty()) hw.efficiency = hardware_to_json(h)["efficiency"];
+  if (shape) h.achievable.kernel = kernel_idle_from_record(cal, *shape, where);
+  if (!h.achievable.empty()) hw.achievable = achievable_to_json(h.achievable);
+  (void)hardware_from_json(to_json(hw), where);  // what --hardware will accept
   return hw;
+}
+
+MeasuredTopologyRecord measured_topology(const CalibrationRecord& cal, const std::string& where) {
+  const AllReduceRecord& ar = cal.all_reduce;
+  const std::string& host = record_host(cal.context, where);
+  MeasuredTopologyRecord t;
+  t.name = "measured-" + host;
+  t.description = "The all-reduce curve tpbench calibrate measured on " + host +
+                  ". Modelled only (--backend model): it sets no knob of a real run.";
+  t.model.gpus_per_node = ar.ranks.value_or(0);
+  MeasuredFabricRecord& m = t.model.measured;
+  m.collective = ar.collective.value_or("");
+  m.ranks = ar.ranks.value_or(0);
+  for (const AllReducePointRecord& p : ar.points.value_or(std::vector<AllReducePointRecord>{}))
+    m.all_reduce.emplace_back(p.bytes, p.time_s);
+  m.source = fmt::format(
+      "measured by tpbench calibrate on {} at {}: all-reduce through {} over {} ranks, slowest "
+      "rank's time per call",
+      host, cal.context.date, m.collective, m.ranks);
+  (void)parse_fabric(fabric_section_json(t), where);  // what --topology will accept
+  return t;
 }
 
 }  // namespace tpb

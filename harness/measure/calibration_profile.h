@@ -1,11 +1,13 @@
-// calibration.json -> hardware.json: the one builder behind both `calibrate` (from the record it
-// has just measured) and `calibrate --from FILE` (from a record written before, on any machine).
-// No MPI, no device, no I/O: the record is all it reads, so the two cannot drift apart.
+// A calibration record -> hardware.json and topology.json: the one builder behind both
+// `calibrate` (from the record it has just measured) and `calibrate --from FILE` (from a record
+// written before, on any machine, read by record/json/calibration_json.h). No MPI, no device,
+// no I/O: the record is all it reads, so the two cannot drift apart.
 #pragma once
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "harness/record/calibration_record.h"
 #include "layers/hardware.h"
 #include "layers/model_shape.h"
 
@@ -18,32 +20,41 @@ struct CalibrationPeaks {
   std::string bw_from = "Device::add", fl_from = "Device::gemm";
 };
 
-// Every figure a profile is built from is named by its path in the record ("peaks.device_ops");
-// a missing or mistyped one throws BadInput("<where>: calibration field '<path>' ...").
-// `where` names the record: "--from 'FILE'", or calibrate's own run.
+// `where` names the record in messages: "--from 'FILE'", or calibrate's own run. A figure the
+// profile needs that the record lacks throws BadInput("<where>: calibration field '<path>' ...").
 
 // From `peaks` (device_ops, and cpu_probe where the start-up probe ran) and `gemm_shapes`: a
 // shape that beats a peak raises it, since a peak below a rate measured in the same run is not
 // a peak.
-CalibrationPeaks peaks_from_record(const nlohmann::ordered_json& cal, const std::string& where);
+CalibrationPeaks peaks_from_record(const CalibrationRecord& cal);
 
-// Sets each gemm_shapes row's of_peak_flops and of_peak_bw against the peaks.
-void judge_gemm_shapes(nlohmann::ordered_json& shapes, const CalibrationPeaks& p);
+// Sets each row's of_peak_flops and of_peak_bw against the peaks.
+void judge_gemm_shapes(std::vector<GemmShapeRecord>& shapes, const CalibrationPeaks& p);
 
-// The efficiency table from `op_profile`: of each grid point's repeats the one with the fastest
-// median step (a repeat in a slow spell of the machine is the machine, not the op). Empty when
-// the record has no op profile.
-OpEfficiency efficiency_from_record(const nlohmann::ordered_json& cal, const std::string& where);
+// Of each op-profile grid point (phase, tp, batch, prompt) its fastest ok repeat (fastest median
+// step: a repeat in a slow spell of the machine is the machine, not the op), in the grid's
+// order; the points with no ok repeat are left out.
+std::vector<const OpProfilePointRecord*> fastest_repeats(const CalibrationRecord& cal,
+                                                         const std::string& where);
+
+// The efficiency table from the fastest repeats' op fractions. Empty when the record has no
+// op profile.
+OpEfficiency efficiency_from_record(const CalibrationRecord& cal, const std::string& where);
 
 // The hardware.json for the record, checked by the parser that `--hardware` uses. `name`: the
 // profile's name ("" for calibrated-HOST); `rebuilt_from`: the file the record was read from
 // ("" when calibrate has just measured it), said in the profile's source. With the record's
 // model `shape`, a cuda record's op profile also gives achievable.kernel_overhead: the idle at
 // kernel boundaries (harness/measure/kernel_idle.h).
-nlohmann::ordered_json hardware_from_calibration(const nlohmann::ordered_json& cal,
-                                                 const std::string& name,
-                                                 const std::string& rebuilt_from,
-                                                 const std::string& where,
-                                                 const ModelShape* shape = nullptr);
+HardwareProfileRecord hardware_from_calibration(const CalibrationRecord& cal,
+                                                const std::string& name,
+                                                const std::string& rebuilt_from,
+                                                const std::string& where,
+                                                const ModelShape* shape = nullptr);
+
+// The topology preset whose fabric is the record's measured all-reduce curve (one node of the
+// ranks that measured it), checked by the parser `--topology` uses; `where` names the file it
+// is written to. The record must hold a curve (all_reduce.measured()).
+MeasuredTopologyRecord measured_topology(const CalibrationRecord& cal, const std::string& where);
 
 }  // namespace tpb

@@ -7,13 +7,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "harness/measure/calibration_profile.h"
 #include "layers/cost_model.h"
 #include "layers/cuda/plan/launch_plan_query.h"
 
 namespace tpb {
 namespace {
-
-using oj = nlohmann::ordered_json;
 
 struct Gap {
   double step_s = 0, ops_s = 0;
@@ -21,48 +20,29 @@ struct Gap {
   double per_kernel() const { return (step_s - ops_s) / static_cast<double>(kernels); }
 };
 
-CostQuery query_of(const oj& r, const ModelShape& shape, DType t) {
+CostQuery query_of(const OpProfilePointRecord& r, const ModelShape& shape, DType t) {
   CostQuery q;
   q.shape = shape;
-  q.phase = r.value("phase", "") == "prefill" ? Phase::prefill : Phase::decode;
-  q.batch = r.value("batch", int64_t{1});
-  q.context = r.value("context", int64_t{0});
-  q.prompt = r.value("prompt", int64_t{0});
-  q.tp = static_cast<int>(r.value("tp", int64_t{1}));
+  q.phase = r.phase == "prefill" ? Phase::prefill : Phase::decode;
+  q.batch = r.batch;
+  q.context = r.context;
+  q.prompt = r.prompt;
+  q.tp = static_cast<int>(r.tp);
   q.dtype = t;
   return q;
 }
 
-// The fastest ok repeat of each (phase, tp, batch, prompt), as efficiency_from_record takes it.
-std::vector<const oj*> fastest_repeats(const oj& recs) {
-  std::vector<const oj*> best;
-  auto same = [](const oj& a, const oj& b) {
-    for (const char* k : {"phase", "tp", "batch", "prompt"})
-      if (a.value(k, oj()) != b.value(k, oj())) return false;
-    return true;
-  };
-  for (const oj& r : recs) {
-    if (r.value("status", "") != "ok" || !r.contains("step_p50_s") || !r.contains("ops")) continue;
-    auto it = std::find_if(best.begin(), best.end(), [&](const oj* b) { return same(*b, r); });
-    if (it == best.end())
-      best.push_back(&r);
-    else if (r["step_p50_s"].get<double>() < (**it)["step_p50_s"].get<double>())
-      *it = &r;
-  }
-  return best;
-}
-
 }  // namespace
 
-KernelOverhead kernel_idle_from_record(const oj& cal, const ModelShape& shape,
+KernelOverhead kernel_idle_from_record(const CalibrationRecord& cal, const ModelShape& shape,
                                        const std::string& where) {
-  const oj& dev = cal.at("context").at("device");
-  if (dev.value("backend", "") != "cuda" || !cal.contains("op_profile")) return {};
-  const DType t = parse_dtype(cal.value("dtype", "bf16"), where + ": dtype");
+  // The launch plan below is the CUDA backend's: a record from another device launched none.
+  if (cal.context.device.backend != "cuda" || cal.op_profile.empty()) return {};
+  const DType t = parse_dtype(cal.dtype.value_or("bf16"), where + ": dtype");
   std::vector<Gap> gaps;
-  for (const oj* r : fastest_repeats(cal["op_profile"])) {
-    Gap g{(*r)["step_p50_s"].get<double>(), 0, 0};
-    for (const oj& o : (*r)["ops"]) g.ops_s += o.value("time_s_per_step", 0.0);
+  for (const OpProfilePointRecord* r : fastest_repeats(cal, where)) {
+    Gap g{*r->step_p50_s, 0, 0};
+    for (const OpTimeRecord& o : *r->ops) g.ops_s += o.time_s_per_step;
     g.kernels =
         plan_totals(step_launch_plan(query_of(*r, shape, t), kDefaultSmCount, true)).launches;
     if (g.kernels > 0 && g.step_s > g.ops_s) gaps.push_back(g);

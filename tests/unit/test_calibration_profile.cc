@@ -8,6 +8,7 @@
 
 #include "base/errors.h"
 #include "harness/measure/calibration_profile.h"
+#include "harness/record/json/calibration_json.h"
 
 namespace tpb {
 namespace {
@@ -19,15 +20,19 @@ oj golden(const std::string& name) {
   return oj::parse(f);
 }
 
+CalibrationRecord golden_record() {
+  return calibration_from_json(golden("calibration_h200_2026-12-04.json"), "test");
+}
+
 // Relative: the record keeps GFLOP/s and GB/s, so a peak comes back as x / 1e9 * 1e9.
 void expect_near_rel(double got, double want, const std::string& what) {
   EXPECT_NEAR(got, want, 1e-12 * std::abs(want)) << what;
 }
 
 TEST(CalibrationProfile, RebuildsTheH200ProfileTheLiveCalibrateWrote) {
-  const oj cal = golden("calibration_h200_2026-12-04.json");
+  const CalibrationRecord cal = golden_record();
   const oj want = golden("hardware_h200_calibrated_2026-12-04.json");
-  const oj got = hardware_from_calibration(cal, "", "calibration.json", "test");
+  const oj got = to_json(hardware_from_calibration(cal, "", "calibration.json", "test"));
   EXPECT_EQ(got["name"], want["name"]);  // calibrated-HOST, from the record's rank 0
   ASSERT_EQ(got["peak_flops"].size(), want["peak_flops"].size());
   for (const auto& [dt, v] : want["peak_flops"].items())
@@ -66,8 +71,7 @@ TEST(CalibrationProfile, RebuildsTheH200ProfileTheLiveCalibrateWrote) {
 TEST(CalibrationProfile, PicksTheFastestRepeatOfEachGridPoint) {
   // qkv_proj decode TP 1 B 1 in the golden: repeat 0 has fraction 0.7455 at p50 6.054 ms; the
   // profile holds 0.7335, another repeat's, whose step was faster.
-  const oj cal = golden("calibration_h200_2026-12-04.json");
-  const OpEfficiency e = efficiency_from_record(cal, "test");
+  const OpEfficiency e = efficiency_from_record(golden_record(), "test");
   EXPECT_NEAR(e.fraction("qkv_proj", "decode", 1, 1), 0.7335413757193422, 1e-15);
   EXPECT_EQ(e.context, 1024);
 }
@@ -76,7 +80,7 @@ TEST(CalibrationProfile, AMissingFieldIsNamed) {
   oj cal = golden("calibration_h200_2026-12-04.json");
   cal["peaks"].erase("device_ops");
   try {
-    (void)hardware_from_calibration(cal, "", "f.json", "--from 'f.json'");
+    (void)calibration_from_json(cal, "--from 'f.json'");
     FAIL() << "no throw";
   } catch (const BadInput& e) {
     EXPECT_EQ(std::string(e.what()),

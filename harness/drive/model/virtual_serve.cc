@@ -10,7 +10,6 @@
 #include <map>
 #include <numeric>
 
-#include "base/errors.h"
 #include "harness/analysis/step_breakdown.h"
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_group.h"
@@ -147,13 +146,8 @@ class ModelServeLoop {
   void run(Scheduler& sched, ServeRun& out) {
     double clock = 0;
     for (int step = 0; !sched.done();) {
-      StepPlan plan = sched.plan(clock);
-      if (plan.empty()) {
-        const double next = sched.next_ready_s(clock);
-        TPB_ASSERT(next > clock || sched.done(), "serve: nothing planned and nothing to wait for");
-        clock = std::max(clock, next);
-        continue;
-      }
+      StepPlan plan = plan_or_wait(sched, clock);
+      if (plan.empty()) continue;
       const RunSpec& r = spec_.run;
       StepCost cost =
           mixed_step_cost(r.shape, r.tp, r.dtype, mem_.layers, plan.batch, spec_.lm_head);

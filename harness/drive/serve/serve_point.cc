@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "harness/analysis/itl_attribution.h"
+#include "harness/drive/point_analysis.h"
 #include "harness/drive/serve/serve_resume.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/point_builder.h"
@@ -318,17 +319,9 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
                              const Peaks& peaks, const DeviceCaps& caps, int64_t point_index,
                              const std::string& trace_name) {
   const StepCost cost = mean_cost(run.steps, run.timeline_steps);
-  AnalysisInput in;
-  in.ranks = run.traces;
+  AnalysisInput in =
+      analysis_input(run.traces, cost, peaks, spec.run.occupancy_window_s, run.samples);
   in.basis = StepTimeBasis::mean;  // cost is the mean over the steps: totals over totals
-  in.step_flops = cost.flops;
-  in.step_bytes = cost.bytes();
-  in.tokens_per_step = cost.tokens;
-  in.peak_flops = peaks.flops;
-  in.peak_bw = peaks.bw;
-  in.occupancy_window_s = spec.run.occupancy_window_s;
-  for (const auto& s : run.samples)
-    in.clock_uncertainty_s = std::max(in.clock_uncertainty_s, s.rank.clock.uncertainty_s);
   ServePoint out;
   PointRecord& p = out.record;
   p = ok_point(spec.run, run.layers, cost, peaks, analyze(in), run.samples, caps);

@@ -107,13 +107,8 @@ void warm_up(ServeParts& p, const StepBatch& warm) {
 bool serve_iteration(ServeParts& p, Scheduler& sched, double& clock, int step,
                      std::vector<ServeStep>& out, int64_t layers) {
   const double t0 = now_s();
-  StepPlan plan = sched.plan(clock);
-  if (plan.empty()) {
-    const double next = sched.next_ready_s(clock);
-    TPB_ASSERT(next > clock || sched.done(), "serve: nothing planned and nothing to wait for");
-    clock = std::max(clock, next);
-    return false;
-  }
+  StepPlan plan = plan_or_wait(sched, clock);
+  if (plan.empty()) return false;
   spin_host(p.spec.host_overhead_s);
   RankSession& s = p.session;
   const std::size_t i = s.timeline().open(Op::step, 0, step);
@@ -175,14 +170,21 @@ RankSample serve_sample(const World& w, const Device& dev, const TpGroup& group,
                         const InjectSpec& inj, const ServeMemory& mem, const RankServe& run) {
   RankSample s;
   s.rank = rank_identity(w, dev, group, inj, {mem.need, mem.have}, run.clock);
-  s.is_verifier = run.check.checked;
-  s.max_abs_err = run.check.max_abs_err;
-  s.tolerance = run.check.tolerance;
-  s.passed = run.check.passed;
+  set_check(s, run.check.checked, run.check.max_abs_err, run.check.tolerance, run.check.passed);
   return s;
 }
 
 }  // namespace
+
+StepPlan plan_or_wait(Scheduler& sched, double& clock) {
+  StepPlan plan = sched.plan(clock);
+  if (plan.empty()) {
+    const double next = sched.next_ready_s(clock);
+    TPB_ASSERT(next > clock || sched.done(), "serve: nothing planned and nothing to wait for");
+    clock = std::max(clock, next);
+  }
+  return plan;
+}
 
 ServeResult run_serve_point(const ServeSpec& spec, std::size_t load_index, const World& w,
                             Device& dev) {

@@ -49,4 +49,8 @@ struct ServeResult {
 ServeResult run_serve_point(const ServeSpec& spec, std::size_t load_index, const World& w,
                             Device& dev);
 
+// The step the scheduler plans at `clock`, for the serving loops of measured and of virtual
+// ranks alike. Empty when nothing can run yet: the clock then jumps to the next arrival.
+StepPlan plan_or_wait(Scheduler& sched, double& clock);
+
 }  // namespace tpb

@@ -6,6 +6,7 @@
 #pragma once
 #include <concepts>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -43,6 +44,14 @@ template <class T>
 struct IsVector : std::false_type {};
 template <class T>
 struct IsVector<std::vector<T>> : std::true_type {};
+// A map by name is an object whose keys are data (calibrate's peaks by dtype), in the map's
+// order: sorted (std::map) or as inserted (nlohmann::ordered_map).
+template <class T>
+struct IsMap : std::false_type {};
+template <class T>
+struct IsMap<std::map<std::string, T>> : std::true_type {};
+template <class T>
+struct IsMap<nlohmann::ordered_map<std::string, T>> : std::true_type {};
 
 // Appends each field to `j` in the order fields() names them.
 struct Writer {
@@ -58,6 +67,10 @@ struct Writer {
       oj a = oj::array();
       for (const auto& e : x) a.push_back(encode(e));
       return a;
+    } else if constexpr (IsMap<T>::value) {
+      oj o = oj::object();
+      for (const auto& [k, e] : x) o[k] = encode(e);
+      return o;
     } else if constexpr (std::is_same_v<T, PointStatus>) {
       return point_status_name(x);
     } else {
@@ -85,6 +98,9 @@ struct Reader {
     } else if constexpr (IsVector<T>::value) {
       x.clear();
       for (const auto& e : in.template get_ref<const oj::array_t&>()) decode(e, x.emplace_back());
+    } else if constexpr (IsMap<T>::value) {
+      x.clear();
+      for (const auto& [k, e] : in.template get_ref<const oj::object_t&>()) decode(e, x[k]);
     } else if constexpr (std::is_same_v<T, PointStatus>) {
       x = point_status_from_name(in.get<std::string>());
     } else if constexpr (std::is_same_v<T, double>) {

@@ -1,7 +1,7 @@
 // An op's measured time per step is its mean over the measured steps scaled by the step's
 // median over its mean, so the ops of one point add up to the median step the validation
 // compares against (a descheduled step would otherwise lift every op of the point).
-#include "harness/verbs/calibrate_ops.h"
+#include "harness/measure/op_profile.h"
 
 #include <mpi.h>
 
@@ -10,15 +10,11 @@
 
 #include "base/errors.h"
 #include "base/mpi_check.h"
-#include "harness/config/run_spec.h"
-#include "harness/drive/sweep_point.h"
 #include "layers/model_shape.h"
 
 namespace tpb {
 
 namespace {
-
-using oj = nlohmann::ordered_json;
 
 struct GridPoint {
   const char* phase;
@@ -62,8 +58,8 @@ RunSpec grid_spec(const OpProfileSpec& s, const GridPoint& p, int world) {
 }
 
 // Rank 0: each compute op's fraction of its roofline in this point.
-oj op_fractions(const PointRecord& r, const Peaks& peaks) {
-  oj ops = oj::array();
+std::vector<OpTimeRecord> op_fractions(const PointRecord& r, const Peaks& peaks) {
+  std::vector<OpTimeRecord> ops;
   const double mean = r.metrics->step_time_s.mean, p50 = r.metrics->step_time_s.p50;
   const double to_median = mean > 0 && p50 > 0 ? p50 / mean : 1.0;
   if (!r.ops) return ops;
@@ -72,43 +68,44 @@ oj op_fractions(const PointRecord& r, const Peaks& peaks) {
     const double roof = std::max(*o.flops_per_step / peaks.flops, *o.bytes_per_step / peaks.bw);
     const double t = o.time_s_per_step * to_median;
     if (roof <= 0) continue;  // the all-reduces: no FLOPs or bytes of their own (the fabric's)
-    ops.push_back(
-        {{"op", o.op}, {"time_s_per_step", t}, {"roofline_s", roof}, {"fraction", roof / t}});
+    ops.push_back({o.op, t, roof, roof / t});
   }
   return ops;
 }
 
-oj grid_record(const PointRecord& r, const GridPoint& g, const OpProfileSpec& s, int rep,
-               const Peaks& peaks) {
-  oj rec = {{"repeat", rep},
-            {"phase", g.phase},
-            {"tp", g.tp},
-            {"batch", g.batch},
-            {"prompt", g.prompt},
-            {"context", g.prompt > 0 ? 0 : s.context},
-            {"status", point_status_name(r.status)}};
+OpProfilePointRecord grid_record(const PointRecord& r, const GridPoint& g, const OpProfileSpec& s,
+                                 int rep, const Peaks& peaks) {
+  OpProfilePointRecord rec;
+  rec.repeat = rep;
+  rec.phase = g.phase;
+  rec.tp = g.tp;
+  rec.batch = g.batch;
+  rec.prompt = g.prompt;
+  rec.context = g.prompt > 0 ? 0 : s.context;
+  rec.status = r.status;
   if (r.status == PointStatus::ok && r.metrics) {
-    // The fastest repeat will stand for the shape (efficiency_from_record): this VM's memory
+    // The fastest repeat will stand for the shape (fastest_repeats): this VM's memory
     // bandwidth drops by up to a third for seconds at a time, and a repeat in such a spell is
     // the machine, not the op.
-    rec["step_p50_s"] = r.metrics->step_time_s.p50;
-    rec["step_mean_s"] = r.metrics->step_time_s.mean;
-    rec["ops"] = op_fractions(r, peaks);
+    rec.step_p50_s = r.metrics->step_time_s.p50;
+    rec.step_mean_s = r.metrics->step_time_s.mean;
+    rec.ops = op_fractions(r, peaks);
   } else {
-    rec["reason"] = r.reason;
+    rec.reason = r.reason;
   }
   return rec;
 }
 
 }  // namespace
 
-OpProfile measure_op_profile(const World& w, Device& dev, const OpProfileSpec& s,
-                             const std::map<std::string, double>& flops, double bw) {
+std::vector<OpProfilePointRecord> measure_op_profile(const World& w, const OpProfileSpec& s,
+                                                     const std::map<std::string, double>& flops,
+                                                     double bw, const GridPointRunner& run_point) {
   const ModelShape shape = load_model(s.model, s.config_dir);
   MPI_Comm dup = MPI_COMM_NULL;
   TPB_MPI_CHECK(MPI_Comm_dup(w.comm, &dup));
   CommHandle outcome_comm(dup);
-  OpProfile prof;
+  std::vector<OpProfilePointRecord> prof;
   const std::vector<GridPoint> points = grid(s, shape);
   for (int rep = 0; rep < s.repeats; ++rep) {
     for (std::size_t i = 0; i < points.size(); ++i) {
@@ -118,9 +115,9 @@ OpProfile measure_op_profile(const World& w, Device& dev, const OpProfileSpec& s
       if (f == flops.end())
         throw BadInput("calibrate: no calibrated peak for " + std::string(dtype_name(spec.dtype)));
       const Peaks peaks{f->second, bw, "tpbench calibrate (this run)"};
-      const auto outcome = run_sweep_point(spec, w, dev, peaks, outcome_comm.get());
-      if (w.rank != 0 || !outcome) continue;
-      prof.points.push_back(grid_record(outcome->record, g, s, rep, peaks));
+      const std::optional<PointRecord> point = run_point(spec, peaks, outcome_comm.get());
+      if (w.rank != 0 || !point) continue;
+      prof.push_back(grid_record(*point, g, s, rep, peaks));
     }
   }
   return prof;
