@@ -10,6 +10,7 @@
 
 #include "base/errors.h"
 #include "base/mpi_check.h"
+#include "harness/config/options/point_options.h"
 #include "layers/model_shape.h"
 
 namespace tpb {
@@ -34,25 +35,25 @@ std::vector<GridPoint> grid(const OpProfileSpec& s, const ModelShape& shape) {
 }
 
 RunSpec grid_spec(const OpProfileSpec& s, const GridPoint& p, int world) {
-  nlohmann::json cfg = {{"backend", s.backend},
-                        {"collective", s.collective},
-                        {"model", s.model},
-                        {"config_dir", s.config_dir},
-                        {"dtype", dtype_name(s.dtype)},
-                        {"phase", p.phase},
-                        {"batch", p.batch},
-                        {"tp", p.tp},
-                        {"blas_threads", s.blas_threads},
-                        {"collective_timeout", s.collective_timeout_s},
-                        {"trace_steps", 0}};
+  nlohmann::json cfg = {{opt::backend.key, s.backend},
+                        {opt::collective.key, s.collective},
+                        {opt::model.key, s.model},
+                        {opt::config_dir.key, s.config_dir},
+                        {opt::dtype.key, dtype_name(s.dtype)},
+                        {opt::phase.key, p.phase},
+                        {opt::batch.key, p.batch},
+                        {opt::tp.key, p.tp},
+                        {opt::blas_threads.key, s.blas_threads},
+                        {opt::collective_timeout.key, s.collective_timeout_s},
+                        {opt::trace_steps.key, 0}};
   if (p.prompt > 0) {
-    cfg["prompt"] = p.prompt;
-    cfg["steps"] = 4;
-    cfg["warmup"] = 1;
+    cfg[opt::prompt.key] = p.prompt;
+    cfg[opt::steps.key] = 4;
+    cfg[opt::warmup.key] = 1;
   } else {
-    cfg["context"] = s.context;
-    cfg["steps"] = 20;
-    cfg["warmup"] = 3;
+    cfg[opt::context.key] = s.context;
+    cfg[opt::steps.key] = 20;
+    cfg[opt::warmup.key] = 3;
   }
   return resolve_run_spec(cfg, world, s.config_dir);
 }

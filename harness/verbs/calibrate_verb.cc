@@ -17,6 +17,7 @@
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/config_fields.h"
+#include "harness/config/options/calibrate_options.h"
 #include "harness/drive/sweep_point.h"
 #include "harness/measure/calibration_measure.h"
 #include "harness/measure/calibration_profile.h"
@@ -43,31 +44,33 @@ CalibrateOptions resolve_calibrate_options(const nlohmann::json& cfg, const Worl
   ConfigFields f(cfg);
   CalibrateOptions o;
   CalibrateSpec& s = o.measure;
-  s.backend = f.choice("backend", "cpu", backend_names());
+  s.backend = f.choice(opt::backend.key, opt::backend.def, backend_names());
   if (backend_traits(s.backend).virtual_ranks)
     throw BadInput("--backend: calibrate measures a real device; " + s.backend + " is not one");
-  s.collective = f.choice("collective", default_collective(s.backend), {"mpi", "nccl"});
-  s.dtype =
-      parse_dtype(f.str("dtype", dtype_name(backend_traits(s.backend).default_dtype)), "--dtype");
-  s.config_dir = f.str("config_dir", config_dir_for(cfg));
-  s.model = f.str("model", "tiny");
+  s.collective = f.choice(opt::collective.key, default_collective(s.backend), {"mpi", "nccl"});
+  s.dtype = parse_dtype(f.str(opt::dtype, dtype_name(backend_traits(s.backend).default_dtype)),
+                        "--dtype");
+  s.config_dir = f.str(opt::config_dir, config_dir_for(cfg));
+  s.model = f.str(opt::model);
   shape = load_model(s.model, s.config_dir);
-  s.tp = static_cast<int>(f.integer("tp", w.size, 1, 1 << 20));
+  s.tp = static_cast<int>(f.integer(opt::tp, w.size));
   if (shape.n_heads % s.tp != 0)
     throw BadInput(fmt::format("--tp: {} does not divide the {} attention heads of '{}'", s.tp,
                                shape.n_heads, shape.name));
-  o.out = f.str("out", "");
+  o.out = f.str(opt::calibrate_out);
   if (o.out.empty()) throw BadInput("--out: calibrate writes DIR/hardware.json; give --out DIR");
-  o.name = f.str("name", "calibrated-" + w.host);
-  s.max_bytes = static_cast<int64_t>(f.bytes("max_bytes", 64.0 * (1 << 20)));
+  o.name = f.str(opt::name, "calibrated-" + w.host);
+  s.max_bytes = static_cast<int64_t>(f.bytes(opt::max_bytes));
   if (s.max_bytes < 1024 || s.max_bytes > (int64_t{1} << 34))
     throw BadInput("--max-bytes: the all-reduce curve needs 1K..16G");
-  s.reps = static_cast<int>(f.integer("reps", 5, 1, 1000));
-  s.blas_threads = static_cast<int>(f.integer("blas_threads", 1, 1, 1024));
-  s.collective_timeout_s = f.duration("collective_timeout", 600.0, "s", 0.1, 86400.0);
-  s.context = f.integer("context", 1024, 1, int64_t{1} << 24);
-  s.op_profile = f.boolean("op_profile", true);  // on | off, as true | false
-  s.op_repeats = static_cast<int>(f.integer("op_repeats", 3, 1, 100));
+  s.reps = static_cast<int>(f.integer(opt::reps));
+  s.blas_threads = static_cast<int>(f.integer(opt::blas_threads));
+  s.collective_timeout_s = f.duration(opt::collective_timeout);
+  s.context = f.integer(opt::context);
+  // At least one cached token: the op profile's decode grid attends to the cache.
+  if (s.context < 1) throw BadInput("--context: calibrate needs at least 1 cached token (got 0)");
+  s.op_profile = f.boolean(opt::op_profile);
+  s.op_repeats = static_cast<int>(f.integer(opt::op_repeats));
   f.reject_unknown();
   return o;
 }
@@ -127,16 +130,16 @@ int calibrate_from(const CliResult& cli, const World& w) {
         throw BadInput("--from: rebuilds from a recorded calibration and measures nothing; " +
                        field_name(key) + " is a measurement option (drop it or drop --from)");
     ConfigFields f(cli.config);
-    out = f.str("out", "");
+    out = f.str(opt::calibrate_out);
     if (out.empty()) throw BadInput("--out: calibrate writes DIR/hardware.json; give --out DIR");
-    const std::string name = f.str("name", "");
+    const std::string name = f.str(opt::name);
     const std::string where = "--from '" + cli.from + "'";
     const CalibrationRecord cal = calibration_from_json(read_json_file(cli.from, "--from"), where);
     // The record's model, for the kernels per step behind the idle per kernel (kernel_idle.h).
     const std::string& model = cal.model.name;
     const ModelShape shape =
         model.empty() ? ModelShape{}
-                      : load_model(model, f.str("config_dir", config_dir_for(cli.config)));
+                      : load_model(model, f.str(opt::config_dir, config_dir_for(cli.config)));
     hw = hardware_from_calibration(cal, name, cli.from, where, model.empty() ? nullptr : &shape);
     if (w.rank == 0) ensure_writable_dir(out);
   });

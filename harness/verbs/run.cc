@@ -56,7 +56,7 @@ int run_on(const CliResult& cli, const World& w, const RunSpec& spec, VerbBacken
     writer->add_record(*outcome);
     const PointRecord& point = outcome->record;
     const auto verdicts = diagnose_point(point);
-    writer->set_section("diagnosis", to_json(verdicts));
+    writer->set_section(diagnosis_section(), to_json(verdicts));
     std::cout << format_point_table(point) << "diagnosis (the article's order):\n"
               << format_verdicts(verdicts) << "results: " << spec.out << "/results.json\n"
               << std::flush;

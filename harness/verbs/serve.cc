@@ -118,7 +118,7 @@ ResultsWriter open_serve_results(const ServeSetup& s, RunContextRecord context,
     old.push_back(to_json(p));
     curve.push_back(curve_input(p));
   }
-  w.set_section("points", old);
+  w.set_section(points_section(), old);
   if (resumed)
     std::cout << "resume: " << s.ledger.points.size() << " finished point(s) kept, "
               << s.ledger.torn << " torn line(s) dropped\n";

@@ -117,9 +117,9 @@ void open_results(SweepResults& r, const SweepSetup& s, RunContextRecord context
     r.points.push_back(p);
     old.push_back(to_json(p));
   }
-  r.writer->set_section("points", old);
+  r.writer->set_section(points_section(), old);
   r.writer->set_section(
-      "memory_exhaustion",
+      memory_exhaustion_section(),
       r.exhaustion ? memory_exhaustion_json(*r.exhaustion, r.points[*r.exhaustion]) : nullptr);
   if (!s.resume_dir.empty())
     std::cout << "resume: " << s.ledger.points.size() << " finished point(s) kept, "
@@ -131,7 +131,8 @@ void add_result(SweepResults& r, PointOutcome o) {
   if (o.record.status == PointStatus::oom && !r.exhaustion) {
     o.record.memory_exhaustion = true;
     r.exhaustion = r.points.size();
-    r.writer->set_section("memory_exhaustion", memory_exhaustion_json(*r.exhaustion, o.record));
+    r.writer->set_section(memory_exhaustion_section(),
+                          memory_exhaustion_json(*r.exhaustion, o.record));
   }
   r.writer->add_record(o);
   r.points.push_back(std::move(o.record));

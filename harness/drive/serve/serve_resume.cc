@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/errors.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
 
@@ -22,8 +23,9 @@ void trim_log(const std::string& path, const std::vector<char>& done) {
   std::string line, kept;
   while (std::getline(in, line)) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("point") || !j["point"].is_number_integer()) continue;
-    const auto k = j["point"].get<int64_t>();
+    const std::optional<int64_t> point = log_line_point(j);
+    if (j.is_discarded() || !point) continue;
+    const int64_t k = *point;
     if (k >= 0 && static_cast<std::size_t>(k) < done.size() && done[static_cast<std::size_t>(k)])
       kept += line + "\n";
   }
@@ -34,7 +36,7 @@ void trim_log(const std::string& path, const std::vector<char>& done) {
 
 void check_same_serve_config(const std::string& dir, const nlohmann::ordered_json& config) {
   const nlohmann::ordered_json old =
-      load_results(dir, "--resume").value("config", nlohmann::ordered_json());
+      load_results(dir, "--resume").value(config_section(), nlohmann::ordered_json());
   for (const auto& [k, v] : config.items()) {
     if (k == "out") continue;
     if (!old.contains(k) || old[k] != v)

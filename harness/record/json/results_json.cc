@@ -536,6 +536,20 @@ const char* curve_section() {
 const char* points_section() {
   return "points";
 }
+std::optional<int64_t> log_line_point(const nlohmann::json& line) {
+  // steps.jsonl and requests.jsonl name their point alike (StepLogRecord, RequestLogRecord).
+  const char* key = key_of(&StepLogRecord::point);
+  if (!line.is_object() || !line.contains(key) || !line[key].is_number_integer())
+    return std::nullopt;
+  return line[key].get<int64_t>();
+}
+
+const char* config_section() {
+  return "config";
+}
+const char* memory_exhaustion_section() {
+  return "memory_exhaustion";
+}
 const char* context_section() {
   return "context";
 }

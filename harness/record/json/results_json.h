@@ -45,6 +45,12 @@ const char* curve_section();
 const char* points_section();
 const char* context_section();
 const char* diagnosis_section();
+// The resolved config the points ran (the option keys, harness/config/options/), and a
+// sweep's first point that ran out of memory.
+const char* config_section();
+// The point a line of steps.jsonl or requests.jsonl belongs to; nullopt for a line without one.
+std::optional<int64_t> log_line_point(const nlohmann::json& line);
+const char* memory_exhaustion_section();
 
 // For documents that may hold other kinds of points (a collectives run's): nothing when `j`
 // is not a model point record.

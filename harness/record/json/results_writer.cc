@@ -103,7 +103,7 @@ ResultsWriter::ResultsWriter(const std::string& dir, nlohmann::ordered_json cont
   doc_["schema"] = kSchemaName;
   doc_["schema_version"] = kSchemaVersion;
   doc_["context"] = std::move(context);
-  doc_["config"] = std::move(config);
+  doc_[config_section()] = std::move(config);
   doc_["points"] = nlohmann::ordered_json::array();
   write_results();
 }
