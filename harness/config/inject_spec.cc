@@ -147,19 +147,4 @@ void validate_inject_ranks(const std::vector<InjectSpec>& specs, int world) {
            " ranks");
 }
 
-nlohmann::ordered_json inject_to_json(const InjectSpec& s) {
-  nlohmann::ordered_json j;
-  j["rank"] = s.rank;
-  if (s.slowdown != 1.0) j["slowdown"] = s.slowdown;
-  if (s.jitter_p > 0) j["jitter"] = {{"p", s.jitter_p}, {"us", s.jitter_us}};
-  if (s.host_delay_us > 0) j["host_delay_us"] = s.host_delay_us;
-  if (s.mem_reserve_gib > 0) j["mem_reserve_gib"] = s.mem_reserve_gib;
-  if (s.mem_contend) j["mem_contend"] = true;
-  if (s.clock_offset_ms != 0) j["clock_offset_ms"] = s.clock_offset_ms;
-  if (s.clock_drift_ppm != 0) j["clock_drift_ppm"] = s.clock_drift_ppm;
-  if (s.hang_at_step >= 0) j["hang_at_step"] = s.hang_at_step;
-  if (s.sm_clock_mhz > 0) j["sm_clock_mhz"] = s.sm_clock_mhz;
-  return j;
-}
-
 }  // namespace tpb

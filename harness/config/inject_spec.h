@@ -30,6 +30,4 @@ InjectSpec inject_for_rank(const std::vector<InjectSpec>& specs, int rank);
 // Throws BadInput when a spec names a rank outside [0, world).
 void validate_inject_ranks(const std::vector<InjectSpec>& specs, int world);
 
-nlohmann::ordered_json inject_to_json(const InjectSpec& s);
-
 }  // namespace tpb

@@ -183,18 +183,4 @@ nlohmann::ordered_json axis_values_json(const SweepAxis& axis) {
   return out;
 }
 
-nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan) {
-  nlohmann::ordered_json j;
-  j["order"] = plan.listed
-                   ? "as listed in the config's points, each entry over the shared settings"
-                   : "cartesian product, outermost first: topology, tp, dtype, phase, inject, "
-                     "context, prompt, batch (batch fastest); context only for decode, prompt "
-                     "only for prefill";
-  nlohmann::ordered_json axes = nlohmann::ordered_json::array();
-  for (const auto& a : plan.axes) axes.push_back({{"key", a.key}, {"values", axis_values_json(a)}});
-  j["axes"] = axes;
-  j["points"] = plan.points.size();
-  return j;
-}
-
 }  // namespace tpb

@@ -41,8 +41,6 @@ SweepPlan plan_sweep(const nlohmann::json& cfg);
 // A one-line label of a point's axis values, e.g. "decode tp=2 batch=4 inject=rank=1:...".
 std::string point_label(const nlohmann::json& point, const SweepPlan& plan);
 
-nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan);
-
 // An axis' values for results: numbers for the integer axes, strings otherwise.
 nlohmann::ordered_json axis_values_json(const SweepAxis& axis);
 

@@ -21,6 +21,7 @@
 #include "harness/drive/session/rank_session.h"
 #include "harness/drive/verify.h"
 #include "harness/mpi/clock_sync.h"
+#include "harness/record/json/echo_json.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/point_builder.h"
 #include "harness/report/trace_writer.h"
@@ -222,11 +223,10 @@ void start_instruments(Instruments& in, const World& w, Device& dev, const Injec
 // and the clock restored before the results travel.
 void stop_instruments(Instruments& in, const InjectSpec& inj, nlohmann::ordered_json& tj) {
   in.contender.reset();
-  if (tj.value("available", false)) {
-    const double u = in.telemetry->mean_utilization();
-    tj["utilization_gpu_mean"] = u >= 0 ? nlohmann::ordered_json(u) : nullptr;
-  }
-  if (inj.sm_clock_mhz > 0) tj["sm_clock_lock"] = in.clock_lock->to_json();
+  const double u = in.telemetry->mean_utilization();
+  add_telemetry_summary(
+      tj, u >= 0 ? std::optional<double>(u) : std::nullopt,
+      inj.sm_clock_mhz > 0 ? std::optional(in.clock_lock->to_json()) : std::nullopt);
   in.clock_lock.reset();
 }
 

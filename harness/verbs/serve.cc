@@ -18,6 +18,7 @@
 #include "harness/drive/serve/serve_runner.h"
 #include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"
+#include "harness/record/json/echo_json.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/record/json/vllm_result_json.h"
@@ -31,16 +32,6 @@
 namespace tpb {
 
 namespace {
-
-// The results' config: the run keys serve reads (not the fixed-batch ones it refuses) and the
-// serve options.
-nlohmann::ordered_json serve_config_json(const ServeSpec& s) {
-  nlohmann::ordered_json c = run_spec_to_json(s.run);
-  for (const char* k : {"phase", "batch", "context", "prompt", "steps", "cuda_graph"}) c.erase(k);
-  const nlohmann::ordered_json serve = serve_spec_to_json(s);  // items() does not own it
-  for (const auto& [k, v] : serve.items()) c[k] = v;
-  return c;
-}
 
 CurveRecord curve_record(const Curve& c) {
   CurveRecord r;

@@ -18,6 +18,7 @@
 #include "harness/config/sweep_plan.h"
 #include "harness/drive/sweep_resume.h"
 #include "harness/mpi/agreement.h"
+#include "harness/record/json/echo_json.h"
 #include "harness/record/json/results_json.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/record/point_builder.h"
@@ -29,14 +30,6 @@
 namespace tpb {
 
 namespace {
-
-// The results' `config`: the first point's resolved spec with each axis shown as its list.
-nlohmann::ordered_json sweep_config_json(const RunSpec& first, const SweepPlan& plan) {
-  nlohmann::ordered_json c = run_spec_to_json(first);
-  for (const auto& a : plan.axes) c[a.key] = axis_values_json(a);
-  c["sweep"] = sweep_plan_to_json(plan);
-  return c;
-}
 
 // What every rank resolves, agreed, before the first point.
 struct SweepSetup {

@@ -5,6 +5,7 @@
 #include "base/errors.h"
 #include "harness/config/axis.h"
 #include "harness/config/sweep_plan.h"
+#include "harness/record/json/echo_json.h"
 
 namespace tpb {
 namespace {

@@ -13,6 +13,7 @@
 #include "harness/drive/model/virtual_ranks.h"
 #include "harness/drive/point_analysis.h"
 #include "harness/mpi/clock_sync.h"
+#include "harness/record/json/echo_json.h"
 #include "layers/cost_model.h"
 
 namespace tpb {

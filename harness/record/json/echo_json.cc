@@ -1,0 +1,64 @@
+#include "harness/record/json/echo_json.h"
+
+#include "harness/config/options/serve_options.h"
+
+namespace tpb {
+
+nlohmann::ordered_json inject_to_json(const InjectSpec& s) {
+  nlohmann::ordered_json j;
+  j["rank"] = s.rank;
+  if (s.slowdown != 1.0) j["slowdown"] = s.slowdown;
+  if (s.jitter_p > 0) j["jitter"] = {{"p", s.jitter_p}, {"us", s.jitter_us}};
+  if (s.host_delay_us > 0) j["host_delay_us"] = s.host_delay_us;
+  if (s.mem_reserve_gib > 0) j["mem_reserve_gib"] = s.mem_reserve_gib;
+  if (s.mem_contend) j["mem_contend"] = true;
+  if (s.clock_offset_ms != 0) j["clock_offset_ms"] = s.clock_offset_ms;
+  if (s.clock_drift_ppm != 0) j["clock_drift_ppm"] = s.clock_drift_ppm;
+  if (s.hang_at_step >= 0) j["hang_at_step"] = s.hang_at_step;
+  if (s.sm_clock_mhz > 0) j["sm_clock_mhz"] = s.sm_clock_mhz;
+  return j;
+}
+
+nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan) {
+  nlohmann::ordered_json j;
+  j["order"] = plan.listed
+                   ? "as listed in the config's points, each entry over the shared settings"
+                   : "cartesian product, outermost first: topology, tp, dtype, phase, inject, "
+                     "context, prompt, batch (batch fastest); context only for decode, prompt "
+                     "only for prefill";
+  nlohmann::ordered_json axes = nlohmann::ordered_json::array();
+  for (const auto& a : plan.axes) axes.push_back({{"key", a.key}, {"values", axis_values_json(a)}});
+  j["axes"] = axes;
+  j["points"] = plan.points.size();
+  return j;
+}
+
+nlohmann::ordered_json sweep_config_json(const RunSpec& first, const SweepPlan& plan) {
+  nlohmann::ordered_json c = run_spec_to_json(first);
+  for (const auto& a : plan.axes) c[a.key] = axis_values_json(a);
+  c["sweep"] = sweep_plan_to_json(plan);
+  return c;
+}
+
+nlohmann::ordered_json serve_config_json(const ServeSpec& s) {
+  nlohmann::ordered_json c = run_spec_to_json(s.run);
+  for (const char* k : opt::kNotServe) c.erase(k);
+  c.erase(opt::cuda_graph.key);
+  const nlohmann::ordered_json serve = serve_spec_to_json(s);  // items() does not own it
+  for (const auto& [k, v] : serve.items()) c[k] = v;
+  return c;
+}
+
+bool telemetry_available(const nlohmann::ordered_json& telemetry) {
+  return telemetry.value("available", false);
+}
+
+void add_telemetry_summary(nlohmann::ordered_json& telemetry, std::optional<double> utilization,
+                           const std::optional<nlohmann::ordered_json>& clock_lock) {
+  if (telemetry_available(telemetry))
+    telemetry["utilization_gpu_mean"] =
+        utilization ? nlohmann::ordered_json(*utilization) : nlohmann::ordered_json(nullptr);
+  if (clock_lock) telemetry["sm_clock_lock"] = *clock_lock;
+}
+
+}  // namespace tpb
