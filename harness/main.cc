@@ -36,7 +36,7 @@ void prepare_topology(const tpb::CliResult& cli, const tpb::World& w) {
   const std::string backend = config_text(c, "backend", "cpu");
   const std::string family = config_text(c, "collective", tpb::default_collective(backend));
   // A modelled fabric sets no knob of a real run; the model backend reads it itself.
-  if (family == "model") return;
+  if (tpb::virtual_collective(family)) return;
   tpb::prepare_topologies(texts, family, tpb::config_dir_for(c), w.size, cli.argv, w.nodes);
 }
 
@@ -64,7 +64,10 @@ int thread_level_for(const tpb::CliResult& cli) {
   try {
     const nlohmann::json config =
         cli.from.empty() ? cli.config : tpb::rerun_config(cli.from, cli.from_point, cli.config);
-    return tpb::needs_helper_threads(config) ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+    return tpb::needs_helper_threads(
+               config, {tpb::helper_thread_backends(), tpb::helper_thread_collectives()})
+               ? MPI_THREAD_FUNNELED
+               : MPI_THREAD_SINGLE;
   } catch (const std::exception&) {  // a tpb::Error, or JSON the verb will refuse
     return MPI_THREAD_FUNNELED;
   }

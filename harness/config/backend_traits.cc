@@ -12,12 +12,13 @@ namespace {
 
 const std::vector<BackendTraits>& table() {
   static const std::vector<BackendTraits> t = {
-      // name, collective, hardware, dtype, device memory, nccl, sm clock, graphs, virtual
-      {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false, false},
-      {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true, false},
+      // name, collective, hardware, dtype, device memory, nccl, sm clock, graphs, virtual,
+      // helper threads, kernels
+      {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false, false, false, false},
+      {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true, false, true, true},
       // Virtual ranks in one process; NCCL's tuning model on a topology preset's fabric.
       // --cuda-graph prices each kernel at the profile's graph_s (layers/profile/achievable.h).
-      {"model", "model", "h100-sxm", DType::bf16, true, false, false, true, true},
+      {"model", "model", "h100-sxm", DType::bf16, true, false, false, true, true, false, false},
   };
   return t;
 }
@@ -60,6 +61,40 @@ const BackendTraits& backend_traits(const std::string& name) {
   throw BadInput("--backend: unknown backend '" + name + "'");
 }
 
+const std::vector<CollectiveTraits>& collective_table() {
+  static const std::vector<CollectiveTraits> t = {
+      // name, host calls, device only, helper threads
+      {"mpi", true, false, false},
+      {"nccl", false, true, true},
+      {"model", false, false, false},
+  };
+  return t;
+}
+
+const CollectiveTraits& collective_traits(const std::string& name) {
+  for (const CollectiveTraits& c : collective_table())
+    if (c.name == name) return c;
+  throw BadInput("--collective: unknown collective '" + name + "' (expected mpi|nccl|model)");
+}
+
+const BackendTraits* find_backend_traits(const std::string& name) {
+  return find(name);
+}
+
+std::vector<std::string> helper_thread_backends() {
+  std::vector<std::string> names;
+  for (const BackendTraits& b : table())
+    if (b.helper_threads) names.push_back(b.name);
+  return names;
+}
+
+std::vector<std::string> helper_thread_collectives() {
+  std::vector<std::string> names;
+  for (const CollectiveTraits& c : collective_table())
+    if (c.helper_threads) names.push_back(c.name);
+  return names;
+}
+
 bool virtual_collective(const std::string& name) {
   for (const BackendTraits& b : table())
     if (b.virtual_ranks && b.default_collective == name) return true;
@@ -76,8 +111,9 @@ BackendChoice choose_backend(ConfigFields& f) {
   c.backend = f.choice(opt::backend.key, opt::backend.def, backend_names());
   const BackendTraits& bt = backend_traits(c.backend);
   c.collective = f.choice(opt::collective, bt.default_collective);
-  if (c.collective == "nccl" && !bt.device_collectives)
-    throw BadInput("--collective: nccl needs --backend cuda (got --backend " + c.backend + ")");
+  if (collective_traits(c.collective).device_only && !bt.device_collectives)
+    throw BadInput("--collective: " + c.collective + " needs --backend cuda (got --backend " +
+                   c.backend + ")");
   if (virtual_collective(c.collective) != bt.virtual_ranks)
     throw BadInput(
         "--collective: the model collective and --backend model go together (got "

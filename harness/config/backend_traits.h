@@ -24,6 +24,11 @@ struct BackendTraits {
   // Virtual ranks in this process, priced by a model: no device, no MPI world, and the
   // backend's default collective is the only one it runs (and runs nowhere else).
   bool virtual_ranks = false;
+  // Starts threads beside the main one (CUDA's and NVML's): MPI then needs FUNNELED.
+  bool helper_threads = false;
+  // Launches kernels by the CUDA backend's launch plan, so its steps have idle at kernel
+  // boundaries (kernel_idle, whatif's fewer_kernels).
+  bool launches_kernels = false;
 };
 
 // Every backend the CLI accepts, built into this binary or not (the registry says which are).
@@ -31,6 +36,25 @@ std::vector<std::string> backend_names();
 
 // Throws BadInput("--backend: ...") for a name backend_names() does not hold.
 const BackendTraits& backend_traits(const std::string& name);
+// The same for a recorded name that may be any text: nullptr for one this build does not know.
+const BackendTraits* find_backend_traits(const std::string& name);
+
+// The --backend and --collective names whose runs start helper threads.
+std::vector<std::string> helper_thread_backends();
+std::vector<std::string> helper_thread_collectives();
+
+// What a --collective name implies, so no caller tests the name itself.
+struct CollectiveTraits {
+  std::string name;  // "mpi" | "nccl" | "model"
+  // MPI calls from the host: --mpi-mode applies, host buffers go straight to MPI, and a CUDA
+  // graph cannot capture it (device data is staged through host memory).
+  bool host_calls = false;
+  bool device_only = false;     // needs a backend with device collectives
+  bool helper_threads = false;  // NCCL's proxy threads
+};
+
+// Throws BadInput("--collective: ...") for a name the CLI does not accept.
+const CollectiveTraits& collective_traits(const std::string& name);
 
 // Whether --collective `name` is a virtual-ranks backend's own (the model collective).
 bool virtual_collective(const std::string& name);

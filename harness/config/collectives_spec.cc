@@ -81,7 +81,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   // The direct MPI path (host buffers) runs every kind, op and placement. Elsewhere the
   // measurement goes through the Collective interface, which is the TP layer's in-place sum
   // all-reduce and nothing else.
-  const bool direct_mpi = s.collective == "mpi" && !bt.device_memory;
+  const bool direct_mpi = collective_traits(s.collective).host_calls && !bt.device_memory;
   if (direct_mpi && s.dtype != DType::fp32)
     throw BadInput(std::string("--dtype: --collective mpi on host buffers is fp32 only (got ") +
                    dtype_name(s.dtype) + ")");

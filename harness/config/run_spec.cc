@@ -52,7 +52,7 @@ void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
       throw BadInput(
           "--cuda-graph: needs --warmup >= 1 (capture follows a warm-up step, which "
           "sizes the workspaces a graph cannot allocate)");
-    if (s.collective == "mpi" && s.tp > 1)
+    if (collective_traits(s.collective).host_calls && s.tp > 1)
       throw BadInput(
           "--cuda-graph: needs --collective nccl when tp > 1 (mpi stages through host "
           "memory, which a graph cannot capture)");

@@ -12,6 +12,7 @@
 #include "base/mpi_check.h"
 #include "collectives/mpi/mpi_wait.h"
 #include "harness/backends/collective_factory.h"
+#include "harness/config/backend_traits.h"
 #include "harness/config/run_spec.h"
 #include "harness/mpi/clock_sync.h"
 
@@ -152,7 +153,8 @@ double baseline_loop(const CollectivesSpec& s, const World& w, MeasuredCall& m) 
 
 std::unique_ptr<Collective> make_measured_collective(const CollectivesSpec& s, const World& w,
                                                      Device& dev) {
-  if (s.collective == "mpi" && !dev.caps().device_memory) return nullptr;  // direct MPI calls
+  if (collective_traits(s.collective).host_calls && !dev.caps().device_memory)
+    return nullptr;  // direct MPI calls
   RunSpec rs;
   rs.backend = s.backend;
   rs.collective = s.collective;

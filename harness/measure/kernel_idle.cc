@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "harness/config/backend_traits.h"
 #include "harness/measure/calibration_profile.h"
 #include "layers/cost_model.h"
 #include "layers/cuda/plan/launch_plan_query.h"
@@ -37,7 +38,8 @@ CostQuery query_of(const OpProfilePointRecord& r, const ModelShape& shape, DType
 KernelOverhead kernel_idle_from_record(const CalibrationRecord& cal, const ModelShape& shape,
                                        const std::string& where) {
   // The launch plan below is the CUDA backend's: a record from another device launched none.
-  if (cal.context.device.backend != "cuda" || cal.op_profile.empty()) return {};
+  const BackendTraits* bt = find_backend_traits(cal.context.device.backend);
+  if (!bt || !bt->launches_kernels || cal.op_profile.empty()) return {};
   const DType t = parse_dtype(cal.dtype.value_or("bf16"), where + ": dtype");
   std::vector<Gap> gaps;
   for (const OpProfilePointRecord* r : fastest_repeats(cal, where)) {

@@ -30,10 +30,18 @@ bool many_blas_threads(const nlohmann::json& config) {
   }
 }
 
+bool mentions_any(const nlohmann::json& config, const char* key,
+                  const std::vector<std::string>& words) {
+  for (const std::string& w : words)
+    if (mentions(config, key, w.c_str())) return true;
+  return false;
+}
+
 }  // namespace
 
-bool needs_helper_threads(const nlohmann::json& config) {
-  return mentions(config, "backend", "cuda") || mentions(config, "collective", "nccl") ||
+bool needs_helper_threads(const nlohmann::json& config, const ThreadedNames& threaded) {
+  return mentions_any(config, "backend", threaded.backends) ||
+         mentions_any(config, "collective", threaded.collectives) ||
          mentions(config, "inject", "mem_contend") || many_blas_threads(config);
 }
 

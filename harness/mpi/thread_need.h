@@ -6,11 +6,18 @@
 // enough for them. The hang watchdog and the host beacon tick on timer signals, not threads.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace tpb {
 
 // True when any point of the command may start a thread beside the main one. Errs towards
 // true: a value it cannot read (it is judged later, with a proper message) counts as a need.
-bool needs_helper_threads(const nlohmann::json& config);
+// `threaded` names the --backend and --collective values that start threads of their own
+// (config/backend_traits.h helper_thread_names()).
+struct ThreadedNames {
+  std::vector<std::string> backends, collectives;
+};
+bool needs_helper_threads(const nlohmann::json& config, const ThreadedNames& threaded);
 
 }  // namespace tpb

@@ -13,6 +13,7 @@
 #include "collectives/kinds/coll_kind.h"
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/stats.h"
+#include "harness/config/backend_traits.h"
 
 namespace tpb {
 
@@ -98,8 +99,9 @@ CollParamsRecord params_record(const CollectivesSpec& s, const CollCounts& c, in
           .iters = s.iters,
           .warmup_iters = s.warmup,
           .average = s.average,
-          .mpi_mode = s.collective == "mpi" ? std::optional<std::string>(mpi_mode_name(s.mpi_mode))
-                                            : std::nullopt};
+          .mpi_mode = collective_traits(s.collective).host_calls
+                          ? std::optional<std::string>(mpi_mode_name(s.mpi_mode))
+                          : std::nullopt};
 }
 
 CollMetricsRecord metrics_record(const CollectivesSpec& s, const CollCounts& c, int n,

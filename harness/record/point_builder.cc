@@ -321,7 +321,7 @@ PointParams params_record(const RunSpec& spec, int64_t layers) {
   p.dtype = dtype_name(spec.dtype);
   p.backend = spec.backend;
   p.collective = spec.collective;
-  if (spec.collective == "mpi") p.mpi_mode = mpi_mode_name(spec.mpi_mode);
+  if (collective_traits(spec.collective).host_calls) p.mpi_mode = mpi_mode_name(spec.mpi_mode);
   p.topology = spec.topology;
   p.inject = spec.inject_text;
   p.model = spec.shape.name;

@@ -40,8 +40,9 @@ std::string run_line(const CollectivesSpec& s, int n) {
       "# tpbench collectives: {} op {} type {} on {} ranks, collective {}{} ({}), topology {}, "
       "warmup {} iters {}, time: {} (-a {})\n",
       coll_kind_name(s.kind), s.op, dtype_nccl_name(s.dtype), n, s.collective,
-      s.collective == "mpi" ? std::string(" ") + mpi_mode_name(s.mpi_mode) : "", s.backend,
-      s.topology, s.warmup, s.iters, kAverage[s.average], s.average);
+      collective_traits(s.collective).host_calls ? std::string(" ") + mpi_mode_name(s.mpi_mode)
+                                                 : "",
+      s.backend, s.topology, s.warmup, s.iters, kAverage[s.average], s.average);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/config/backend_traits.h"
 #include "harness/config/cli.h"
 #include "harness/mpi/thread_need.h"
 
@@ -15,7 +16,8 @@ bool needs(std::vector<std::string> args) {
   args.insert(args.begin(), "tpbench");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return needs_helper_threads(parse_cli(static_cast<int>(argv.size()), argv.data()).config);
+  return needs_helper_threads(parse_cli(static_cast<int>(argv.size()), argv.data()).config,
+                              {helper_thread_backends(), helper_thread_collectives()});
 }
 
 TEST(ThreadNeed, PlainCommandsNeedNoHelperThread) {

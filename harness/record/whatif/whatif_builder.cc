@@ -17,6 +17,7 @@
 #include "collectives/model/collective_model.h"
 #include "harness/analysis/replay.h"
 #include "harness/analysis/stats.h"
+#include "harness/config/backend_traits.h"
 #include "harness/record/whatif/trace_reader.h"
 
 namespace tpb {
@@ -276,7 +277,8 @@ Counterfactual topology(const oj& p, int point, const std::vector<ReplayGroup>& 
 Counterfactual fewer_kernels(const oj& p, int point, const std::vector<ReplayGroup>& groups,
                              const PointBase& b) {
   const std::string backend = p.at("params").value("backend", "?");
-  if (backend != "cuda")
+  const BackendTraits* bt = find_backend_traits(backend);
+  if (!bt || !bt->launches_kernels)
     return fewer_kernels_null(point, "backend " + backend +
                                          " launches no kernels: only a cuda result has idle at "
                                          "kernel boundaries to remove");
