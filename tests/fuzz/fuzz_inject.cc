@@ -8,6 +8,7 @@
 
 #include "base/errors.h"
 #include "harness/config/inject_spec.h"
+#include "harness/record/json/echo_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
