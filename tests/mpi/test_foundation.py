@@ -113,10 +113,14 @@ groups = sorted({rk["group"] for rk in p["ranks"]})
 c.check(groups == [0, 1], f"two TP groups reported: {groups}")
 c.check(sorted(rk["group_rank"] for rk in p["ranks"]) == [0, 0, 1, 1], "group ranks 0,1 in each group")
 c.check(p["verification"]["passed"], "both groups verified")
-# Four busy ranks on fewer than four cores: each thread is off its core about half the time,
-# and the results must say so (measured, beside the configured ranks_per_core).
+# Four busy ranks on fewer than four cores: the threads are off their cores about half the
+# time on average, and the results must say so (measured, beside the configured
+# ranks_per_core). The mean, not each rank: the scheduler may favour one rank for a whole
+# point (seen in CI: 0.64, 0.65, 0.09, 0.57), but the time off the cores adds up the same.
 if len(os.sched_getaffinity(0)) < 4:
     off = [rk["host_thread"]["descheduled_fraction"] for rk in p["ranks"]]
-    c.check(min(off) > 0.2, f"np 4 on {len(os.sched_getaffinity(0))} cores: every rank off its core > 20% ({off})")
+    cores = len(os.sched_getaffinity(0))
+    c.check(sum(off) / len(off) > 0.3,
+            f"np 4 on {cores} cores: the ranks are off their cores > 30% on average ({off})")
     c.check(any(w.startswith("time_sliced:") for w in p["warnings"]), f"time_sliced warning: {p['warnings']}")
 c.finish()
