@@ -1,6 +1,7 @@
 #include "harness/record/json/echo_json.h"
 
 #include "harness/config/options/serve_options.h"
+#include "harness/record/json/results_json.h"
 
 namespace tpb {
 
@@ -59,6 +60,45 @@ void add_telemetry_summary(nlohmann::ordered_json& telemetry, std::optional<doub
     telemetry["utilization_gpu_mean"] =
         utilization ? nlohmann::ordered_json(*utilization) : nlohmann::ordered_json(nullptr);
   if (clock_lock) telemetry["sm_clock_lock"] = *clock_lock;
+}
+
+// The top-level sections and the small blocks results_json.h declares beside the records.
+const char* points_section() {
+  return "points";
+}
+
+const char* config_section() {
+  return "config";
+}
+const char* memory_exhaustion_section() {
+  return "memory_exhaustion";
+}
+const char* context_section() {
+  return "context";
+}
+const char* diagnosis_section() {
+  return "diagnosis";
+}
+
+nlohmann::ordered_json memory_exhaustion_json(std::size_t point_index, const PointRecord& p) {
+  const MemoryRecord m = p.memory.value_or(MemoryRecord{});
+  return {{"point_index", point_index},
+          {"params", to_json(p.params)},
+          {"need_bytes", m.need_bytes},
+          {"have_bytes", m.have_bytes},
+          {"meaning",
+           "first point of the sweep whose weights + KV cache + activations do not "
+           "fit the TP group's smallest per-rank memory budget"}};
+}
+
+nlohmann::ordered_json trace_meta_json(const PointParams& p) {
+  return {{"params", to_json(p)}, {"tool", "tpbench"}};
+}
+
+nlohmann::ordered_json params_identity_json(const PointParams& p, bool with_layers) {
+  nlohmann::ordered_json id = to_json(p);
+  if (!with_layers) id.erase("layers");
+  return id;
 }
 
 }  // namespace tpb

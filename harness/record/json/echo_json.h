@@ -1,7 +1,8 @@
 // Blocks of results.json built from the specs and the device's state rather than from a
 // record's fields(): the config's sweep plan (config.sweep), a rank's parsed --inject
 // (ranks[].inject) and the summary a run adds to a rank's telemetry block. Here, so that
-// results.json's keys are spelled in record/ alone.
+// results.json's keys are spelled in record/ alone. Also the top-level section names and the
+// small blocks results_json.h declares beside the records (defined in echo_json.cc).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -533,49 +533,12 @@ const char* curve_section() {
   return "curve";
 }
 
-const char* points_section() {
-  return "points";
-}
 std::optional<int64_t> log_line_point(const nlohmann::json& line) {
   // steps.jsonl and requests.jsonl name their point alike (StepLogRecord, RequestLogRecord).
   const char* key = key_of(&StepLogRecord::point);
   if (!line.is_object() || !line.contains(key) || !line[key].is_number_integer())
     return std::nullopt;
   return line[key].get<int64_t>();
-}
-
-const char* config_section() {
-  return "config";
-}
-const char* memory_exhaustion_section() {
-  return "memory_exhaustion";
-}
-const char* context_section() {
-  return "context";
-}
-const char* diagnosis_section() {
-  return "diagnosis";
-}
-
-oj params_identity_json(const PointParams& p, bool with_layers) {
-  oj id = to_json(p);
-  if (!with_layers) id.erase("layers");
-  return id;
-}
-
-oj memory_exhaustion_json(std::size_t point_index, const PointRecord& p) {
-  const MemoryRecord m = p.memory.value_or(MemoryRecord{});
-  return {{"point_index", point_index},
-          {"params", to_json(p.params)},
-          {"need_bytes", m.need_bytes},
-          {"have_bytes", m.have_bytes},
-          {"meaning",
-           "first point of the sweep whose weights + KV cache + activations do not "
-           "fit the TP group's smallest per-rank memory budget"}};
-}
-
-oj trace_meta_json(const PointParams& p) {
-  return {{"params", to_json(p)}, {"tool", "tpbench"}};
 }
 
 std::vector<std::pair<std::string, std::string>> param_texts(const PointParams& p) {
