@@ -2,11 +2,14 @@
 // knob values: launch/mpirun_topology.sh reads the same JSON.
 #include "collectives/topology_presets.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string_view>
 
 #include "base/config_loader.h"
 #include "base/errors.h"
@@ -84,9 +87,11 @@ void load_preset(TopologyChoice& c, const std::string& config_dir) {
   const std::string& path = f.path;
   const nlohmann::json& j = f.json;
   if (!j.is_object()) bad("'" + path + "' must hold an object");
+  // A preset holds one section per collective family it configures, beside its own fields.
+  static constexpr std::array<std::string_view, 6> kKeys{"name", "description", "hosts",
+                                                         "mpi",  "nccl",        "model"};
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "name" && it.key() != "description" && it.key() != "mpi" &&
-        it.key() != "nccl" && it.key() != "hosts" && it.key() != "model")
+    if (std::find(kKeys.begin(), kKeys.end(), it.key()) == kKeys.end())
       bad("'" + path + "': unknown field '" + it.key() + "'");
   c.description = j.value("description", "");
   if (j.contains("hosts")) load_hosts(c, j["hosts"], path);

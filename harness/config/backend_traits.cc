@@ -106,8 +106,9 @@ std::string default_collective(const std::string& backend) {
   return b ? b->default_collective : "mpi";
 }
 
-BackendChoice choose_backend(ConfigFields& f) {
+BackendChoice choose_backend(ConfigFields& f, const std::string& default_config_dir) {
   BackendChoice c;
+  c.config_dir = f.str(opt::config_dir, default_config_dir);
   c.backend = f.choice(opt::backend.key, opt::backend.def, backend_names());
   const BackendTraits& bt = backend_traits(c.backend);
   c.collective = f.choice(opt::collective, bt.default_collective);
@@ -119,6 +120,7 @@ BackendChoice choose_backend(ConfigFields& f) {
         "--collective: the model collective and --backend model go together (got "
         "--backend " +
         c.backend + " --collective " + c.collective + ")");
+  c.mpi_mode = parse_mpi_mode(f.choice(opt::mpi_mode), "--mpi-mode");
   return c;
 }
 

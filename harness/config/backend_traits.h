@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/dtype.h"
+#include "collectives/mpi/mpi_mode.h"
 #include "harness/config/config_fields.h"
 
 namespace tpb {
@@ -63,12 +64,14 @@ bool virtual_collective(const std::string& name);
 // backend (validation rejects it later, naming --backend).
 std::string default_collective(const std::string& backend);
 
-// --backend and --collective of a config: the backend's default collective, and nccl only on a
-// backend with device collectives. Throws BadInput naming the flag.
+// Where a spec runs, read alike by every verb: --config-dir (`default_config_dir` when not
+// given), --backend, --collective (the backend's default; nccl only on a backend with device
+// collectives) and --mpi-mode. Throws BadInput naming the flag.
 struct BackendChoice {
-  std::string backend, collective;
+  std::string config_dir, backend, collective;
+  MpiMode mpi_mode = MpiMode::blocking;
 };
-BackendChoice choose_backend(ConfigFields& f);
+BackendChoice choose_backend(ConfigFields& f, const std::string& default_config_dir);
 
 // --world, --algo and --gpus-per-node: the model backend's virtual ranks, refused with real
 // ranks (MPI decides their world). `default_world` < 1 means one node of the preset.

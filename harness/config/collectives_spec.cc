@@ -41,10 +41,11 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
                                   const std::string& default_config_dir) {
   ConfigFields f(cfg);
   CollectivesSpec s;
-  s.config_dir = f.str(opt::config_dir, default_config_dir);
-  const BackendChoice bc = choose_backend(f);
+  const BackendChoice bc = choose_backend(f, default_config_dir);
+  s.config_dir = bc.config_dir;
   s.backend = bc.backend;
   s.collective = bc.collective;
+  s.mpi_mode = bc.mpi_mode;
   const BackendTraits& bt = backend_traits(s.backend);
   const ModelWorld mw =
       resolve_model_world(f, s.backend, world, f.str(opt::topology), s.config_dir, 0);
@@ -56,7 +57,6 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
     s.algo = mw.algo;
     s.gpus_per_node = mw.gpus_per_node;
   }
-  s.mpi_mode = parse_mpi_mode(f.choice(opt::mpi_mode), "--mpi-mode");
   s.kind = parse_coll_kind(f.str(opt::kind), "--kind");
   s.op = f.choice(opt::op);
   s.dtype = parse_dtype_or_nccl(f.str(opt::coll_dtype), "--dtype");

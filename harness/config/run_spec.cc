@@ -127,11 +127,11 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
                          const std::string& default_config_dir) {
   ConfigFields f(cfg);
   RunSpec s;
-  s.config_dir = f.str(opt::config_dir, default_config_dir);
-  BackendChoice bc = choose_backend(f);
+  BackendChoice bc = choose_backend(f, default_config_dir);
+  s.config_dir = std::move(bc.config_dir);
   s.backend = std::move(bc.backend);
   s.collective = std::move(bc.collective);
-  s.mpi_mode = parse_mpi_mode(f.choice(opt::mpi_mode), "--mpi-mode");
+  s.mpi_mode = bc.mpi_mode;
   const BackendTraits& bt = backend_traits(s.backend);
   s.model = f.str(opt::model);
   s.hardware_given = f.has(opt::hardware.key);
