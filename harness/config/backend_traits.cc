@@ -134,6 +134,10 @@ ModelWorld resolve_model_world(ConfigFields& f, const std::string& backend, int 
       if (f.has(k))
         throw BadInput(field_name(k) + ": only with --backend model (MPI decides the world of " +
                        "real ranks)");
+    if (f.has(opt::engine.key) && f.raw(opt::engine.key) != opt::engine.def)
+      throw BadInput(
+          "--engine: only with --backend model (a measured run's engine is tpbench's "
+          "own loop, and its host time is measured)");
     return m;
   }
   if (mpi_world > 1)

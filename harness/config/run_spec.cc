@@ -110,6 +110,7 @@ void load_shapes(RunSpec& s, int world) {
                    std::to_string(s.tp));
   s.shape = load_model(s.model, s.config_dir);
   s.hw = load_hardware(s.hardware, s.config_dir);
+  s.engine = load_engine(s.engine_name, s.config_dir);
   shard_shape(s.shape, s.tp);  // throws when tp does not divide heads / KV heads / MLP width
   if (s.layers > s.shape.n_layers)
     throw BadInput("--layers: " + std::to_string(s.layers) + " exceeds the model's " +
@@ -136,6 +137,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.model = f.str(opt::model);
   s.hardware_given = f.has(opt::hardware.key);
   s.hardware = f.str(opt::hardware, bt.default_hardware);
+  s.engine_name = f.str(opt::engine);
   s.phase = f.choice(opt::phase) == "decode" ? Phase::decode : Phase::prefill;
   s.batch = f.integer(opt::batch);
   s.context = f.integer(opt::context);
@@ -230,9 +232,12 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
                            {opt::config_dir.key, s.config_dir},
                            {"model_shape", model_to_json(s.shape)},
                            {"hardware_profile", hardware_to_json(s.hw)}};
-  if (backend_traits(s.backend).virtual_ranks)
+  if (backend_traits(s.backend).virtual_ranks) {
     echo_model_world(j,
                      {s.world, s.algo, s.gpus_per_node, s.model_noise, s.noise_seed, s.noise_cv});
+    j[opt::engine.key] = s.engine_name;
+    j["engine_profile"] = engine_to_json(s.engine);
+  }
   return j;
 }
 
@@ -244,6 +249,7 @@ std::vector<std::string> rerun_keys() {
   nlohmann::ordered_json model_only;
   echo_model_world(model_only, {});
   for (const auto& [k, v] : model_only.items()) keys.push_back(k);
+  keys.push_back(opt::engine.key);
   return keys;
 }
 

@@ -11,6 +11,7 @@
 #include "layers/cost_model.h"
 #include "layers/hardware.h"
 #include "layers/model_shape.h"
+#include "layers/profile/engine.h"
 #include "layers/timeline.h"
 
 namespace tpb {
@@ -22,9 +23,10 @@ struct RunSpec {
   std::string collective = "mpi";        // mpi | nccl | model
   MpiMode mpi_mode = MpiMode::blocking;  // how --collective mpi waits (collectives/mpi/mpi_wait.h)
   std::string model = "tiny";
-  std::string hardware;         // "" = the backend's default profile
-  bool hardware_given = false;  // --hardware was set (else the device may pick its profile)
-  std::string hardware_note;    // adopt_device_hardware's warning, carried into the points
+  std::string hardware;              // "" = the backend's default profile
+  std::string engine_name = "none";  // --engine: a name of configs/engines or a file
+  bool hardware_given = false;       // --hardware was set (else the device may pick its profile)
+  std::string hardware_note;         // adopt_device_hardware's warning, carried into the points
   Phase phase = Phase::decode;
   int64_t batch = 1;
   int64_t context = 1024;
@@ -61,8 +63,9 @@ struct RunSpec {
   uint64_t noise_seed = 0;
   double noise_cv = 0;
 
-  ModelShape shape;  // resolved from `model`
-  Hardware hw;       // resolved from `hardware`
+  ModelShape shape;      // resolved from `model`
+  Hardware hw;           // resolved from `hardware`
+  EngineProfile engine;  // resolved from --engine (model backend; "none" elsewhere)
 
   int groups(int world) const { return world / tp; }
   // The layers a point runs unless --layers auto reduces them: --layers N or the model's.

@@ -31,6 +31,9 @@ inline constexpr OptionDef model{"model", T::text, "tiny",
 inline constexpr OptionDef hardware{"hardware", T::text, "",
     "hardware profile name (configs/hardware) or JSON file", 0, 0, "", "",
     "the device's own profile, else the backend's", "NAME|FILE"};
+inline constexpr OptionDef engine{"engine", T::text, "none",
+    "the serving engine's host work per step and kernel (configs/engines: eager-python) or JSON "
+    "file; model backend", 0, 0, "", "", "", "NAME|FILE"};
 inline constexpr OptionDef phase{"phase", T::choice, "decode", "the step's phase", 0, 0, "",
     "decode|prefill"};
 inline constexpr OptionDef batch{"batch", T::integer, "1", "sequences per step", 1, 1 << 20};
@@ -98,6 +101,7 @@ inline constexpr const OptionDef* kPointOptions[] = {&backend,
                                                      &mpi_mode,
                                                      &model,
                                                      &hardware,
+                                                     &engine,
                                                      &phase,
                                                      &batch,
                                                      &context,

@@ -64,9 +64,12 @@ PricedOp compute_op(const RunSpec& spec, const OpCost& c, Phase phase, int64_t t
   const double f = table ? e.fraction(name, ph, spec.tp, tokens) : 1;
   const auto [ff, fb] =
       table ? std::pair<double, double>{1, 1} : achievable_fractions(spec, c, phase, tokens);
-  PricedOp p{c.op, 0, c.flops / peaks.flops / (f * ff),
+  PricedOp p{c.op,
+             0,
+             c.flops / peaks.flops / (f * ff),
              (c.bytes_read + c.bytes_written) / peaks.bw / (f * fb),
-             kernels * spec.hw.achievable.kernel.per_kernel(spec.cuda_graph)};
+             kernels * spec.hw.achievable.kernel.per_kernel(spec.cuda_graph),
+             kernels};
   p.s = std::max(p.flop_s, p.byte_s) + p.fixed_s;
   return p;
 }
@@ -99,7 +102,8 @@ StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, 
     if (!op_is_collective(c.op))
       return compute_op(spec, c, phase, tokens, peaks, kernels[static_cast<std::size_t>(c.op)]);
     const auto bytes = static_cast<int64_t>(comm_bytes(cost, c.op));
-    return PricedOp{c.op, model_collective(fabric, CollKind::all_reduce, bytes, g, algo).time_s};
+    return PricedOp{
+        c.op, model_collective(fabric, CollKind::all_reduce, bytes, g, algo).time_s, 0, 0, 0, 1};
   };
   StepOpPlan plan;
   for (const OpCost& c : cost.layer_ops) plan.layer.push_back(price(c));
@@ -113,7 +117,11 @@ StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, 
 }
 
 VirtualGroup::VirtualGroup(const RunSpec& spec, const std::vector<int>& members)
-    : spec_(spec), members_(members), t_(members.size(), 0.0), block_(members.size(), 0.0) {
+    : spec_(spec),
+      members_(members),
+      t_(members.size(), 0.0),
+      host_(members.size(), 0.0),
+      block_(members.size(), 0.0) {
   for (int r : members) {
     inj_.push_back(inject_for_rank(spec.inject, r));
     const int mhz = inj_.back().sm_clock_mhz;
@@ -148,6 +156,10 @@ void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
     if (stopped(m)) continue;
     t_[m] += i.host_delay_us * 1e-6;             // host work: no segment, a host gap
     t_[m] += spec_.hw.achievable.engine_step_s;  // the engine's own host work per step
+    // An engine that samples on the host waits for the step before it to issue this one.
+    if (spec_.engine.syncs_per_step || host_[m] < t_[m]) host_[m] = t_[m];
+    host_[m] += spec_.engine.step_overhead_s;
+    t_[m] = std::max(t_[m], host_[m]);
     if (i.jitter_p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_[m]) < i.jitter_p)
       seg(m, Op::injected, 0, s, i.jitter_us * 1e-6);
   }
@@ -194,8 +206,18 @@ double VirtualGroup::noisy(std::size_t m, double dur) {
   return dur * std::max(0.05, 1.0 + spec_.noise_cv * draw_normal(noise_[m]));
 }
 
+// The host issues an op's kernels one after another; the op cannot start before the last is
+// issued (the device idles: a host gap, no segment), as an eager engine's small-batch step.
+void VirtualGroup::issue(std::size_t m, double kernels) {
+  if (!spec_.engine.host_bound()) return;
+  host_[m] += kernels * spec_.engine.host_per_kernel_s;
+  t_[m] = std::max(t_[m], host_[m]);
+}
+
 void VirtualGroup::run_ops(const std::vector<PricedOp>& ops, int L, int s) {
   for (const PricedOp& p : ops) {
+    for (std::size_t m = 0; m < members_.size(); ++m)
+      if (!stopped(m)) issue(m, p.kernels);
     if (!op_is_collective(p.op)) {
       for (std::size_t m = 0; m < members_.size(); ++m) {
         if (stopped(m)) continue;

@@ -28,6 +28,7 @@ struct PricedOp {
   double s = 0;
   double flop_s = 0, byte_s = 0;
   double fixed_s = 0;  // the profile's fixed cost per kernel x the op's kernels (in s)
+  double kernels = 0;  // launches the host issues for the op (a collective: one)
 };
 
 // Kernels per layer of each op (tail ops: per step), from the CUDA backend's launch plan.
@@ -87,11 +88,15 @@ class VirtualGroup {
   double noisy(std::size_t m, double dur);
   void run_ops(const std::vector<PricedOp>& ops, int layer, int step);
   void collective(const PricedOp& p, int layer, int step);
+  void issue(std::size_t m, double kernels);
   bool stopped(std::size_t m) const { return stopped_[m] != 0; }
 
   const RunSpec& spec_;
   const std::vector<int>& members_;
   std::vector<double> t_;
+  // The engine's issue clock per member (--engine): an op starts no earlier than the host has
+  // issued its kernels; never ahead of t_ with the built-in engine, which issues for free.
+  std::vector<double> host_;
   std::vector<double> block_;  // compute since the rank's last collective (or step start)
   std::vector<InjectSpec> inj_;
   std::vector<double> flop_stretch_;  // profile clock / the rank's --inject sm_clock (1: none)
