@@ -122,15 +122,22 @@ int OpEfficiency::nearest_tp(const std::string& op, const std::string& phase, in
   return best_tp;
 }
 
+std::vector<std::pair<int64_t, double>> OpEfficiency::grid(const std::string& op,
+                                                           const std::string& phase, int tp) const {
+  const int best_tp = nearest_tp(op, phase, tp);
+  std::vector<std::pair<int64_t, double>> g;
+  for (const OpFraction& p : points)
+    if (p.op == op && p.phase == phase && p.tp == best_tp) g.emplace_back(p.tokens, p.fraction);
+  std::sort(g.begin(), g.end());
+  return g;
+}
+
 double OpEfficiency::fraction(const std::string& op, const std::string& phase, int tp,
                               int64_t tokens) const {
-  const int best_tp = nearest_tp(op, phase, tp);
   std::vector<std::pair<double, double>> curve;  // (log2 tokens, fraction)
-  for (const OpFraction& p : points)
-    if (p.op == op && p.phase == phase && p.tp == best_tp)
-      curve.emplace_back(std::log2(static_cast<double>(p.tokens)), p.fraction);
+  for (const auto& [t, f] : grid(op, phase, tp))
+    curve.emplace_back(std::log2(static_cast<double>(t)), f);
   if (curve.empty()) return 1.0;
-  std::sort(curve.begin(), curve.end());
   const double x = std::log2(static_cast<double>(std::max<int64_t>(tokens, 1)));
   if (x <= curve.front().first) return curve.front().second;
   if (x >= curve.back().first) return curve.back().second;
@@ -163,10 +170,15 @@ std::string OpEfficiency::outside_grid(const std::string& phase, int tp, int64_t
   if (!used_tp.count(tp))
     out = "no TP " + std::to_string(tp) + " point in " + phase + ": TP " +
           std::to_string(*used_tp.begin()) + "'s fractions are used";
-  if (tokens >= 0 && (tokens < lo || tokens > hi))
-    out += (out.empty() ? "" : "; ") + std::to_string(tokens) + " tokens per step lie outside " +
+  if (tokens >= 0 && tokens < lo)
+    out += (out.empty() ? "" : "; ") + std::to_string(tokens) + " tokens per step lie below " +
            "the grid's " + std::to_string(lo) + ".." + std::to_string(hi) +
-           ": the nearest end's fractions are held";
+           ": the smallest point's fractions are held";
+  if (tokens >= 0 && tokens > hi)
+    out += (out.empty() ? "" : "; ") + std::to_string(tokens) + " tokens per step lie above " +
+           "the grid's " + std::to_string(lo) + ".." + std::to_string(hi) +
+           ": each op's time is extended along the line through its two largest points (time " +
+           "against roofline time)";
   return out;
 }
 

@@ -36,6 +36,9 @@ struct OpEfficiency {
   // degree (in log2), linear in log2(tokens) between the two around `tokens`, the end value
   // outside them. 1 (the roofline) when the op has no point in that phase.
   double fraction(const std::string& op, const std::string& phase, int tp, int64_t tokens) const;
+  // The op's points that fraction() reads for (phase, tp): (tokens, fraction) by tokens.
+  std::vector<std::pair<int64_t, double>> grid(const std::string& op, const std::string& phase,
+                                               int tp) const;
   // Whether the table has a point for the op in that phase.
   bool covers(const std::string& op, const std::string& phase) const;
   // The TP degree whose points fraction() reads for (op, phase, tp): the nearest in log2, the

@@ -78,12 +78,16 @@ TEST(OpEfficiency, SaysWhereALookupLeavesTheGrid) {
   EXPECT_EQ(e.outside_grid("prefill", 8, 4096), "");  // no prefill points: nothing carried over
   // TP 2's own grid ends at 16 tokens, though TP 1's runs to 64.
   EXPECT_EQ(e.outside_grid("decode", 2, 32),
-            "32 tokens per step lie outside the grid's 1..16: the nearest end's fractions are "
-            "held");
+            "32 tokens per step lie above the grid's 1..16: each op's time is extended along "
+            "the line through its two largest points (time against roofline time)");
   EXPECT_EQ(e.outside_grid("decode", 8, 4), "no TP 8 point in decode: TP 2's fractions are used");
   EXPECT_EQ(e.outside_grid("decode", 8, 256),
             "no TP 8 point in decode: TP 2's fractions are used; 256 tokens per step lie "
-            "outside the grid's 1..16: the nearest end's fractions are held");
+            "above the grid's 1..16: each op's time is extended along the line through its "
+            "two largest points (time against roofline time)");
+  EXPECT_EQ(e.outside_grid("decode", 1, 0),
+            "0 tokens per step lie below the grid's 1..64: the smallest point's fractions are "
+            "held");
   EXPECT_EQ(e.outside_grid("decode", 8, -1),  // the TP degree alone
             "no TP 8 point in decode: TP 2's fractions are used");
 }
