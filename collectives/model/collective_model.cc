@@ -1,12 +1,17 @@
-// NCCL's tuning model, restated. The constants are NCCL's (src/graph/tuning.cc of the 2.19
-// line, NVIDIA/nccl commit b6475625): baseLat, hwLat, the LL bandwidth caps and the
-// protocol/algorithm bandwidth factors. The link figures come from the preset. Departures
-// from NCCL's model, each for a stated reason:
+// NCCL's tuning model, restated. The constants are NCCL's, read in src/graph/tuning.cc of
+// NCCL 2.20.3 (NVIDIA/nccl commit b6475625, makefiles/version.mk: 2.20.3; earlier text here
+// called it the 2.19 line): baseLat, hwLat, the LL bandwidth caps, the protocol/algorithm
+// bandwidth factors, the tree correction table and the ring's multi-node Simple latency
+// plateau. The link figures come from the preset. Departures from NCCL's model, each for a
+// stated reason:
 //  - bus bandwidth is the preset's per-GPU intra figure, bounded across nodes by what the
 //    node's NICs carry (one ring per channel crosses every node boundary once, so a node's
 //    egress equals the ring's bus bandwidth); NCCL derives it from its channel search, which
 //    needs the machine;
 //  - the per-channel LL128 and tree caps are left out (they need NCCL's channel count);
+//  - the ring plateau's size threshold needs the channel count too: taken as 2 channels per
+//    NIC the ring crosses (ASSUMED, not NCCL's search); the plateau's height is NCCL's 1.4
+//    (compute capability 8.0 and later: every modelled preset; Volta's 1.9 is not modelled);
 //  - NVLS (NVLink SHARP, one node): each GPU moves S (1 + 1/n) bytes per direction (S out as
 //    the switch pulls every rank's slice for the reduction, S/n back; S/n out and S back for
 //    the multicast all-gather), so algbw = line x efficiency x n / (n + 1). NCCL 2.19 writes a
@@ -44,11 +49,20 @@ constexpr double kLLMaxOneNode = 87.7, kLLMaxTwoNodes = 39.0, kLLMaxMoreNodes = 
 // Network post overhead per inter-node ring step, us (Intel x86), three times for Simple.
 constexpr double kNetOverheadUs = 1.0;
 // Trees run below their model at medium sizes; NCCL scales their bandwidth by this, indexed by
-// log2(bytes / 64), 64 B .. 128 MB.
-constexpr double kTreeCorrection[3][22] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9}};
+// log2(bytes / 64), 64 B .. 256 MB (2.20.3's treeCorrectionFactor; until this commit the
+// table here was an older NCCL's, 22 sizes, with other LL128 and Simple rows).
+constexpr int kTreeSizes = 23;
+constexpr double kTreeCorrection[3][kTreeSizes] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// The ring's multi-node Simple all-reduce latency plateau (ncclTopoGetAlgoTime): latency x 1.4
+// once bytes / (channels x ranks) >= 64.
+constexpr double kRingPlateau = 1.4;
+constexpr int64_t kPlateauBytesPerChannelRank = 64;
+constexpr int kChannelsPerNic = 2;  // ASSUMED (see the departures above)
 
 int hw_index(LinkHw hw) {
   return hw == LinkHw::nvlink ? 0 : hw == LinkHw::pci ? 1 : 2;
@@ -83,7 +97,7 @@ bool proto_enabled(const Shape& s, int p) {
 }
 
 // Latency (us) and algbw (GB/s) of one algorithm and protocol; algbw 0 = not available.
-std::pair<double, double> ring_model(const Shape& s, int p) {
+std::pair<double, double> ring_model(const Shape& s, int p, int64_t bytes) {
   const bool ar = s.kind == CollKind::all_reduce;
   const bool chain = s.kind == CollKind::broadcast || s.kind == CollKind::reduce;
   const int steps = ar ? 2 * (s.n - 1) : chain ? s.n : s.n - 1;
@@ -102,6 +116,9 @@ std::pair<double, double> ring_model(const Shape& s, int p) {
     if (s.nodes > 1) intra_lat = std::max(intra_lat, kNetOverheadUs * (p == kSimple ? 3 : 1));
     lat += (steps - inter) * intra_lat + inter * kHwLat[2][kRing][p];
   }
+  const int64_t channels = int64_t{kChannelsPerNic} * std::min(s.f.nics_per_node, s.ppn);
+  if (ar && p == kSimple && s.nodes > 1 && bytes / (channels * s.n) >= kPlateauBytesPerChannelRank)
+    lat *= kRingPlateau;
   return {lat, bus * s.n / steps};
 }
 
@@ -111,7 +128,7 @@ std::pair<double, double> tree_model(const Shape& s, int p, int64_t bytes) {
   if (p == kLL128) bus *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
   double algbw = bus * 0.5;
   const int log_size = log2i(bytes >> 6);
-  if (log_size < 22) algbw *= kTreeCorrection[p][log_size];
+  if (log_size < kTreeSizes) algbw *= kTreeCorrection[p][log_size];
   const double intra_lat = kHwLat[hw_index(s.f.intra.hw)][kTree][p];
   const double lat =
       kBaseLat[kTree][p] + 2 * ((s.ppn - 1) * intra_lat + log2i(s.nodes) * kHwLat[2][kTree][p]);
@@ -199,7 +216,7 @@ ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelG
     for (int p : {kLL, kLL128, kSimple}) {
       if (a == ModelAlgo::nvls && p != kSimple) continue;  // NVLS runs Simple only
       if (!proto_enabled(s, p)) continue;
-      const auto [lat_us, algbw] = a == ModelAlgo::ring   ? ring_model(s, p)
+      const auto [lat_us, algbw] = a == ModelAlgo::ring   ? ring_model(s, p, bytes)
                                    : a == ModelAlgo::tree ? tree_model(s, p, bytes)
                                                           : nvls_model(s);
       if (algbw <= 0) continue;

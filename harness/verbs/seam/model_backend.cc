@@ -37,7 +37,7 @@ CollModelRecord model_record(const CollectivesSpec& s, const ModelTime& t) {
           s.gpus_per_node,
           t.latency_s,
           t.algbw_GBps,
-          "NCCL's tuning model (src/graph/tuning.cc, 2.19 line) on the preset's link figures; "
+          "NCCL's tuning model (src/graph/tuning.cc, NCCL 2.20.3) on the preset's link figures; "
           "time = latency + bytes / algbw, the fastest protocol for the algorithm"};
 }
 
