@@ -27,13 +27,15 @@
 
 #include "base/enum_names.h"
 #include "base/errors.h"
+#include "collectives/model/custom_allreduce.h"
 
 namespace tpb {
 
 namespace {
 
 // ModelAlgo's spellings, for --algo and the results.
-constexpr std::array<const char*, 5> kModelAlgoNames{"ring", "tree", "nvls", "auto", "measured"};
+constexpr std::array<const char*, 8> kModelAlgoNames{"ring",    "tree", "nvls", "oneshot",
+                                                     "twoshot", "nccl", "auto", "measured"};
 
 constexpr int kRing = 0, kTree = 1, kNvls = 2;
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
@@ -140,10 +142,30 @@ std::pair<double, double> nvls_model(const Shape& s) {
   return {kBaseLat[kNvls][kSimple] + kHwLat[0][kNvls][kSimple], algbw};
 }
 
+bool is_custom(ModelAlgo a) {
+  return a == ModelAlgo::oneshot || a == ModelAlgo::twoshot;
+}
+
+void check_custom(const Shape& s, ModelAlgo a) {
+  const std::string name = model_algo_name(a);
+  if (!s.f.custom_ar)
+    throw BadInput("--algo: " + name +
+                   " is the custom all-reduce over NVLink P2P, which topology '" + s.f.name +
+                   "' does not model (no custom_allreduce section)");
+  if (s.nodes > 1)
+    throw BadInput("--algo: " + name + " reads peers' memory inside one node; this group spans " +
+                   std::to_string(s.nodes) + " nodes");
+  if (s.n > 1 && !custom_group_size(s.n))
+    throw BadInput("--algo: " + name +
+                   " runs on 2, 4, 6 or 8 ranks (vLLM's kernels); this group has " +
+                   std::to_string(s.n));
+}
+
 void check_algo(const Shape& s, ModelAlgo a) {
-  if (a == ModelAlgo::ring || a == ModelAlgo::automatic) return;
+  if (a == ModelAlgo::ring || a == ModelAlgo::automatic || a == ModelAlgo::nccl) return;
   if (s.kind != CollKind::all_reduce)
     throw BadInput(std::string("--algo: ") + model_algo_name(a) + " is an all_reduce algorithm");
+  if (is_custom(a)) return check_custom(s, a);
   if (a == ModelAlgo::nvls && !s.f.nvls_efficiency)
     throw BadInput("--algo: nvls needs NVLink SHARP, which topology '" + s.f.name +
                    "' does not have");
@@ -158,7 +180,8 @@ ModelAlgo parse_model_algo(const std::string& t, const std::string& option) {
   // "measured" names a curve given with --topology, not an algorithm one can ask for.
   const std::optional<ModelAlgo> a = enum_from_name<ModelAlgo>(kModelAlgoNames, t);
   if (!a || *a == ModelAlgo::measured)
-    throw BadInput(option + ": '" + t + "' is not ring, tree, nvls or auto");
+    throw BadInput(option + ": '" + t +
+                   "' is not ring, tree, nvls, oneshot, twoshot, nccl or auto");
   return *a;
 }
 
@@ -167,7 +190,10 @@ const char* model_algo_name(ModelAlgo a) {
 }
 
 const char* model_proto_name(ModelProto p) {
-  return p == ModelProto::ll ? "LL" : p == ModelProto::ll128 ? "LL128" : "Simple";
+  return p == ModelProto::ll      ? "LL"
+         : p == ModelProto::ll128 ? "LL128"
+         : p == ModelProto::p2p   ? "P2P"
+                                  : "Simple";
 }
 
 namespace {
@@ -192,6 +218,41 @@ ModelTime measured_collective(const Fabric& f, CollKind kind, int64_t bytes, Mod
 
 }  // namespace
 
+namespace {
+
+// NCCL's choice among its algorithms (`only`: one of them, or nccl / automatic for all) and
+// their protocols: the fastest, as ncclTopoGetAlgoTime ranks them.
+ModelTime nccl_choice(const Shape& s, int64_t bytes, ModelAlgo only) {
+  ModelTime best;
+  best.time_s = std::numeric_limits<double>::infinity();
+  const bool any = only == ModelAlgo::nccl || only == ModelAlgo::automatic;
+  for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls}) {
+    if (!any && a != only) continue;
+    if (a != ModelAlgo::ring && s.kind != CollKind::all_reduce) continue;
+    if (a == ModelAlgo::nvls && (!s.f.nvls_efficiency || s.nodes > 1)) continue;
+    for (int p : {kLL, kLL128, kSimple}) {
+      if (a == ModelAlgo::nvls && p != kSimple) continue;  // NVLS runs Simple only
+      if (!proto_enabled(s, p)) continue;
+      const auto [lat_us, algbw] = a == ModelAlgo::ring   ? ring_model(s, p, bytes)
+                                   : a == ModelAlgo::tree ? tree_model(s, p, bytes)
+                                                          : nvls_model(s);
+      if (algbw <= 0) continue;
+      const double t = (lat_us + static_cast<double>(bytes) / (1000.0 * algbw)) * 1e-6;
+      if (t < best.time_s) best = {a, static_cast<ModelProto>(p), lat_us * 1e-6, algbw, t};
+    }
+  }
+  return best;
+}
+
+ModelTime custom_collective(const Shape& s, int64_t bytes, CustomShot shot) {
+  const CustomTime c = custom_time(*s.f.custom_ar, s.f.intra.line_GBps, shot, s.n);
+  const double t = (c.latency_us + static_cast<double>(bytes) / (1000.0 * c.algbw_GBps)) * 1e-6;
+  return {shot == CustomShot::one ? ModelAlgo::oneshot : ModelAlgo::twoshot, ModelProto::p2p,
+          c.latency_us * 1e-6, c.algbw_GBps, t};
+}
+
+}  // namespace
+
 ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
                            ModelAlgo algo) {
   if (f.measured) return measured_collective(f, kind, bytes, g, algo);
@@ -205,26 +266,17 @@ ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelG
                    "with an inter section (ib-ndr, ib-xdr, roce-400g)");
   const Shape s{f, kind, g.ranks, g.nodes, g.ranks / g.nodes};
   check_algo(s, algo);
-  ModelTime best;
-  best.time_s = std::numeric_limits<double>::infinity();
-  if (g.ranks == 1)
-    return {algo == ModelAlgo::automatic ? ModelAlgo::ring : algo, ModelProto::simple, 0, 0, 0};
-  for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls}) {
-    if (algo != ModelAlgo::automatic && a != algo) continue;
-    if (a != ModelAlgo::ring && kind != CollKind::all_reduce) continue;
-    if (a == ModelAlgo::nvls && (!f.nvls_efficiency || g.nodes > 1)) continue;
-    for (int p : {kLL, kLL128, kSimple}) {
-      if (a == ModelAlgo::nvls && p != kSimple) continue;  // NVLS runs Simple only
-      if (!proto_enabled(s, p)) continue;
-      const auto [lat_us, algbw] = a == ModelAlgo::ring   ? ring_model(s, p, bytes)
-                                   : a == ModelAlgo::tree ? tree_model(s, p, bytes)
-                                                          : nvls_model(s);
-      if (algbw <= 0) continue;
-      const double t = (lat_us + static_cast<double>(bytes) / (1000.0 * algbw)) * 1e-6;
-      if (t < best.time_s) best = {a, static_cast<ModelProto>(p), lat_us * 1e-6, algbw, t};
-    }
+  if (g.ranks == 1) {
+    const bool chosen = algo == ModelAlgo::automatic || algo == ModelAlgo::nccl;
+    return {chosen ? ModelAlgo::ring : algo, ModelProto::simple, 0, 0, 0};
   }
-  return best;
+  if (is_custom(algo))
+    return custom_collective(s, bytes,
+                             algo == ModelAlgo::oneshot ? CustomShot::one : CustomShot::two);
+  if (algo == ModelAlgo::automatic && kind == CollKind::all_reduce &&
+      engine_takes_custom(f, g.ranks, g.nodes, bytes))
+    return custom_collective(s, bytes, engine_shot(g.ranks, bytes));
+  return nccl_choice(s, bytes, algo);
 }
 
 }  // namespace tpb
