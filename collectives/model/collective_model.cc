@@ -1,12 +1,17 @@
-// NCCL's tuning model, restated. The constants are NCCL's (src/graph/tuning.cc of the 2.19
-// line, NVIDIA/nccl commit b6475625): baseLat, hwLat, the LL bandwidth caps and the
-// protocol/algorithm bandwidth factors. The link figures come from the preset. Departures
-// from NCCL's model, each for a stated reason:
+// NCCL's tuning model, restated. The constants are NCCL's, read in src/graph/tuning.cc of
+// NCCL 2.20.3 (NVIDIA/nccl commit b6475625, makefiles/version.mk: 2.20.3; earlier text here
+// called it the 2.19 line): baseLat, hwLat, the LL bandwidth caps, the protocol/algorithm
+// bandwidth factors, the tree correction table and the ring's multi-node Simple latency
+// plateau. The link figures come from the preset. Departures from NCCL's model, each for a
+// stated reason:
 //  - bus bandwidth is the preset's per-GPU intra figure, bounded across nodes by what the
 //    node's NICs carry (one ring per channel crosses every node boundary once, so a node's
 //    egress equals the ring's bus bandwidth); NCCL derives it from its channel search, which
 //    needs the machine;
 //  - the per-channel LL128 and tree caps are left out (they need NCCL's channel count);
+//  - the ring plateau's size threshold needs the channel count too: taken as 2 channels per
+//    NIC the ring crosses (ASSUMED, not NCCL's search); the plateau's height is NCCL's 1.4
+//    (compute capability 8.0 and later: every modelled preset; Volta's 1.9 is not modelled);
 //  - NVLS (NVLink SHARP, one node): each GPU moves S (1 + 1/n) bytes per direction (S out as
 //    the switch pulls every rank's slice for the reduction, S/n back; S/n out and S back for
 //    the multicast all-gather), so algbw = line x efficiency x n / (n + 1). NCCL 2.19 writes a
@@ -22,13 +27,15 @@
 
 #include "base/enum_names.h"
 #include "base/errors.h"
+#include "collectives/model/custom_allreduce.h"
 
 namespace tpb {
 
 namespace {
 
 // ModelAlgo's spellings, for --algo and the results.
-constexpr std::array<const char*, 5> kModelAlgoNames{"ring", "tree", "nvls", "auto", "measured"};
+constexpr std::array<const char*, 8> kModelAlgoNames{"ring",    "tree", "nvls", "oneshot",
+                                                     "twoshot", "nccl", "auto", "measured"};
 
 constexpr int kRing = 0, kTree = 1, kNvls = 2;
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
@@ -44,11 +51,20 @@ constexpr double kLLMaxOneNode = 87.7, kLLMaxTwoNodes = 39.0, kLLMaxMoreNodes = 
 // Network post overhead per inter-node ring step, us (Intel x86), three times for Simple.
 constexpr double kNetOverheadUs = 1.0;
 // Trees run below their model at medium sizes; NCCL scales their bandwidth by this, indexed by
-// log2(bytes / 64), 64 B .. 128 MB.
-constexpr double kTreeCorrection[3][22] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9}};
+// log2(bytes / 64), 64 B .. 256 MB (2.20.3's treeCorrectionFactor; until this commit the
+// table here was an older NCCL's, 22 sizes, with other LL128 and Simple rows).
+constexpr int kTreeSizes = 23;
+constexpr double kTreeCorrection[3][kTreeSizes] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// The ring's multi-node Simple all-reduce latency plateau (ncclTopoGetAlgoTime): latency x 1.4
+// once bytes / (channels x ranks) >= 64.
+constexpr double kRingPlateau = 1.4;
+constexpr int64_t kPlateauBytesPerChannelRank = 64;
+constexpr int kChannelsPerNic = 2;  // ASSUMED (see the departures above)
 
 int hw_index(LinkHw hw) {
   return hw == LinkHw::nvlink ? 0 : hw == LinkHw::pci ? 1 : 2;
@@ -83,7 +99,7 @@ bool proto_enabled(const Shape& s, int p) {
 }
 
 // Latency (us) and algbw (GB/s) of one algorithm and protocol; algbw 0 = not available.
-std::pair<double, double> ring_model(const Shape& s, int p) {
+std::pair<double, double> ring_model(const Shape& s, int p, int64_t bytes) {
   const bool ar = s.kind == CollKind::all_reduce;
   const bool chain = s.kind == CollKind::broadcast || s.kind == CollKind::reduce;
   const int steps = ar ? 2 * (s.n - 1) : chain ? s.n : s.n - 1;
@@ -102,6 +118,9 @@ std::pair<double, double> ring_model(const Shape& s, int p) {
     if (s.nodes > 1) intra_lat = std::max(intra_lat, kNetOverheadUs * (p == kSimple ? 3 : 1));
     lat += (steps - inter) * intra_lat + inter * kHwLat[2][kRing][p];
   }
+  const int64_t channels = int64_t{kChannelsPerNic} * std::min(s.f.nics_per_node, s.ppn);
+  if (ar && p == kSimple && s.nodes > 1 && bytes / (channels * s.n) >= kPlateauBytesPerChannelRank)
+    lat *= kRingPlateau;
   return {lat, bus * s.n / steps};
 }
 
@@ -111,7 +130,7 @@ std::pair<double, double> tree_model(const Shape& s, int p, int64_t bytes) {
   if (p == kLL128) bus *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
   double algbw = bus * 0.5;
   const int log_size = log2i(bytes >> 6);
-  if (log_size < 22) algbw *= kTreeCorrection[p][log_size];
+  if (log_size < kTreeSizes) algbw *= kTreeCorrection[p][log_size];
   const double intra_lat = kHwLat[hw_index(s.f.intra.hw)][kTree][p];
   const double lat =
       kBaseLat[kTree][p] + 2 * ((s.ppn - 1) * intra_lat + log2i(s.nodes) * kHwLat[2][kTree][p]);
@@ -123,10 +142,30 @@ std::pair<double, double> nvls_model(const Shape& s) {
   return {kBaseLat[kNvls][kSimple] + kHwLat[0][kNvls][kSimple], algbw};
 }
 
+bool is_custom(ModelAlgo a) {
+  return a == ModelAlgo::oneshot || a == ModelAlgo::twoshot;
+}
+
+void check_custom(const Shape& s, ModelAlgo a) {
+  const std::string name = model_algo_name(a);
+  if (!s.f.custom_ar)
+    throw BadInput("--algo: " + name +
+                   " is the custom all-reduce over NVLink P2P, which topology '" + s.f.name +
+                   "' does not model (no custom_allreduce section)");
+  if (s.nodes > 1)
+    throw BadInput("--algo: " + name + " reads peers' memory inside one node; this group spans " +
+                   std::to_string(s.nodes) + " nodes");
+  if (s.n > 1 && !custom_group_size(s.n))
+    throw BadInput("--algo: " + name +
+                   " runs on 2, 4, 6 or 8 ranks (vLLM's kernels); this group has " +
+                   std::to_string(s.n));
+}
+
 void check_algo(const Shape& s, ModelAlgo a) {
-  if (a == ModelAlgo::ring || a == ModelAlgo::automatic) return;
+  if (a == ModelAlgo::ring || a == ModelAlgo::automatic || a == ModelAlgo::nccl) return;
   if (s.kind != CollKind::all_reduce)
     throw BadInput(std::string("--algo: ") + model_algo_name(a) + " is an all_reduce algorithm");
+  if (is_custom(a)) return check_custom(s, a);
   if (a == ModelAlgo::nvls && !s.f.nvls_efficiency)
     throw BadInput("--algo: nvls needs NVLink SHARP, which topology '" + s.f.name +
                    "' does not have");
@@ -141,7 +180,8 @@ ModelAlgo parse_model_algo(const std::string& t, const std::string& option) {
   // "measured" names a curve given with --topology, not an algorithm one can ask for.
   const std::optional<ModelAlgo> a = enum_from_name<ModelAlgo>(kModelAlgoNames, t);
   if (!a || *a == ModelAlgo::measured)
-    throw BadInput(option + ": '" + t + "' is not ring, tree, nvls or auto");
+    throw BadInput(option + ": '" + t +
+                   "' is not ring, tree, nvls, oneshot, twoshot, nccl or auto");
   return *a;
 }
 
@@ -150,7 +190,10 @@ const char* model_algo_name(ModelAlgo a) {
 }
 
 const char* model_proto_name(ModelProto p) {
-  return p == ModelProto::ll ? "LL" : p == ModelProto::ll128 ? "LL128" : "Simple";
+  return p == ModelProto::ll      ? "LL"
+         : p == ModelProto::ll128 ? "LL128"
+         : p == ModelProto::p2p   ? "P2P"
+                                  : "Simple";
 }
 
 namespace {
@@ -175,6 +218,41 @@ ModelTime measured_collective(const Fabric& f, CollKind kind, int64_t bytes, Mod
 
 }  // namespace
 
+namespace {
+
+// NCCL's choice among its algorithms (`only`: one of them, or nccl / automatic for all) and
+// their protocols: the fastest, as ncclTopoGetAlgoTime ranks them.
+ModelTime nccl_choice(const Shape& s, int64_t bytes, ModelAlgo only) {
+  ModelTime best;
+  best.time_s = std::numeric_limits<double>::infinity();
+  const bool any = only == ModelAlgo::nccl || only == ModelAlgo::automatic;
+  for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls}) {
+    if (!any && a != only) continue;
+    if (a != ModelAlgo::ring && s.kind != CollKind::all_reduce) continue;
+    if (a == ModelAlgo::nvls && (!s.f.nvls_efficiency || s.nodes > 1)) continue;
+    for (int p : {kLL, kLL128, kSimple}) {
+      if (a == ModelAlgo::nvls && p != kSimple) continue;  // NVLS runs Simple only
+      if (!proto_enabled(s, p)) continue;
+      const auto [lat_us, algbw] = a == ModelAlgo::ring   ? ring_model(s, p, bytes)
+                                   : a == ModelAlgo::tree ? tree_model(s, p, bytes)
+                                                          : nvls_model(s);
+      if (algbw <= 0) continue;
+      const double t = (lat_us + static_cast<double>(bytes) / (1000.0 * algbw)) * 1e-6;
+      if (t < best.time_s) best = {a, static_cast<ModelProto>(p), lat_us * 1e-6, algbw, t};
+    }
+  }
+  return best;
+}
+
+ModelTime custom_collective(const Shape& s, int64_t bytes, CustomShot shot) {
+  const CustomTime c = custom_time(*s.f.custom_ar, s.f.intra.line_GBps, shot, s.n);
+  const double t = (c.latency_us + static_cast<double>(bytes) / (1000.0 * c.algbw_GBps)) * 1e-6;
+  return {shot == CustomShot::one ? ModelAlgo::oneshot : ModelAlgo::twoshot, ModelProto::p2p,
+          c.latency_us * 1e-6, c.algbw_GBps, t};
+}
+
+}  // namespace
+
 ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
                            ModelAlgo algo) {
   if (f.measured) return measured_collective(f, kind, bytes, g, algo);
@@ -188,26 +266,17 @@ ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelG
                    "with an inter section (ib-ndr, ib-xdr, roce-400g)");
   const Shape s{f, kind, g.ranks, g.nodes, g.ranks / g.nodes};
   check_algo(s, algo);
-  ModelTime best;
-  best.time_s = std::numeric_limits<double>::infinity();
-  if (g.ranks == 1)
-    return {algo == ModelAlgo::automatic ? ModelAlgo::ring : algo, ModelProto::simple, 0, 0, 0};
-  for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls}) {
-    if (algo != ModelAlgo::automatic && a != algo) continue;
-    if (a != ModelAlgo::ring && kind != CollKind::all_reduce) continue;
-    if (a == ModelAlgo::nvls && (!f.nvls_efficiency || g.nodes > 1)) continue;
-    for (int p : {kLL, kLL128, kSimple}) {
-      if (a == ModelAlgo::nvls && p != kSimple) continue;  // NVLS runs Simple only
-      if (!proto_enabled(s, p)) continue;
-      const auto [lat_us, algbw] = a == ModelAlgo::ring   ? ring_model(s, p)
-                                   : a == ModelAlgo::tree ? tree_model(s, p, bytes)
-                                                          : nvls_model(s);
-      if (algbw <= 0) continue;
-      const double t = (lat_us + static_cast<double>(bytes) / (1000.0 * algbw)) * 1e-6;
-      if (t < best.time_s) best = {a, static_cast<ModelProto>(p), lat_us * 1e-6, algbw, t};
-    }
+  if (g.ranks == 1) {
+    const bool chosen = algo == ModelAlgo::automatic || algo == ModelAlgo::nccl;
+    return {chosen ? ModelAlgo::ring : algo, ModelProto::simple, 0, 0, 0};
   }
-  return best;
+  if (is_custom(algo))
+    return custom_collective(s, bytes,
+                             algo == ModelAlgo::oneshot ? CustomShot::one : CustomShot::two);
+  if (algo == ModelAlgo::automatic && kind == CollKind::all_reduce &&
+      engine_takes_custom(f, g.ranks, g.nodes, bytes))
+    return custom_collective(s, bytes, engine_shot(g.ranks, bytes));
+  return nccl_choice(s, bytes, algo);
 }
 
 }  // namespace tpb

@@ -1,8 +1,10 @@
 // The collective model of --backend model: NCCL's own tuning structure (src/graph/tuning.cc,
 // ncclTopoTuneModel and ncclTopoGetAlgoTime): for each algorithm and protocol a latency (a
 // base plus a per-step hardware latency, intra- and inter-node steps counted apart) and a bus
-// bandwidth turned into an algorithm bandwidth; time = latency + bytes / algbw, and `auto`
-// takes the fastest, as NCCL does. Where this model departs from NCCL's, the .cc says so.
+// bandwidth turned into an algorithm bandwidth; time = latency + bytes / algbw, and `nccl`
+// takes the fastest, as NCCL does. Beside it the serving engines' custom all-reduce
+// (custom_allreduce.h): `auto` takes it where vLLM would, NCCL's choice elsewhere. Where this
+// model departs from NCCL's, the .cc says so.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,11 +14,16 @@
 
 namespace tpb {
 
-// `measured`: a fabric's measured curve answered (Fabric::measured), no algorithm was chosen.
-enum class ModelAlgo { ring, tree, nvls, automatic, measured };
-enum class ModelProto { ll, ll128, simple };
+// `oneshot`, `twoshot`: the custom all-reduce's kernels. `nccl`: NCCL's own choice among ring,
+// tree and nvls. `automatic` ("auto"): the engine's choice, the custom all-reduce where vLLM
+// takes it (custom_allreduce.h engine_takes_custom), NCCL's choice otherwise. `measured`: a
+// fabric's measured curve answered (Fabric::measured), no algorithm was chosen.
+enum class ModelAlgo { ring, tree, nvls, oneshot, twoshot, nccl, automatic, measured };
+// p2p: the custom all-reduce's direct reads of peers' buffers (no NCCL protocol).
+enum class ModelProto { ll, ll128, simple, p2p };
 
-// "ring" | "tree" | "nvls" | "auto". Throws BadInput naming `option`.
+// "ring" | "tree" | "nvls" | "oneshot" | "twoshot" | "nccl" | "auto". Throws BadInput naming
+// `option`.
 ModelAlgo parse_model_algo(const std::string& text, const std::string& option);
 const char* model_algo_name(ModelAlgo a);
 const char* model_proto_name(ModelProto p);
@@ -37,7 +44,9 @@ struct ModelTime {
 // A fabric with a measured curve answers from it: all-reduce only, over the group size it was
 // measured at, --algo auto (BadInput naming the field otherwise).
 // Throws BadInput naming --algo when the fabric or the kind has no such algorithm (nvls
-// without NVLink SHARP, or across nodes; tree or nvls for a kind other than all_reduce), and
+// without NVLink SHARP, or across nodes; oneshot or twoshot without the preset's
+// custom_allreduce, across nodes or on a group vLLM's kernels do not cover; an algorithm other
+// than ring for a kind other than all_reduce), and
 // naming --topology when the group spans nodes on a single-node fabric.
 ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
                            ModelAlgo algo);

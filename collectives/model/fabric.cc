@@ -97,6 +97,32 @@ MeasuredCurve parse_measured(const nlohmann::json& j, const std::string& where) 
   return c;
 }
 
+CustomKernel parse_kernel(const nlohmann::json& j, const std::string& where) {
+  only_keys(j, {"latency_us", "p2p_efficiency", "source", "note"}, where);
+  return {number(j, "latency_us", 0.1, 1000, where), number(j, "p2p_efficiency", 0.01, 1.0, where)};
+}
+
+// The custom all-reduce reads peers' memory over NVLink: a preset without NVLink inside the
+// node has none (vLLM refuses it beyond two PCIe GPUs; two PCIe GPUs are not modelled).
+CustomAllReduce parse_custom(const nlohmann::json& j, LinkHw intra, const std::string& where) {
+  only_keys(j, {"max_bytes", "oneshot", "twoshot", "source", "note"}, where);
+  require_source(j, where);
+  if (intra != LinkHw::nvlink) bad(where + ": a custom all-reduce needs hw nvlink inside the node");
+  for (const char* k : {"oneshot", "twoshot"})
+    if (!j.contains(k)) bad(where + ": " + k + " {latency_us, p2p_efficiency} is required");
+  CustomAllReduce c;
+  const std::string mw = where + ".max_bytes";
+  if (!j.contains("max_bytes") || !j["max_bytes"].is_object())
+    bad(mw + " must map each group size \"2\", \"4\", \"6\", \"8\" to bytes");
+  only_keys(j["max_bytes"], {"2", "4", "6", "8"}, mw);
+  for (std::size_t i = 0; i < c.max_bytes.size(); ++i)
+    c.max_bytes[i] =
+        static_cast<int64_t>(number(j["max_bytes"], std::to_string(2 * (i + 1)), 16, 1e12, mw));
+  c.oneshot = parse_kernel(j["oneshot"], where + ".oneshot");
+  c.twoshot = parse_kernel(j["twoshot"], where + ".twoshot");
+  return c;
+}
+
 }  // namespace
 
 double MeasuredCurve::time_s(int64_t bytes) const {
@@ -121,12 +147,17 @@ const char* link_hw_name(LinkHw hw) {
 
 Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {
   const std::string w = where + ": model";
-  only_keys(m, {"gpus_per_node", "intra", "inter", "nvls", "measured", "source", "note"}, w);
+  only_keys(
+      m,
+      {"gpus_per_node", "intra", "inter", "nvls", "custom_allreduce", "measured", "source", "note"},
+      w);
   Fabric f;
   f.gpus_per_node = static_cast<int>(number(m, "gpus_per_node", 1, 1024, w));
   if (m.contains("measured")) {
-    if (m.contains("intra") || m.contains("inter") || m.contains("nvls"))
-      bad(w + ": a measured curve stands alone (no intra, inter or nvls beside it)");
+    if (m.contains("intra") || m.contains("inter") || m.contains("nvls") ||
+        m.contains("custom_allreduce"))
+      bad(w +
+          ": a measured curve stands alone (no intra, inter, nvls or custom_allreduce beside it)");
     f.measured = parse_measured(m["measured"], w + ".measured");
     f.intra.hw = LinkHw::pci;  // unused: the curve answers every collective
     return f;
@@ -144,6 +175,8 @@ Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {
       bad(w + ".nvls: NVLink SHARP needs hw nvlink inside the node");
     f.nvls_efficiency = number(m["nvls"], "efficiency", 0.01, 1.0, w + ".nvls");
   }
+  if (m.contains("custom_allreduce"))
+    f.custom_ar = parse_custom(m["custom_allreduce"], f.intra.hw, w + ".custom_allreduce");
   return f;
 }
 

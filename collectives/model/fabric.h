@@ -2,6 +2,7 @@
 // the links inside a node and between nodes. Each figure's source is written beside it in the
 // preset file (configs/topologies/); nothing here is measured.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -35,6 +36,22 @@ struct MeasuredCurve {
   double time_s(int64_t bytes) const;
 };
 
+// A serving engine's own all-reduce over NVLink P2P (vLLM's custom all-reduce; SGLang and
+// TensorRT-LLM run the same two kernels): every rank reads its peers' registered buffers.
+// one-shot: latency + (n - 1) S / (line x efficiency); two-shot (a reduce-scatter, then an
+// all-gather, both by P2P reads): latency + 2 (n - 1) / n x S / (line x efficiency). Each
+// figure's source is in the preset's custom_allreduce section.
+struct CustomKernel {
+  double latency_us = 0;      // launch, the start/end barriers and the first P2P round trip
+  double p2p_efficiency = 0;  // the share of intra.line_GBps the kernel's reads reach
+};
+struct CustomAllReduce {
+  // The engine takes the custom all-reduce below max_bytes[i] at 2 (i + 1) ranks (2, 4, 6, 8).
+  std::array<int64_t, 4> max_bytes{};
+  int64_t max_for(int ranks) const { return max_bytes[static_cast<std::size_t>(ranks / 2 - 1)]; }
+  CustomKernel oneshot, twoshot;
+};
+
 struct Fabric {
   std::string name, description;
   int gpus_per_node = 8;
@@ -44,7 +61,8 @@ struct Fabric {
   // NVLink SHARP (NVSwitch 3 and later): the share of the intra line rate that the
   // switch-reduced all-reduce's traffic reaches. Absent: no NVLS on this fabric.
   std::optional<double> nvls_efficiency;
-  std::optional<MeasuredCurve> measured;  // present: collectives come from it, not the model
+  std::optional<CustomAllReduce> custom_ar;  // absent: NCCL runs every all-reduce
+  std::optional<MeasuredCurve> measured;     // present: collectives come from it, not the model
   nlohmann::json preset;  // the whole preset file as read, sources included (for the results)
 };
 

@@ -7,6 +7,10 @@ published.py makes), alternating until both constants of a GPU settle:
   a100-sxm-80g achievable.gemm             <- trtllm-ttft-a100-7b-in2048 (TTFT)
   h100-sxm     achievable.kernel_overhead  <- trtllm-ttft-h100-7b-in128 (TTFT)
   h100-sxm     achievable.gemm             <- trtllm-ttft-h100-7b-in2048 (TTFT)
+and, in closed form (the model is linear in the size), the custom all-reduce of
+configs/topologies/nvlink4.json, each kernel's latency and P2P efficiency from two sizes:
+  custom_allreduce.oneshot <- vllm-ca1-tp4-512k, vllm-ca1-tp4-4m
+  custom_allreduce.twoshot <- vllm-ca2-tp4-512k, vllm-ca2-tp4-4m
 Held-out entries are never read. Prints the constants; the profiles are edited by hand.
 Usage: tests/validate/fit_published.py [--tpbench build-cpu/tpbench]
 """
@@ -35,12 +39,36 @@ def bisect(f, lo, hi, target, rising):
     return 0.5 * (lo + hi)
 
 
+CUSTOM = {"oneshot": ("vllm-ca1-tp4-512k", "vllm-ca1-tp4-4m"),
+          "twoshot": ("vllm-ca2-tp4-512k", "vllm-ca2-tp4-4m")}
+
+
+def fit_custom(ents):
+    """The custom all-reduce's constants: time = latency + f x bytes / (line x efficiency), f the
+    bytes each rank reads from peers per byte of message (one-shot n - 1, two-shot
+    2 (n - 1) / n), two fit entries per kernel."""
+    with open(os.path.join(published.ROOT, "configs", "topologies", "nvlink4.json")) as f:
+        line = json.load(f)["model"]["intra"]["line_GBps"] * 1e9
+    for kernel, (a_id, b_id) in CUSTOM.items():
+        a, b = ents[a_id], ents[b_id]
+        assert a["role"] == "fit" and b["role"] == "fit"
+        n = a["conditions"]["tp"]
+        assert b["conditions"]["tp"] == n and a["predict"]["algo"] == kernel
+        reads = n - 1 if kernel == "oneshot" else 2 * (n - 1) / n
+        (s1, t1), (s2, t2) = [(e["predict"]["bytes"], e["value"] * 1e-6) for e in (a, b)]
+        per_byte = (t2 - t1) / (reads * (s2 - s1))
+        lat_us = (t1 - reads * s1 * per_byte) * 1e6
+        print(f"nvlink4 custom_allreduce.{kernel}: latency_us {lat_us:.2f}, "
+              f"p2p_efficiency {1 / per_byte / line:.4f} (<- {a_id}, {b_id})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tpbench", default=os.path.join(published.ROOT, "build-cpu", "tpbench"))
     tpbench = os.path.abspath(ap.parse_args().tpbench)
     with open(published.CORPUS) as f:
         ents = {e["id"]: e for e in json.load(f)["entries"]}
+    fit_custom(ents)
     work = tempfile.mkdtemp(prefix="tpb-fit.")
     for hw, (k_id, g_id) in FITS.items():
         assert ents[k_id]["role"] == "fit" and ents[g_id]["role"] == "fit"

@@ -18,6 +18,8 @@ ranks, nothing measured: seconds) and prints predicted against published with th
                               prefill step of all B at once is refused as oom by the model's
                               activation accounting at B = 52 x 2048 on 80 GB)
   allreduce_busbw/algbw/time  `collectives --backend model` at the entry's size, ranks, algorithm
+                              (nccl: NCCL's choice; oneshot/twoshot: the custom all-reduce's
+                              kernel; auto: as the serving engine dispatches)
   step_ms                     the step itself (`run`, LM head off, --cuda-graph when measured so)
 Checks (exit 1): the corpus's structure (>= 16 published entries from >= 5 sources, >= 3 GPU
 types counting tpbench's H200, TP 1 and 8 both present, every entry with a source, conditions
@@ -57,6 +59,8 @@ def step_s(tpbench, work, model, dtype, p, tp, phase, batch, size):
     cmd += ["--context", str(size)] if phase == "decode" else ["--prompt", str(size)]
     if p.get("cuda_graph"):
         cmd.append("--cuda-graph")
+    if p.get("algo"):  # else tpbench's auto: the engine's custom all-reduce where it takes one
+        cmd += ["--algo", p["algo"]]
     run(cmd)
     with open(os.path.join(out, "results.json")) as f:
         pt = json.load(f)["points"][0]

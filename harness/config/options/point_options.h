@@ -18,8 +18,9 @@ inline constexpr OptionDef collective{"collective", T::choice, "",
 inline constexpr OptionDef world{"world", T::integer, "",
     "model: virtual ranks", 1, 1 << 20, "", "", "--tp, else one node of the preset"};
 inline constexpr OptionDef algo{"algo", T::choice, "auto",
-    "model: the all-reduce algorithm (auto: NCCL's choice, the fastest)", 0, 0, "",
-    "ring|tree|nvls|auto"};
+    "model: the all-reduce algorithm (auto: the serving engine's, vLLM's custom all-reduce where "
+    "it takes one, else NCCL's; nccl: NCCL's choice, the fastest)",
+    0, 0, "", "ring|tree|nvls|oneshot|twoshot|nccl|auto"};
 inline constexpr OptionDef gpus_per_node{"gpus_per_node", T::integer, "",
     "model: ranks per node", 1, 1024, "", "", "the preset's"};
 inline constexpr OptionDef model_noise{"model_noise", T::text, "off",

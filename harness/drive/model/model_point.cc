@@ -110,6 +110,26 @@ void efficiency_warnings(const RunSpec& spec, ModelUse use, std::vector<std::str
         "and sample take rmsnorm_mlp's, gate_up_proj's and swiglu's fractions");
 }
 
+namespace {
+
+// What prices the point's all-reduces: --algo and whether the preset models a custom all-reduce.
+std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
+  const ModelAlgo a = parse_model_algo(spec.algo, "--algo");
+  if (a == ModelAlgo::oneshot || a == ModelAlgo::twoshot)
+    return std::string("the custom all-reduce's ") + model_algo_name(a) +
+           " kernel over NVLink P2P (the topology preset's custom_allreduce figures)";
+  if (a == ModelAlgo::automatic && fabric.custom_ar)
+    return "the serving engine's choice: vLLM's custom all-reduce over NVLink P2P (one-shot or "
+           "two-shot, the preset's custom_allreduce figures) for a one-node group of 2, 4, 6 or 8 "
+           "below the preset's max_bytes for its size (" +
+           std::to_string(fabric.custom_ar->max_for(spec.tp)) + " bytes at TP " +
+           std::to_string(spec.tp) +
+           "), NCCL's tuning model on the topology preset's fabric otherwise";
+  return "NCCL's tuning model on the topology preset's fabric";
+}
+
+}  // namespace
+
 DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse use) {
   DeviceCaps c;
   c.backend = "model";
@@ -128,8 +148,7 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse
                 spec.hw.efficiency.source + ")";
   const std::string comm = fabric.measured
                                ? "all-reduces from the measured curve of '" + fabric.name + "'"
-                               : "all-reduces by NCCL's tuning model on the topology preset's "
-                                 "fabric";
+                               : "all-reduces by " + comm_model_text(spec, fabric);
   c.warnings.push_back("modelled: virtual ranks, nothing was measured in this run; " + compute +
                        ", " + comm);
   if (spec.noise_cv > 0)

@@ -30,6 +30,7 @@ int model_nodes(const CollectivesSpec& s) {
 }
 
 CollModelRecord model_record(const CollectivesSpec& s, const ModelTime& t) {
+  const bool custom = t.proto == ModelProto::p2p;
   return {s.algo,
           model_algo_name(t.algo),
           model_proto_name(t.proto),
@@ -37,8 +38,12 @@ CollModelRecord model_record(const CollectivesSpec& s, const ModelTime& t) {
           s.gpus_per_node,
           t.latency_s,
           t.algbw_GBps,
-          "NCCL's tuning model (src/graph/tuning.cc, 2.19 line) on the preset's link figures; "
-          "time = latency + bytes / algbw, the fastest protocol for the algorithm"};
+          custom ? "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or "
+                   "two-shot kernel, dispatched as vLLM does) on the preset's custom_allreduce "
+                   "figures; time = latency + bytes / algbw"
+                 : "NCCL's tuning model (src/graph/tuning.cc, NCCL 2.20.3) on the preset's link "
+                   "figures; time = latency + bytes / algbw, the fastest protocol for the "
+                   "algorithm"};
 }
 
 Fabric fabric_of(const RunSpec& spec) {
