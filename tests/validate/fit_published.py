@@ -7,7 +7,10 @@ published.py makes), alternating until both constants of a GPU settle:
   a100-sxm-80g achievable.gemm             <- trtllm-ttft-a100-7b-in2048 (TTFT)
   h100-sxm     achievable.kernel_overhead  <- trtllm-ttft-h100-7b-in128 (TTFT)
   h100-sxm     achievable.gemm             <- trtllm-ttft-h100-7b-in2048 (TTFT)
-Held-out entries are never read. Prints the constants; the profiles are edited by hand.
+Held-out entries are never read. Each entry is predicted at its conditions' dtypes (the H100
+entries at --dtype fp8 --kv-dtype fp8: FP8 weights, bf16 activations and all-reduces, an fp8 KV
+cache; refitted so when the dtypes were separated). Prints the constants; the profiles are
+edited by hand.
 Usage: tests/validate/fit_published.py [--tpbench build-cpu/tpbench]
 """
 import argparse
