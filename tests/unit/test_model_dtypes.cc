@@ -23,9 +23,9 @@ const std::string kConfigs = TPB_SOURCE_DIR "/configs";
 
 RunSpec model_spec(const std::string& dtype, const std::string& kv, int tp,
                    const std::string& hardware = "h100-sxm:datasheet") {
-  nlohmann::json cfg = {{"backend", "model"},       {"world", tp},     {"tp", tp},
-                        {"model", "llama-3.1-8b"}, {"dtype", dtype},  {"hardware", hardware},
-                        {"batch", 1},               {"context", 1024}};
+  nlohmann::json cfg = {
+      {"backend", "model"}, {"world", tp},          {"tp", tp},   {"model", "llama-3.1-8b"},
+      {"dtype", dtype},     {"hardware", hardware}, {"batch", 1}, {"context", 1024}};
   if (!kv.empty()) cfg["kv_dtype"] = kv;
   return resolve_run_spec(cfg, 1, kConfigs);
 }
