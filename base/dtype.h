@@ -2,6 +2,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "base/enum_names.h"
@@ -28,6 +29,29 @@ inline const char* dtype_name(DType t) {
 inline const char* dtype_nccl_name(DType t) {
   return enum_name(kDTypeNcclNames, t);
 }
+
+// The element types of one run (issue 32, item 3), each priced at its own width by the cost
+// model: the weights (the GEMM matrices); the activations (the residual stream, the norms and
+// their gammas, Q and the attention output, every GEMM's input and output, the LM head, whose
+// weights FP8 checkpoints leave unquantised); the KV cache; and the all-reduce payload.
+// --dtype names the weights. FP8 serving (TensorRT-LLM, vLLM) runs FP8 GEMMs between bf16
+// activations and all-reduces, so fp8 weights mean bf16 activations; every other dtype runs
+// throughout. The KV cache is --kv-dtype's, or the activations' when it is not given.
+struct DTypes {
+  DType weights = DType::fp32;
+  DType activations = DType::fp32;
+  DType kv = DType::fp32;
+  DType allreduce = DType::fp32;
+
+  DTypes() = default;
+  explicit DTypes(DType run, std::optional<DType> kv_dtype = std::nullopt);
+  // One dtype for all four: what the CPU and CUDA backends run.
+  bool uniform() const { return weights == activations && kv == weights && allreduce == weights; }
+  bool operator==(const DTypes&) const = default;
+};
+
+// The activations' (and the all-reduce's) dtype at --dtype `weights`: bf16 for fp8.
+DType activation_dtype(DType weights);
 
 // Throws BadInput naming `field` when `s` is not a dtype name.
 DType parse_dtype(const std::string& s, const std::string& field);

@@ -4,10 +4,13 @@
 // Notation (all per rank, all doubles so that large shapes cannot overflow int64):
 //   B  batch (sequences)             S  tokens per sequence this step (1 decode, prompt prefill)
 //   T  = B*S tokens in the step      C  context: cached tokens a decode token attends to
-//   h  hidden   d  head_dim   e  dtype bytes
+//   h  hidden   d  head_dim
+//   ew, ea, ekv, ear  bytes of an element of the weights, the activations, the KV cache and the
+//                     all-reduce payload (base/dtype.h DTypes: at --dtype fp8, ew = 1 and the
+//                     others 2 unless --kv-dtype says otherwise; at any other dtype all equal)
 //   hq, hkv, I  local query heads, local KV heads, local MLP width (shard_shape)
 // A GEMM [T x K] x [K x N] costs 2*T*K*N FLOPs (one multiply + one add per MAC), reads its
-// K*N weights once and T*K activations once, and writes T*N outputs.
+// K*N weights once (ew each) and T*K activations once, and writes T*N outputs (ea each).
 #include "layers/cost_model.h"
 
 #include <algorithm>
@@ -25,7 +28,8 @@ namespace {
 
 struct Dims {
   double B = 0, S = 0, T = 0, C = 0;
-  double h = 0, d = 0, e = 0;
+  double h = 0, d = 0;
+  double ew = 0, ea = 0, ekv = 0, ear = 0;
   double hq = 0, hkv = 0, I = 0;
   double layers = 0;
   int tp = 1;
@@ -47,7 +51,11 @@ Dims resolve(const CostQuery& q) {
   x.C = q.phase == Phase::decode ? static_cast<double>(q.context) : 0.0;
   x.h = static_cast<double>(q.shape.hidden);
   x.d = static_cast<double>(q.shape.head_dim);
-  x.e = static_cast<double>(dtype_bytes(q.dtype));
+  const DTypes t = q.dtypes();
+  x.ew = static_cast<double>(dtype_bytes(t.weights));
+  x.ea = static_cast<double>(dtype_bytes(t.activations));
+  x.ekv = static_cast<double>(dtype_bytes(t.kv));
+  x.ear = static_cast<double>(dtype_bytes(t.allreduce));
   x.hq = static_cast<double>(s.q_heads);
   x.hkv = static_cast<double>(s.kv_heads);
   x.I = static_cast<double>(s.inter);
@@ -61,9 +69,9 @@ OpCost gemm(Op op, const Dims& x, double k, double n) {
   OpCost c;
   c.op = op;
   c.flops = 2 * x.T * k * n;
-  c.weight_bytes = k * n * x.e;
-  c.bytes_read = c.weight_bytes + x.T * k * x.e;
-  c.bytes_written = x.T * n * x.e;
+  c.weight_bytes = k * n * x.ew;
+  c.bytes_read = c.weight_bytes + x.T * k * x.ea;
+  c.bytes_written = x.T * n * x.ea;
   return c;
 }
 
@@ -79,7 +87,8 @@ OpCost elementwise(Op op, double read, double written) {
 OpCost attention(const CostQuery& q, const Dims& x) {
   OpCost c;
   c.op = Op::attention;
-  const double qkv_row = x.d * x.e;  // one head of one token
+  const double qkv_row = x.d * x.ea;  // one head of one token: Q and the output
+  const double kv_row = x.d * x.ekv;  // one head of one token in the cache
   if (q.phase == Phase::decode) {
     // Each of the B new tokens has hq query heads; each head attends to P = C + 1 positions
     // (C cached + its own K/V, written by kv_write just before). Per (head, position):
@@ -87,17 +96,18 @@ OpCost attention(const CostQuery& q, const Dims& x) {
     const double P = x.C + 1;
     c.flops = 4 * x.B * x.hq * x.d * P;
     // The whole cached K and V for the local KV heads are streamed once per sequence (GQA heads
-    // sharing a KV head reuse it from on-chip memory): B * P * 2 * hkv * d * e.
-    c.kv_read_bytes = x.B * P * 2 * x.hkv * qkv_row;
+    // sharing a KV head reuse it from on-chip memory): B * P * 2 * hkv * d * ekv.
+    c.kv_read_bytes = x.B * P * 2 * x.hkv * kv_row;
     c.bytes_read = c.kv_read_bytes + x.B * x.hq * qkv_row;  // + the new queries
     c.bytes_written = x.B * x.hq * qkv_row;                 // one output row per query head
   } else {
     // Causal prefill over S tokens: query i sees positions 0..i, so the pairs per sequence and
     // head are sum_{i=1..S} i = S(S+1)/2, each 4d FLOPs as above (no masked-out work counted).
     c.flops = 4 * x.d * x.hq * x.B * x.S * (x.S + 1) / 2;
-    // Flash-style: Q, K, V each read once from the fresh QKV output, output written once, and
-    // the S x S score matrix never reaches device memory. K and V count as KV-cache reads.
-    c.kv_read_bytes = x.T * 2 * x.hkv * qkv_row;
+    // Flash-style: Q, K, V each read once, output written once, and the S x S score matrix
+    // never reaches device memory. K and V are read from the cache kv_write just filled (as
+    // the CPU and CUDA backends do), so they are KV-cache reads at ekv.
+    c.kv_read_bytes = x.T * 2 * x.hkv * kv_row;
     c.bytes_read = c.kv_read_bytes + x.T * x.hq * qkv_row;
     c.bytes_written = x.T * x.hq * qkv_row;
   }
@@ -117,13 +127,14 @@ int64_t tokens_per_step(const CostQuery& q) {
 
 OpCost op_cost(const CostQuery& q, Op op) {
   const Dims x = resolve(q);
-  const double act = x.T * x.h * x.e;  // one hidden-wide activation tensor [T x h]
+  const double act = x.T * x.h * x.ea;  // one hidden-wide activation tensor [T x h]
   switch (op) {
     case Op::rmsnorm_attn:
     case Op::rmsnorm_mlp: {
-      // Read x and the h-wide gamma (a weight), write the normalised x.
-      OpCost c = elementwise(op, act + x.h * x.e, act);
-      c.weight_bytes = x.h * x.e;
+      // Read x and the h-wide gamma (a weight, kept at ea: FP8 checkpoints quantise only the
+      // GEMM matrices), write the normalised x.
+      OpCost c = elementwise(op, act + x.h * x.ea, act);
+      c.weight_bytes = x.h * x.ea;
       return c;
     }
     case Op::qkv_proj:
@@ -131,12 +142,14 @@ OpCost op_cost(const CostQuery& q, Op op) {
       return gemm(op, x, x.h, (x.hq + 2 * x.hkv) * x.d);
     case Op::rope: {
       // Rotates the local q and k heads in place: read and write T * (hq + hkv) * d.
-      const double qk = x.T * (x.hq + x.hkv) * x.d * x.e;
+      const double qk = x.T * (x.hq + x.hkv) * x.d * x.ea;
       return elementwise(op, qk, qk);
     }
     case Op::kv_write: {
-      // Copies this step's T tokens of K and V (hkv heads each) into the cache.
-      OpCost c = elementwise(op, x.T * 2 * x.hkv * x.d * x.e, x.T * 2 * x.hkv * x.d * x.e);
+      // Copies this step's T tokens of K and V (hkv heads each) from the QKV output (ea) into
+      // the cache (ekv: an fp8 cache is written quantised).
+      const double kv = x.T * 2 * x.hkv * x.d;
+      OpCost c = elementwise(op, kv * x.ea, kv * x.ekv);
       c.kv_write_bytes = c.bytes_written;
       return c;
     }
@@ -161,7 +174,7 @@ OpCost op_cost(const CostQuery& q, Op op) {
       return gemm(op, x, x.h, 2 * x.I);
     case Op::swiglu:
       // silu(gate) * up: read [T x 2I], write [T x I].
-      return elementwise(op, x.T * 2 * x.I * x.e, x.T * x.I * x.e);
+      return elementwise(op, x.T * 2 * x.I * x.ea, x.T * x.I * x.ea);
     case Op::down_proj:
       // Row-parallel: I -> a partial h-wide sum, completed by all-reduce.
       return gemm(op, x, x.I, x.h);
@@ -195,8 +208,9 @@ void accumulate(StepCost& s, const OpCost& c, double times) {
 }
 
 // The layers' ops, given one layer's, and their all-reduces. Two per layer (after o_proj and
-// after down_proj), each summing the partial [T x h] outputs of the tp ranks. A group of one
-// needs no collective (Megatron short-circuit).
+// after down_proj), each summing the partial [T x h] outputs of the tp ranks: T * h * ear bytes
+// (bf16 under fp8 weights, as FP8 serving engines reduce). A group of one needs no collective
+// (Megatron short-circuit).
 StepCost layer_stack(const Dims& x, std::vector<OpCost> layer_ops) {
   StepCost s;
   s.tokens = x.T;
@@ -204,7 +218,7 @@ StepCost layer_stack(const Dims& x, std::vector<OpCost> layer_ops) {
   for (const OpCost& c : layer_ops) accumulate(s, c, x.layers);
   s.layer_ops = std::move(layer_ops);
   if (x.tp > 1) {
-    const double payload = x.T * x.h * x.e;
+    const double payload = x.T * x.h * x.ear;
     const auto n = static_cast<int64_t>(x.layers);
     for (int64_t l = 0; l < n; ++l) {
       s.comm.push_back(CommOp{"all_reduce", Op::allreduce_attn, payload, x.tp});
@@ -226,7 +240,8 @@ namespace {
 
 // A mixed step's per-token ops depend on T alone, so a prefill query of one sequence of T
 // tokens prices them; attention is priced per sequence instead (mixed_attention).
-CostQuery mixed_query(const ModelShape& m, int tp, DType t, int64_t layers, const StepBatch& b) {
+CostQuery mixed_query(const ModelShape& m, int tp, const DTypes& t, int64_t layers,
+                      const StepBatch& b) {
   if (b.seqs.empty()) throw BadInput("step batch: no sequences");
   for (std::size_t i = 0; i < b.seqs.size(); ++i)
     if (b.seqs[i].new_tokens < 1 || b.seqs[i].cached < 0)
@@ -238,7 +253,8 @@ CostQuery mixed_query(const ModelShape& m, int tp, DType t, int64_t layers, cons
   q.batch = 1;
   q.prompt = b.tokens();
   q.tp = tp;
-  q.dtype = t;
+  q.dtype = t.weights;
+  q.kv_dtype = t.kv;
   q.layers = layers;
   return q;
 }
@@ -249,23 +265,24 @@ CostQuery mixed_query(const ModelShape& m, int tp, DType t, int64_t layers, cons
 // each 4d FLOPs as in decode and prefill (n = 1 gives decode's C + 1; c = 0 prefill's
 // S(S+1)/2). K and V of the sequence's c + n positions are read once per sequence (GQA heads
 // share them; a chunk's fresh K and V count as cache reads, as in prefill):
-// (c + n) * 2 * hkv * d * e. Q is read and the output written once per token and head.
+// (c + n) * 2 * hkv * d * ekv. Q is read and the output written once per token and head (ea).
 OpCost mixed_attention(const Dims& x, const StepBatch& b) {
   OpCost a;
   a.op = Op::attention;
-  const double qkv_row = x.d * x.e;
+  const double qkv_row = x.d * x.ea, kv_row = x.d * x.ekv;
   for (const SeqSlice& s : b.seqs) {
     const double c = static_cast<double>(s.cached), n = static_cast<double>(s.new_tokens);
     const double P = n * c + n * (n + 1) / 2;
     a.flops += 4 * x.hq * x.d * P;
-    a.kv_read_bytes += (c + n) * 2 * x.hkv * qkv_row;
+    a.kv_read_bytes += (c + n) * 2 * x.hkv * kv_row;
   }
   a.bytes_read = a.kv_read_bytes + x.T * x.hq * qkv_row;
   a.bytes_written = x.T * x.hq * qkv_row;
   return a;
 }
 
-// The step's end on the S sampled rows with V' = vocab / tp local vocabulary rows:
+// The step's end on the S sampled rows with V' = vocab / tp local vocabulary rows, all at the
+// activations' width e = ea (FP8 checkpoints leave the LM head unquantised):
 //   final_norm  gather + RMSNorm: read S*h*e and the gamma h*e (a weight), write S*h*e
 //   lm_head     GEMM S x h -> V': 2*S*h*V' FLOPs, weights h*V'*e, reads S*h*e, writes S*V'*e
 //   sample      the local argmax reads the logits S*V'*e and writes each row's (max, column)
@@ -273,14 +290,15 @@ OpCost mixed_attention(const Dims& x, const StepBatch& b) {
 //   sample_gather  an all-reduce of the [S, tp, 2] fp32 candidates (an all-gather through a
 //               sum): S*tp*8 bytes per rank, in comm (tp > 1 only, like the layers' all-reduces)
 void add_sampling(StepCost& s, const Dims& x, double S, double V) {
-  const double Vl = V / x.tp, rows = S * x.h * x.e;
-  OpCost norm = elementwise(Op::final_norm, rows + x.h * x.e, rows);
-  norm.weight_bytes = x.h * x.e;
+  const double Vl = V / x.tp, rows = S * x.h * x.ea;
+  OpCost norm = elementwise(Op::final_norm, rows + x.h * x.ea, rows);
+  norm.weight_bytes = x.h * x.ea;
   Dims head = x;
   head.T = S;
+  head.ew = x.ea;
   const OpCost lm = gemm(Op::lm_head, head, x.h, Vl);
   const double pairs = S * x.tp * 8;
-  const OpCost pick = elementwise(Op::sample, S * Vl * x.e + pairs, S * 8 + S * 4);
+  const OpCost pick = elementwise(Op::sample, S * Vl * x.ea + pairs, S * 8 + S * 4);
   for (const OpCost& c : {norm, lm, pick}) {
     s.tail_ops.push_back(c);
     accumulate(s, c, 1);
@@ -306,8 +324,8 @@ StepCost step_cost(const CostQuery& q) {
   return s;
 }
 
-StepCost mixed_step_cost(const ModelShape& m, int tp, DType t, int64_t layers, const StepBatch& b,
-                         bool lm_head) {
+StepCost mixed_step_cost(const ModelShape& m, int tp, const DTypes& t, int64_t layers,
+                         const StepBatch& b, bool lm_head) {
   const CostQuery q = mixed_query(m, tp, t, layers, b);
   const Dims x = resolve(q);
   std::vector<OpCost> ops;
@@ -336,10 +354,13 @@ double ops_roofline_time_s(const StepCost& c, double peak_flops, double peak_bw)
   return t * c.layers + tail;
 }
 
-void add_lm_head_memory(MemoryNeed& need, const ModelShape& m, int tp, DType t, double rows) {
+void add_lm_head_memory(MemoryNeed& need, const ModelShape& m, int tp, const DTypes& t,
+                        double rows) {
   // The LM head shard [V/tp, h] and the final gamma h; per sampled row its normalised h-wide
-  // input and its V/tp logits, and the (max, column) candidates of every rank (fp32).
-  const double e = static_cast<double>(dtype_bytes(t)), h = static_cast<double>(m.hidden);
+  // input and its V/tp logits, and the (max, column) candidates of every rank (fp32). All at
+  // the activations' width, as add_sampling prices them.
+  const double e = static_cast<double>(dtype_bytes(t.activations));
+  const double h = static_cast<double>(m.hidden);
   const double Vl = static_cast<double>(vocab_per_rank(m, tp));
   need.weights += (Vl * h + h) * e;
   need.activations += rows * (h + Vl) * e + rows * tp * 8;
@@ -348,22 +369,22 @@ void add_lm_head_memory(MemoryNeed& need, const ModelShape& m, int tp, DType t, 
 MemoryNeed memory_need(const CostQuery& q) {
   const Dims x = resolve(q);
   MemoryNeed m;
-  // Weights: the four local GEMM matrices plus the two h-wide RMSNorm gammas, per layer:
-  //   h*(hq+2hkv)*d + hq*d*h + h*2I + I*h + 2h elements.
-  const double per_layer =
-      x.h * (x.hq + 2 * x.hkv) * x.d + x.hq * x.d * x.h + x.h * 2 * x.I + x.I * x.h + 2 * x.h;
-  m.weights = per_layer * x.e * x.layers;
+  // Weights: the four local GEMM matrices (ew) plus the two h-wide RMSNorm gammas (ea), per
+  // layer: (h*(hq+2hkv)*d + hq*d*h + h*2I + I*h) * ew + 2h * ea bytes.
+  const double gemms =
+      x.h * (x.hq + 2 * x.hkv) * x.d + x.hq * x.d * x.h + x.h * 2 * x.I + x.I * x.h;
+  m.weights = (gemms * x.ew + 2 * x.h * x.ea) * x.layers;
   // KV cache sized for the longest position this point reaches: C + 1 in decode (the cached
   // context plus the new token), the prompt in prefill. K and V, hkv local heads, every layer.
   const double max_ctx = q.phase == Phase::decode ? x.C + 1 : x.S;
-  m.kv_cache = x.layers * x.B * max_ctx * 2 * x.hkv * x.d * x.e;
+  m.kv_cache = x.layers * x.B * max_ctx * 2 * x.hkv * x.d * x.ekv;
   // Activations (an estimate, not a measurement): inference keeps one layer's tensors live at
   // a time, so this does not scale with layers. Live at the peak: four h-wide tensors (residual
   // x, normalised x, attention output (hq*d <= h), the partial sum fed to the all-reduce), the
   // QKV output (hq+2hkv)*d, and the MLP's gate/up output 2I plus the SwiGLU output I. The
   // factor 2 is headroom for GEMM workspaces and collective staging buffers.
-  m.activations = x.T * (4 * x.h + (x.hq + 2 * x.hkv) * x.d + 3 * x.I) * x.e * 2;
-  if (q.lm_head) add_lm_head_memory(m, q.shape, q.tp, q.dtype, static_cast<double>(q.batch));
+  m.activations = x.T * (4 * x.h + (x.hq + 2 * x.hkv) * x.d + 3 * x.I) * x.ea * 2;
+  if (q.lm_head) add_lm_head_memory(m, q.shape, q.tp, q.dtypes(), static_cast<double>(q.batch));
   return m;
 }
 
@@ -371,7 +392,7 @@ MemoryNeed memory_need(const CostQuery& q) {
 
 namespace tpb {
 
-MemoryNeed serve_memory_need(const ModelShape& m, int tp, DType t, int64_t layers,
+MemoryNeed serve_memory_need(const ModelShape& m, int tp, const DTypes& t, int64_t layers,
                              const ServeShape& s) {
   if (s.max_tokens < 1 || s.max_seqs < 1)
     throw BadInput("serve: max_tokens and max_seqs must be >= 1 (got " +
@@ -381,7 +402,8 @@ MemoryNeed serve_memory_need(const ModelShape& m, int tp, DType t, int64_t layer
   q.phase = Phase::prefill;
   q.prompt = s.max_tokens;
   q.tp = tp;
-  q.dtype = t;
+  q.dtype = t.weights;
+  q.kv_dtype = t.kv;
   q.layers = layers;
   // Weights and the layers' activations as for a step of max_tokens rows (memory_need).
   MemoryNeed need = memory_need(q);
@@ -391,12 +413,12 @@ MemoryNeed serve_memory_need(const ModelShape& m, int tp, DType t, int64_t layer
   return need;
 }
 
-double kv_bytes_per_token(const ModelShape& m, int tp, DType t, int64_t layers) {
+double kv_bytes_per_token(const ModelShape& m, int tp, const DTypes& t, int64_t layers) {
   if (layers < 0) throw BadInput("--layers: must be >= 0 (got " + std::to_string(layers) + ")");
   const ShardShape s = shard_shape(m, tp);
   const double L = static_cast<double>(layers == 0 ? m.n_layers : layers);
-  return 2.0 * static_cast<double>(s.kv_heads * m.head_dim) * static_cast<double>(dtype_bytes(t)) *
-         L;
+  return 2.0 * static_cast<double>(s.kv_heads * m.head_dim) *
+         static_cast<double>(dtype_bytes(t.kv)) * L;
 }
 
 }  // namespace tpb

@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,15 @@ struct CostQuery {
   int64_t context = 0;  // decode: cached tokens each new token attends to (plus itself)
   int64_t prompt = 0;   // prefill: tokens per sequence, causal
   int tp = 1;
-  DType dtype = DType::fp32;
-  int64_t layers = 0;  // 0 = shape.n_layers
+  DType dtype = DType::fp32;      // --dtype: the weights' (base/dtype.h DTypes)
+  std::optional<DType> kv_dtype;  // --kv-dtype; empty: the activations'
+  int64_t layers = 0;             // 0 = shape.n_layers
   // The step ends with the final RMSNorm, the vocab-parallel LM head and greedy sampling on
   // the last row of every sequence (run --lm-head): tail_ops, and sample_gather in comm.
   bool lm_head = false;
+
+  // Weights, activations, KV cache and all-reduce payload, each priced at its own width.
+  DTypes dtypes() const { return DTypes(dtype, kv_dtype); }
 };
 
 // Cost of one op on one rank for one layer. MFU convention (PaLM, llm.c): `flops` counts
@@ -46,7 +51,7 @@ struct OpCost {
 struct CommOp {
   std::string kind;  // "all_reduce"
   Op op = Op::count;
-  double bytes = 0;  // payload per rank (tokens x hidden x dtype bytes)
+  double bytes = 0;  // payload per rank (tokens x hidden x the all-reduce dtype's bytes)
   int group = 1;     // participating ranks (tp)
 };
 
@@ -81,8 +86,8 @@ StepCost step_cost(const CostQuery& q);
 // lm_head the step's end (final_norm, lm_head, sample in tail_ops; sample_gather in comm)
 // over the b.sampled() rows. A pure decode or pure prefill batch gives step_cost's numbers.
 // layers = 0 means shape.n_layers. Throws BadInput for an empty batch or a bad shape.
-StepCost mixed_step_cost(const ModelShape& m, int tp, DType t, int64_t layers, const StepBatch& b,
-                         bool lm_head);
+StepCost mixed_step_cost(const ModelShape& m, int tp, const DTypes& t, int64_t layers,
+                         const StepBatch& b, bool lm_head);
 
 // The least time a step's compute can take with every op at its own roofline: the sum over the
 // layer ops of max(FLOPs / peak FLOP/s, bytes / peak B/s), times the layers, plus the same sum
@@ -101,17 +106,18 @@ struct MemoryNeed {
 };
 MemoryNeed memory_need(const CostQuery& q);
 // What the step's end adds for `rows` sampled rows (serve, run --lm-head).
-void add_lm_head_memory(MemoryNeed& need, const ModelShape& m, int tp, DType t, double rows);
+void add_lm_head_memory(MemoryNeed& need, const ModelShape& m, int tp, const DTypes& t,
+                        double rows);
 
 // The same for a serving layout: weights (plus, with the LM head, its vocab/tp shard and the
 // final gamma), the paged cache of every layer, and activations for max_tokens rows (plus the
 // sampled rows' logits). layers = 0 means shape.n_layers.
-MemoryNeed serve_memory_need(const ModelShape& m, int tp, DType t, int64_t layers,
+MemoryNeed serve_memory_need(const ModelShape& m, int tp, const DTypes& t, int64_t layers,
                              const ServeShape& s);
 
 // KV cache bytes one position takes on one rank, all layers: K and V of the local KV heads,
-// 2 * hkv * d * e * layers (layers = 0 means shape.n_layers). What a block of the paged cache
-// costs per token, for sizing num_blocks from a memory budget.
-double kv_bytes_per_token(const ModelShape& m, int tp, DType t, int64_t layers);
+// 2 * hkv * d * e_kv * layers (layers = 0 means shape.n_layers). What a block of the paged
+// cache costs per token, for sizing num_blocks from a memory budget.
+double kv_bytes_per_token(const ModelShape& m, int tp, const DTypes& t, int64_t layers);
 
 }  // namespace tpb

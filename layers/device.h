@@ -31,6 +31,9 @@ struct DeviceCaps {
   bool device_memory = false;  // buffers are device memory: not host-addressable
   bool startup_probe = false;  // peaks can be measured at start-up (--hardware measure_at_startup)
   int host_ranks = 1;          // ranks sharing this host (DeviceOptions::local_size)
+  // Weights, activations, KV cache and all-reduce may differ (base/dtype.h DTypes); otherwise
+  // one dtype runs throughout (the CPU and CUDA backends).
+  bool separate_dtypes = false;
   // add_rmsnorm and rope_kv_write are one kernel each: the step uses them where no per-op
   // stamp falls between the two ops (--stamps collectives).
   bool fused_elementwise = false;

@@ -2,6 +2,7 @@
 // once, so the drivers can trust what they get.
 #include "harness/config/run_spec.h"
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -24,6 +25,7 @@ CostQuery RunSpec::cost_query() const {
   q.prompt = prompt;
   q.tp = tp;
   q.dtype = dtype;
+  q.kv_dtype = kv_dtype;
   q.layers = planned_layers();
   q.lm_head = lm_head;
   return q;
@@ -150,6 +152,8 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   else
     s.layers = f.integer(opt::layers, 0);
   s.dtype = parse_dtype(f.str(opt::dtype, dtype_name(bt.default_dtype)), "--dtype");
+  s.kv_dtype =
+      parse_dtype(f.str(opt::kv_dtype, dtype_name(activation_dtype(s.dtype))), "--kv-dtype");
   const ModelWorld mw =
       resolve_model_world(f, s.backend, world, f.str(opt::topology), s.config_dir,
                           f.has(opt::tp.key) ? static_cast<int>(f.integer(opt::tp, 1)) : 0);
@@ -211,6 +215,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
                            {opt::layers.key, s.layers_auto ? nlohmann::ordered_json("auto")
                                                            : nlohmann::ordered_json(s.layers)},
                            {opt::dtype.key, dtype_name(s.dtype)},
+                           {opt::kv_dtype.key, dtype_name(s.kv_dtype)},
                            {opt::tp.key, s.tp},
                            {opt::steps.key, s.steps},
                            {opt::warmup.key, s.warmup},
@@ -251,6 +256,24 @@ std::vector<std::string> rerun_keys() {
   for (const auto& [k, v] : model_only.items()) keys.push_back(k);
   keys.push_back(opt::engine.key);
   return keys;
+}
+
+std::string dtype_refusal(const RunSpec& s, const DeviceCaps& caps) {
+  const auto has = [&](DType t) {
+    return std::find(caps.dtypes.begin(), caps.dtypes.end(), t) != caps.dtypes.end();
+  };
+  std::string runs;
+  for (DType t : caps.dtypes) runs += (runs.empty() ? "" : "|") + std::string(dtype_name(t));
+  const std::string backend = "the " + caps.backend + " backend";
+  if (!has(s.dtype))
+    return "--dtype: " + backend + " has no " + dtype_name(s.dtype) + " (it runs " + runs + ")";
+  const DTypes t = s.dtypes();
+  if (!has(t.kv))
+    return "--kv-dtype: " + backend + " has no " + dtype_name(t.kv) + " (it runs " + runs + ")";
+  if (!caps.separate_dtypes && !t.uniform())
+    return "--kv-dtype: " + backend + " runs one dtype throughout (--dtype " + dtype_name(s.dtype) +
+           "); --kv-dtype " + dtype_name(t.kv) + " needs --backend model";
+  return "";
 }
 
 std::string adopt_device_hardware(RunSpec& s, const DeviceCaps& caps) {

@@ -31,10 +31,11 @@ struct RunSpec {
   int64_t batch = 1;
   int64_t context = 1024;
   int64_t prompt = 512;
-  int64_t layers = 0;        // 0 = the model's own count
-  bool layers_auto = false;  // --layers auto: the model's count reduced to what fits in memory
-  DType dtype = DType::fp32;
-  int tp = 0;  // 0 = world size
+  int64_t layers = 0;            // 0 = the model's own count
+  bool layers_auto = false;      // --layers auto: the model's count reduced to what fits in memory
+  DType dtype = DType::fp32;     // the weights' (base/dtype.h DTypes)
+  DType kv_dtype = DType::fp32;  // the KV cache's: --kv-dtype, else the activations'
+  int tp = 0;                    // 0 = world size
   int steps = 20;
   int warmup = 3;
   std::vector<std::string> inject_text;
@@ -71,6 +72,8 @@ struct RunSpec {
   // The layers a point runs unless --layers auto reduces them: --layers N or the model's.
   int64_t planned_layers() const { return layers > 0 ? layers : shape.n_layers; }
   CostQuery cost_query() const;
+  // Weights, activations, KV cache and all-reduce payload (--dtype and --kv-dtype).
+  DTypes dtypes() const { return DTypes(dtype, kv_dtype); }
   // What one rank builds of the point's TP model: shard `tp_rank` of `layers` layers, at the
   // spec's shape, dtype, phase, batch, context, prompt, seed and LM head.
   TpModelConfig model_config(int64_t layers, int tp_rank) const;
@@ -84,6 +87,12 @@ struct DeviceCaps;  // layers/device.h
 // no profile (the default stays), or --hardware names another profile than the device's (it
 // is kept: the user may mean it). Backends without device memory are left alone.
 std::string adopt_device_hardware(RunSpec& s, const DeviceCaps& caps);
+
+// Why a device cannot run the spec's dtypes, naming the field to change ("--dtype: ...",
+// "--kv-dtype: ..."), or "" when it can: each of them must be among caps.dtypes, and they must
+// all be one unless caps.separate_dtypes. run, serve and calibrate refuse with it (exit 2); a
+// sweep records the point as skipped.
+std::string dtype_refusal(const RunSpec& s, const DeviceCaps& caps);
 
 // Validates `cfg` against the world size; throws BadInput naming the field.
 // `default_config_dir` is where configs/ lives when the config does not say.

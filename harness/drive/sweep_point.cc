@@ -18,10 +18,7 @@
 namespace tpb {
 
 std::string unsupported_reason(const RunSpec& spec, const Device& dev) {
-  for (DType t : dev.caps().dtypes)
-    if (t == spec.dtype) return "";
-  return std::string("the ") + dev.caps().backend + " backend does not support --dtype " +
-         dtype_name(spec.dtype);
+  return dtype_refusal(spec, dev.caps());
 }
 
 std::optional<PointOutcome> run_sweep_point(const RunSpec& spec, const World& w, Device& dev,

@@ -319,6 +319,12 @@ PointParams params_record(const RunSpec& spec, int64_t layers) {
   p.prompt = spec.phase == Phase::prefill ? spec.prompt : 0;
   p.tp = spec.tp;
   p.dtype = dtype_name(spec.dtype);
+  if (const DTypes t = spec.dtypes(); !t.uniform()) {
+    p.weight_dtype = dtype_name(t.weights);
+    p.activation_dtype = dtype_name(t.activations);
+    p.kv_dtype = dtype_name(t.kv);
+    p.allreduce_dtype = dtype_name(t.allreduce);
+  }
   p.backend = spec.backend;
   p.collective = spec.collective;
   if (collective_traits(spec.collective).host_calls) p.mpi_mode = mpi_mode_name(spec.mpi_mode);

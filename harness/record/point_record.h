@@ -35,6 +35,10 @@ struct PointParams {
   std::string phase;
   int64_t batch = 0, context = 0, prompt = 0, tp = 0;
   std::string dtype, backend, collective, topology;
+  // The element types (1.16.0, base/dtype.h DTypes): present, all four, when they are not all
+  // `dtype` (fp8 weights run bf16 activations and all-reduces; --kv-dtype), so points of one
+  // dtype throughout keep their identity (sweep --resume).
+  std::optional<std::string> weight_dtype, activation_dtype, kv_dtype, allreduce_dtype;
   // --mpi-mode with --collective mpi; absent for nccl and in results older than 1.2.0 (which
   // were all measured nonblocking).
   std::optional<std::string> mpi_mode;

@@ -51,11 +51,13 @@ TEST(MixedCost, ReducesToStepCost) {
         q.batch = 8;
         q.phase = Phase::decode;
         q.context = 1000;
-        expect_same(mixed_step_cost(q.shape, tp, t, 0, uniform(8, 1000, 1), false), step_cost(q));
+        expect_same(mixed_step_cost(q.shape, tp, DTypes(t), 0, uniform(8, 1000, 1), false),
+                    step_cost(q));
         q.phase = Phase::prefill;
         q.batch = 3;
         q.prompt = 517;
-        expect_same(mixed_step_cost(q.shape, tp, t, 0, uniform(3, 0, 517), false), step_cost(q));
+        expect_same(mixed_step_cost(q.shape, tp, DTypes(t), 0, uniform(3, 0, 517), false),
+                    step_cost(q));
       }
 }
 
@@ -71,12 +73,12 @@ TEST(MixedCost, FixedStepWithLmHeadIsTheMixedOne) {
     q.batch = 8;
     q.context = 100;
     const StepCost d = step_cost(q),
-                   dm = mixed_step_cost(q.shape, tp, q.dtype, 0, uniform(8, 100, 1), true);
+                   dm = mixed_step_cost(q.shape, tp, q.dtypes(), 0, uniform(8, 100, 1), true);
     q.phase = Phase::prefill;
     q.batch = 3;
     q.prompt = 64;
     const StepCost p = step_cost(q),
-                   pm = mixed_step_cost(q.shape, tp, q.dtype, 0, uniform(3, 0, 64), true);
+                   pm = mixed_step_cost(q.shape, tp, q.dtypes(), 0, uniform(3, 0, 64), true);
     for (const auto& [a, b] : {std::pair{&d, &dm}, std::pair{&p, &pm}}) {
       EXPECT_EQ(a->flops, b->flops);
       EXPECT_EQ(a->bytes_read, b->bytes_read);
@@ -118,7 +120,7 @@ TEST(MixedCost, HandCountedRaggedBatchWithLmHead) {
   const ModelShape m = load_model("tiny", kConfigs);
   StepBatch b;
   b.seqs = {SeqSlice{10, 1, true, {}}, SeqSlice{0, 5, false, {}}, SeqSlice{16, 4, true, {}}};
-  const StepCost s = mixed_step_cost(m, 2, DType::bf16, 1, b, true);
+  const StepCost s = mixed_step_cost(m, 2, DTypes(DType::bf16), 1, b, true);
   EXPECT_EQ(s.tokens, 10);
   const OpCost& attn = s.layer_ops[static_cast<int>(Op::attention)];
   EXPECT_EQ(attn.flops, 204'800.0);
@@ -153,7 +155,7 @@ TEST(MixedCost, HandCountedRaggedBatchWithLmHead) {
   EXPECT_EQ(s.tail_ops[2].bytes_written, 24.0);
 
   // Without the LM head, or with nothing to sample, the step ends after the layers.
-  const StepCost no_head = mixed_step_cost(m, 2, DType::bf16, 1, b, false);
+  const StepCost no_head = mixed_step_cost(m, 2, DTypes(DType::bf16), 1, b, false);
   EXPECT_EQ(no_head.flops, 157'286'400.0 + 204'800.0);
   EXPECT_TRUE(no_head.tail_ops.empty());
   EXPECT_EQ(no_head.comm.size(), 2u);
@@ -168,28 +170,28 @@ TEST(MixedCost, HandCountedRaggedBatchWithLmHead) {
 //     (1024 + 16000) * 2 and 2 * 8 of candidates: 16 * 34,064 = 545,024 -> 12,079,360.
 TEST(MixedCost, ServeMemoryNeed) {
   const ModelShape m = load_model("tiny", kConfigs);
-  EXPECT_EQ(kv_bytes_per_token(m, 2, DType::bf16, 0), 8'192.0);
-  EXPECT_EQ(kv_bytes_per_token(m, 2, DType::bf16, 1), 1'024.0);
+  EXPECT_EQ(kv_bytes_per_token(m, 2, DTypes(DType::bf16), 0), 8'192.0);
+  EXPECT_EQ(kv_bytes_per_token(m, 2, DTypes(DType::bf16), 1), 1'024.0);
   ServeShape s;
   s.max_tokens = 256;
   s.max_seqs = 16;
   s.kv = KvLayout{1000, 16};
-  const MemoryNeed n = serve_memory_need(m, 2, DType::bf16, 0, s);
+  const MemoryNeed n = serve_memory_need(m, 2, DTypes(DType::bf16), 0, s);
   EXPECT_EQ(n.kv_cache, 131'072'000.0);
   EXPECT_EQ(n.weights, 158'631'936.0);
   EXPECT_EQ(n.activations, 12'079'360.0);
   s.lm_head = false;
-  EXPECT_EQ(serve_memory_need(m, 2, DType::bf16, 0, s).weights, 125'861'888.0);
+  EXPECT_EQ(serve_memory_need(m, 2, DTypes(DType::bf16), 0, s).weights, 125'861'888.0);
 }
 
 TEST(MixedCost, RejectsBadBatchesAndSplits) {
   const ModelShape m = load_model("tiny", kConfigs);
-  EXPECT_THROW(mixed_step_cost(m, 1, DType::bf16, 0, StepBatch{}, false), BadInput);
-  EXPECT_THROW(mixed_step_cost(m, 1, DType::bf16, 0, uniform(1, 0, 0), false), BadInput);
+  EXPECT_THROW(mixed_step_cost(m, 1, DTypes(DType::bf16), 0, StepBatch{}, false), BadInput);
+  EXPECT_THROW(mixed_step_cost(m, 1, DTypes(DType::bf16), 0, uniform(1, 0, 0), false), BadInput);
   ModelShape odd = m;
   odd.vocab = 32001;
-  EXPECT_THROW(mixed_step_cost(odd, 2, DType::bf16, 0, uniform(1, 0, 4), true), BadInput);
-  EXPECT_NO_THROW(mixed_step_cost(odd, 2, DType::bf16, 0, uniform(1, 0, 4), false));
+  EXPECT_THROW(mixed_step_cost(odd, 2, DTypes(DType::bf16), 0, uniform(1, 0, 4), true), BadInput);
+  EXPECT_NO_THROW(mixed_step_cost(odd, 2, DTypes(DType::bf16), 0, uniform(1, 0, 4), false));
 }
 
 }  // namespace

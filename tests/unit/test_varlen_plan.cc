@@ -55,7 +55,7 @@ TEST(VarlenPlan, AttentionWorkIsTheCostModels) {
     for (int sms : {1, 132}) {
       const ShardShape sh = shard_shape(m, tp);
       const StepBatch b = ragged();
-      const StepCost c = mixed_step_cost(m, tp, DType::bf16, 1, b, false);
+      const StepCost c = mixed_step_cost(m, tp, DTypes(DType::bf16), 1, b, false);
       const VarlenAttnPlan p =
           plan_attention_varlen(b, sh.q_heads, sh.kv_heads, m.head_dim, DType::bf16, sms);
       const OpCost* attn = nullptr;

@@ -11,7 +11,10 @@ and, in closed form (the model is linear in the size), the custom all-reduce of
 configs/topologies/nvlink4.json, each kernel's latency and P2P efficiency from two sizes:
   custom_allreduce.oneshot <- vllm-ca1-tp4-512k, vllm-ca1-tp4-4m
   custom_allreduce.twoshot <- vllm-ca2-tp4-512k, vllm-ca2-tp4-4m
-Held-out entries are never read. Prints the constants; the profiles are edited by hand.
+Held-out entries are never read. Each entry is predicted at its conditions' dtypes (the H100
+entries at --dtype fp8 --kv-dtype fp8: FP8 weights, bf16 activations and all-reduces, an fp8 KV
+cache; refitted so when the dtypes were separated). Prints the constants; the profiles are
+edited by hand.
 Usage: tests/validate/fit_published.py [--tpbench build-cpu/tpbench]
 """
 import argparse

@@ -7,7 +7,9 @@ the recorded results, never typed in). Each says whether a constant was fitted t
 whether it is held out ("held-out": chosen and committed before any fitting, see the file's
 held_out_policy). This script predicts every entry with `tpbench --backend model` only (virtual
 ranks, nothing measured: seconds) and prints predicted against published with the error
-(predicted / published - 1) per entry, then the held-out summary. How an entry is predicted:
+(predicted / published - 1) per entry, then the held-out summary. Every model run takes the
+entry's conditions' dtypes: `--dtype` (the weights'; fp8 runs bf16 activations and
+all-reduces) and `--kv-dtype` where the conditions name the KV cache's. How an entry is predicted:
   decode_tokens_per_s         1 / the decode step (`run --phase decode --batch 1`, LM head on)
   ttft_ms                     the prefill step of the prompt (`run --phase prefill`, LM head on)
   static_batch_output_...     B x output / (B x the prefill of one prompt + (output - 1) decode
@@ -48,10 +50,18 @@ def run(cmd):
         raise RuntimeError(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-1500:]}")
 
 
-def step_s(tpbench, work, model, dtype, p, tp, phase, batch, size):
-    """The modelled p50 step of one point (s) and its notes (warnings)."""
+def dtype_args(c):
+    """--dtype and --kv-dtype from an entry's conditions (the KV cache's when it is named)."""
+    args = ["--dtype", c["dtype"]]
+    if c.get("kv_dtype"):
+        args += ["--kv-dtype", c["kv_dtype"]]
+    return args
+
+
+def step_s(tpbench, work, model, dtypes, p, tp, phase, batch, size):
+    """The modelled p50 step of one point (s); `dtypes` is dtype_args' list."""
     out = tempfile.mkdtemp(dir=work)
-    cmd = [tpbench, "run", "--backend", "model", "--model", model, "--dtype", dtype,
+    cmd = [tpbench, "run", "--backend", "model", "--model", model] + dtypes + [
            "--hardware", p["hardware"], "--topology", p.get("topology", "nvlink4"),
            "--world", str(tp), "--tp", str(tp), "--phase", phase, "--batch", str(batch),
            "--lm-head", "true" if p.get("lm_head") else "false", "--steps", "2", "--warmup", "1",
@@ -91,20 +101,21 @@ def measured_step_ms(m):
 
 def predict(tpbench, work, e):
     c, p, metric = e["conditions"], e["predict"], e["metric"]
-    model, dtype, tp = c.get("model"), c.get("dtype"), c.get("tp", 1)
+    model, tp = c.get("model"), c.get("tp", 1)
+    dtypes = dtype_args(c) if model else None  # the collectives entries take -d alone
     if metric == "decode_tokens_per_s":
-        return 1.0 / step_s(tpbench, work, model, dtype, p, tp, "decode", p["batch"], p["context"])
+        return 1.0 / step_s(tpbench, work, model, dtypes, p, tp, "decode", p["batch"], p["context"])
     if metric == "ttft_ms":
-        return 1e3 * step_s(tpbench, work, model, dtype, p, tp, "prefill", 1, p["prompt"])
+        return 1e3 * step_s(tpbench, work, model, dtypes, p, tp, "prefill", 1, p["prompt"])
     if metric == "static_batch_output_tokens_per_s_per_gpu":
         b, isl, osl = p["batch"], p["prompt"], p["output"]
-        pre = b * step_s(tpbench, work, model, dtype, p, tp, "prefill", 1, isl)
-        dec = step_s(tpbench, work, model, dtype, p, tp, "decode", b, isl + osl // 2)
+        pre = b * step_s(tpbench, work, model, dtypes, p, tp, "prefill", 1, isl)
+        dec = step_s(tpbench, work, model, dtypes, p, tp, "decode", b, isl + osl // 2)
         return b * osl / (pre + (osl - 1) * dec) / tp
     if metric == "step_ms":
         phase = p["phase"]
         size = p["context"] if phase == "decode" else p["prompt"]
-        return 1e3 * step_s(tpbench, work, model, dtype, p, tp, phase, p["batch"], size)
+        return 1e3 * step_s(tpbench, work, model, dtypes, p, tp, phase, p["batch"], size)
     r = collective(tpbench, work, p)
     return {"allreduce_busbw_GBps": r["bus_bw"], "allreduce_algbw_GBps": r["alg_bw"],
             "allreduce_time_us": r["time"]}[metric]

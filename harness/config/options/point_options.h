@@ -45,8 +45,12 @@ inline constexpr OptionDef prompt{"prompt", T::integer, "512", "prefill: tokens 
 inline constexpr OptionDef layers{"layers", T::integer, "",
     "layers to run; auto: the model's, reduced to what fits in memory", 0, 100000, "", "",
     "the model's", "N|auto"};
-inline constexpr OptionDef dtype{"dtype", T::choice, "", "weights and activations", 0, 0, "",
-    "fp32|bf16|fp16|fp8", "the backend's: fp32 on cpu, bf16 on cuda and model"};
+inline constexpr OptionDef dtype{"dtype", T::choice, "",
+    "the weights'; the activations and all-reduces run in it too, except under fp8 weights "
+    "(bf16, as FP8 serving engines run)", 0, 0, "", "fp32|bf16|fp16|fp8",
+    "the backend's: fp32 on cpu, bf16 on cuda and model"};
+inline constexpr OptionDef kv_dtype{"kv_dtype", T::choice, "", "the KV cache's element type", 0,
+    0, "", "fp32|bf16|fp16|fp8", "the activations': --dtype's, bf16 under fp8"};
 inline constexpr OptionDef tp{"tp", T::integer, "", "tensor-parallel degree", 1, 1 << 16, "",
     "", "the world size"};
 inline constexpr OptionDef steps{"steps", T::integer, "20", "measured steps", 1, 1000000};
@@ -109,6 +113,7 @@ inline constexpr const OptionDef* kPointOptions[] = {&backend,
                                                      &prompt,
                                                      &layers,
                                                      &dtype,
+                                                     &kv_dtype,
                                                      &tp,
                                                      &steps,
                                                      &warmup,

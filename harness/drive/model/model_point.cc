@@ -135,6 +135,7 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse
   c.backend = "model";
   c.name = "modelled " + spec.hw.name + " on " + fabric.name;
   c.dtypes = {DType::fp32, DType::bf16, DType::fp16, DType::fp8};
+  c.separate_dtypes = true;  // each priced at its own width by the cost model
   c.memory_bytes = spec.hw.memory_bytes;
   c.llc_bytes = spec.hw.llc_bytes;
   c.llc_source = "hardware profile";

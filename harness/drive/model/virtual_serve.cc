@@ -150,7 +150,7 @@ class ModelServeLoop {
       if (plan.empty()) continue;
       const RunSpec& r = spec_.run;
       StepCost cost =
-          mixed_step_cost(r.shape, r.tp, r.dtype, mem_.layers, plan.batch, spec_.lm_head);
+          mixed_step_cost(r.shape, r.tp, r.dtypes(), mem_.layers, plan.batch, spec_.lm_head);
       const double d = run_step(step, plan, cost, out);
       clock += d;
       sched.finish(plan, clock, step);

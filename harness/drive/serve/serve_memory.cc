@@ -28,9 +28,9 @@ ServeMemory plan_serve_memory(const ServeSpec& spec, const SchedulerConfig& sc,
   m.shape.kv.block_tokens = sc.block_tokens;
   m.shape.lm_head = spec.lm_head;
   m.have = have;
-  const double base = serve_memory_need(r.shape, r.tp, r.dtype, m.layers, m.shape).total();
-  const double per_block =
-      kv_bytes_per_token(r.shape, r.tp, r.dtype, m.layers) * static_cast<double>(sc.block_tokens);
+  const double base = serve_memory_need(r.shape, r.tp, r.dtypes(), m.layers, m.shape).total();
+  const double per_block = kv_bytes_per_token(r.shape, r.tp, r.dtypes(), m.layers) *
+                           static_cast<double>(sc.block_tokens);
   const int64_t per_seq = (longest_request(reqs) + sc.block_tokens - 1) / sc.block_tokens;
   int64_t blocks = 0;
   if (spec.kv_budget_tokens > 0)

@@ -105,7 +105,7 @@ RowRoofline row_roofline(const ServeSpec& spec, int64_t layers, const StepPlan& 
                          const Peaks& peaks) {
   const RunSpec& r = spec.run;
   const auto time_of = [&](const StepBatch& b) {
-    return ops_roofline_time_s(mixed_step_cost(r.shape, r.tp, r.dtype, layers, b, spec.lm_head),
+    return ops_roofline_time_s(mixed_step_cost(r.shape, r.tp, r.dtypes(), layers, b, spec.lm_head),
                                peaks.flops, peaks.bw);
   };
   RowRoofline t;

@@ -121,7 +121,7 @@ bool serve_iteration(ServeParts& p, Scheduler& sched, double& clock, int step,
   clock += d;
   sched.finish(plan, clock, step);
   const RunSpec& r = p.spec.run;
-  StepCost cost = mixed_step_cost(r.shape, r.tp, r.dtype, layers, plan.batch, p.spec.lm_head);
+  StepCost cost = mixed_step_cost(r.shape, r.tp, r.dtypes(), layers, plan.batch, p.spec.lm_head);
   out.push_back({std::move(plan), clock, d, std::move(cost)});
   return true;
 }

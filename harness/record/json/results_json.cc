@@ -25,6 +25,10 @@ void fields(V& v, R& r) {
   v("prompt", r.prompt);
   v("tp", r.tp);
   v("dtype", r.dtype);
+  v("weight_dtype", r.weight_dtype);
+  v("activation_dtype", r.activation_dtype);
+  v("kv_dtype", r.kv_dtype);
+  v("allreduce_dtype", r.allreduce_dtype);
   v("backend", r.backend);
   v("collective", r.collective);
   v("mpi_mode", r.mpi_mode);

@@ -31,9 +31,7 @@ std::vector<std::string> context_backends(const std::string& backend) {
 }
 
 void check_run_dtype(const RunSpec& spec, const DeviceCaps& caps) {
-  if (spec.dtype != DType::fp32 && caps.dtypes == std::vector<DType>{DType::fp32})
-    throw BadInput("--dtype: the " + caps.backend + " backend supports fp32 only (got " +
-                   dtype_name(spec.dtype) + ")");
+  if (std::string why = dtype_refusal(spec, caps); !why.empty()) throw BadInput(why);
 }
 
 }  // namespace tpb
