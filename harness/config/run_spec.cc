@@ -152,8 +152,12 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   else
     s.layers = f.integer(opt::layers, 0);
   s.dtype = parse_dtype(f.str(opt::dtype, dtype_name(bt.default_dtype)), "--dtype");
+  // Not given (or "" in a recorded config): the activations', so a rerun at another --dtype
+  // keeps following it.
+  const std::string kv = f.str(opt::kv_dtype, "");
+  s.kv_dtype_given = !kv.empty();
   s.kv_dtype =
-      parse_dtype(f.str(opt::kv_dtype, dtype_name(activation_dtype(s.dtype))), "--kv-dtype");
+      parse_dtype(s.kv_dtype_given ? kv : dtype_name(activation_dtype(s.dtype)), "--kv-dtype");
   const ModelWorld mw =
       resolve_model_world(f, s.backend, world, f.str(opt::topology), s.config_dir,
                           f.has(opt::tp.key) ? static_cast<int>(f.integer(opt::tp, 1)) : 0);
@@ -215,7 +219,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
                            {opt::layers.key, s.layers_auto ? nlohmann::ordered_json("auto")
                                                            : nlohmann::ordered_json(s.layers)},
                            {opt::dtype.key, dtype_name(s.dtype)},
-                           {opt::kv_dtype.key, dtype_name(s.kv_dtype)},
+                           {opt::kv_dtype.key, s.kv_dtype_given ? dtype_name(s.kv_dtype) : ""},
                            {opt::tp.key, s.tp},
                            {opt::steps.key, s.steps},
                            {opt::warmup.key, s.warmup},

@@ -35,6 +35,7 @@ struct RunSpec {
   bool layers_auto = false;      // --layers auto: the model's count reduced to what fits in memory
   DType dtype = DType::fp32;     // the weights' (base/dtype.h DTypes)
   DType kv_dtype = DType::fp32;  // the KV cache's: --kv-dtype, else the activations'
+  bool kv_dtype_given = false;   // --kv-dtype was given (echoed as "" otherwise)
   int tp = 0;                    // 0 = world size
   int steps = 20;
   int warmup = 3;

@@ -37,7 +37,15 @@ TEST(RunSpecDTypes, TheKvCacheDefaultsToTheActivations) {
   EXPECT_EQ(model_spec("bf16", "fp8", 1).dtypes(), DTypes(DType::bf16, DType::fp8));
   const RunSpec s = model_spec("fp8", "", 1);
   EXPECT_EQ(s.cost_query().dtypes(), DTypes(DType::fp8));
-  EXPECT_EQ(run_spec_to_json(s)["kv_dtype"], "bf16");  // the config echo: resolved, always
+  // Not given: echoed as "", so the recorded config resolved again at another --dtype follows
+  // the activations (a rerun), and given: echoed as given.
+  EXPECT_EQ(run_spec_to_json(s)["kv_dtype"], "");
+  nlohmann::json again;
+  for (const std::string& k : rerun_keys())
+    if (run_spec_to_json(s).contains(k)) again[k] = run_spec_to_json(s)[k];
+  again["dtype"] = "fp16";
+  EXPECT_EQ(resolve_run_spec(again, 1, kConfigs).kv_dtype, DType::fp16);
+  EXPECT_EQ(run_spec_to_json(model_spec("fp8", "fp8", 1))["kv_dtype"], "fp8");
   EXPECT_EQ(bad_input([] { model_spec("bf16", "fp64", 1); }),
             "--kv-dtype: unknown dtype 'fp64' (expected fp32|bf16|fp16|fp8)");
 }
