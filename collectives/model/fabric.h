@@ -48,7 +48,11 @@ struct CustomKernel {
 struct CustomAllReduce {
   // The engine takes the custom all-reduce below max_bytes[i] at 2 (i + 1) ranks (2, 4, 6, 8).
   std::array<int64_t, 4> max_bytes{};
-  int64_t max_for(int ranks) const { return max_bytes[static_cast<std::size_t>(ranks / 2 - 1)]; }
+  // 0 (never taken) at a group size the engine does not run it at.
+  int64_t max_for(int ranks) const {
+    if (ranks < 2 || ranks > 8 || ranks % 2 != 0) return 0;
+    return max_bytes[static_cast<std::size_t>(ranks / 2 - 1)];
+  }
   CustomKernel oneshot, twoshot;
 };
 

@@ -131,26 +131,26 @@ TEST(CostModelDTypes, AnFp8KvCacheHalvesTheCacheBytesOnly) {
                    op_cost(pb, Op::attention).kv_read_bytes / 2);
 }
 
+// The mixed step of `n` sequences of (cached, new) tokens against step_cost of `q`.
+void expect_mixed_as_fixed(const CostQuery& q, int n, int64_t cached, int64_t fresh) {
+  StepBatch b;
+  for (int i = 0; i < n; ++i) b.seqs.push_back({cached, fresh});
+  const StepCost m = mixed_step_cost(q.shape, q.tp, q.dtypes(), 0, b, false), f = step_cost(q);
+  EXPECT_DOUBLE_EQ(m.bytes(), f.bytes());
+  EXPECT_DOUBLE_EQ(m.weight_bytes, f.weight_bytes);
+  EXPECT_DOUBLE_EQ(m.kv_read_bytes, f.kv_read_bytes);
+  EXPECT_DOUBLE_EQ(m.comm_bytes, f.comm_bytes);
+}
+
 // A serving step prices every dtype as a fixed step does: a pure decode batch of 8 at context
 // 1024 and a pure prefill of 3 x 517 give step_cost's figures under fp8 weights and cache.
 TEST(CostModelDTypes, MixedStepsAgreeWithFixedSteps) {
-  const DTypes t(DType::fp8, DType::fp8);
   CostQuery q = decode_8b(DType::fp8, DType::fp8, 8, 2);
-  StepBatch d;
-  for (int i = 0; i < 8; ++i) d.seqs.push_back({1024, 1});
-  const StepCost a = mixed_step_cost(q.shape, 2, t, 0, d, false), b = step_cost(q);
-  EXPECT_DOUBLE_EQ(a.bytes(), b.bytes());
-  EXPECT_DOUBLE_EQ(a.kv_read_bytes, b.kv_read_bytes);
-  EXPECT_DOUBLE_EQ(a.comm_bytes, b.comm_bytes);
+  expect_mixed_as_fixed(q, 8, 1024, 1);
   q.phase = Phase::prefill;
   q.batch = 3;
   q.prompt = 517;
-  StepBatch p;
-  for (int i = 0; i < 3; ++i) p.seqs.push_back({0, 517});
-  const StepCost c = mixed_step_cost(q.shape, 2, t, 0, p, false), e = step_cost(q);
-  EXPECT_DOUBLE_EQ(c.bytes(), e.bytes());
-  EXPECT_DOUBLE_EQ(c.weight_bytes, e.weight_bytes);
-  EXPECT_DOUBLE_EQ(c.comm_bytes, e.comm_bytes);
+  expect_mixed_as_fixed(q, 3, 0, 517);
 }
 
 }  // namespace

@@ -159,6 +159,7 @@ TEST(CustomAllReduce, PresetSectionNeedsNvlinkAndSources) {
   ASSERT_TRUE(f.custom_ar);
   EXPECT_EQ(f.custom_ar->max_for(6), 524288);
   EXPECT_EQ(f.custom_ar->max_for(8), 262144);
+  for (int n : {1, 3, 16}) EXPECT_EQ(f.custom_ar->max_for(n), 0) << n;  // never taken there
   EXPECT_DOUBLE_EQ(f.custom_ar->twoshot.p2p_efficiency, 0.5);
   m["custom_allreduce"]["oneshot"]["p2p_efficiency"] = 1.5;
   EXPECT_THROW(parse_fabric(m, "x"), BadInput);

@@ -118,7 +118,7 @@ std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
   if (a == ModelAlgo::oneshot || a == ModelAlgo::twoshot)
     return std::string("the custom all-reduce's ") + model_algo_name(a) +
            " kernel over NVLink P2P (the topology preset's custom_allreduce figures)";
-  if (a == ModelAlgo::automatic && fabric.custom_ar)
+  if (a == ModelAlgo::automatic && fabric.custom_ar && fabric.custom_ar->max_for(spec.tp) > 0)
     return "the serving engine's choice: vLLM's custom all-reduce over NVLink P2P (one-shot or "
            "two-shot, the preset's custom_allreduce figures) for a one-node group of 2, 4, 6 or 8 "
            "below the preset's max_bytes for its size (" +
