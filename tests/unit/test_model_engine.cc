@@ -51,7 +51,8 @@ Stepped two_steps(const RunSpec& spec, int64_t layers) {
   g.step(0, layers, plan);
   g.step(1, layers, plan);
   Stepped r;
-  for (const SegmentRecord& s : g.take_traces()[0].segs)
+  const std::vector<RankTrace> traces = g.take_traces();
+  for (const SegmentRecord& s : traces[0].segs)
     if (s.op == Op::step && s.step == 1) r.step_s = s.t1 - s.t0;
   for (const PricedOp& p : plan.layer) r.kernels += p.kernels * static_cast<double>(layers);
   for (const PricedOp& p : plan.tail) r.kernels += p.kernels;
