@@ -95,6 +95,17 @@ TEST(ModelEngine, ADeviceBoundStepIsTheDevicesOwn) {
   EXPECT_LE(issued.step_s, own.step_s + per_kernel * 8);
 }
 
+// An engine that does not wait for each step's tokens issues the next step while the device
+// still runs this one: past the first step, a device-bound step is exactly the device's.
+TEST(ModelEngine, AnEngineThatDoesNotSyncRunsAhead) {
+  const Stepped own = two_steps(one_rank(256, "none"), 4);
+  const double per_kernel = 0.2 * own.step_s / own.kernels;
+  nlohmann::json j = engine_json(per_kernel);
+  j["syncs_per_step"] = false;
+  const Stepped ahead = two_steps(one_rank(256, write_engine("tpb-engine-async", j)), 4);
+  EXPECT_NEAR(ahead.step_s, own.step_s, 1e-12);
+}
+
 TEST(ModelEngine, TheShippedEngineSaysWhatItIsFittedTo) {
   const EngineProfile e = load_engine("eager-python", TPB_SOURCE_DIR "/configs");
   EXPECT_EQ(e.name, "eager-python");

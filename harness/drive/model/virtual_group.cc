@@ -196,8 +196,9 @@ void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
     if (stopped(m)) continue;
     t_[m] += i.host_delay_us * 1e-6;             // host work: no segment, a host gap
     t_[m] += spec_.hw.achievable.engine_step_s;  // the engine's own host work per step
-    // An engine that samples on the host waits for the step before it to issue this one.
-    if (spec_.engine.syncs_per_step || host_[m] < t_[m]) host_[m] = t_[m];
+    // An engine that samples on the host waits for the step before it to issue this one; one
+    // that does not issues on from where it stopped, ahead of the device.
+    if (spec_.engine.syncs_per_step) host_[m] = std::max(host_[m], t_[m]);
     host_[m] += spec_.engine.step_overhead_s;
     t_[m] = std::max(t_[m], host_[m]);
     if (i.jitter_p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_[m]) < i.jitter_p)
