@@ -4,6 +4,7 @@
 #include "harness/measure/calibration_profile.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <vector>
@@ -43,18 +44,35 @@ bool same_grid_point(const OpProfilePointRecord& a, const OpProfilePointRecord& 
   return a.phase == b.phase && a.tp == b.tp && a.batch == b.batch && a.prompt == b.prompt;
 }
 
-// The efficiency table's source, as calibrate states it for the fractions it measured.
+// "1, 4, 16, 64" for the decode batches or "128, 512" for the prefill prompts of the grid.
+std::string grid_list(const std::vector<const OpProfilePointRecord*>& grid, const char* phase) {
+  std::vector<int64_t> v;
+  for (const OpProfilePointRecord* r : grid)
+    if (r->phase == phase && r->tp == 1) v.push_back(r->prompt > 0 ? r->prompt : r->batch);
+  return fmt::format("{}", fmt::join(v, ", "));
+}
+
+// The efficiency table's source, as calibrate states it for the fractions it measured, then
+// each point added from a recorded run.
 std::string efficiency_source(const CalibrationRecord& cal, const OpEfficiency& e, int64_t repeats,
-                              const std::string& where) {
+                              const std::string& where, const std::vector<RecordedOpPoint>& added) {
   const int64_t ranks = cal.context.world_size;
+  const std::vector<const OpProfilePointRecord*> grid = fastest_repeats(cal, where);
   // A record from before calibrate stated its dtype says "real layer steps", as it did then.
   const std::string dtype = e.dtype.empty() ? "" : e.dtype + " ";
-  return fmt::format(
+  std::string s = fmt::format(
       "measured by tpbench calibrate on {} at {}: roofline time / measured time of each op in "
-      "real {}layer steps of {} (TP 1 and {}, {} ranks at once; decode batch 1, 4, 16, 64 at "
-      "context {}; prefill 128, 512; the fastest of {} repeats), against this profile's peaks",
+      "real {}layer steps of {} (TP 1 and {}, {} ranks at once; decode batch {} at context {}; "
+      "prefill {}; the fastest of {} repeats), against this profile's peaks",
       record_host(cal.context, where), cal.context.date, dtype, cal.model.name, ranks, ranks,
-      e.context, repeats);
+      grid_list(grid, "decode"), e.context, grid_list(grid, "prefill"), repeats);
+  if (added.empty()) return s;
+  std::vector<std::string> from;
+  for (const RecordedOpPoint& a : added) from.push_back(a.source);
+  return s + fmt::format(
+                 "; and {} point(s) of recorded runs on the same device at shapes the grid "
+                 "lacks, priced alike (calibrate --runs): {}",
+                 added.size(), fmt::join(from, "; "));
 }
 
 std::string profile_source(const CalibrationRecord& cal, const CalibrationPeaks& p,
@@ -68,6 +86,10 @@ std::string profile_source(const CalibrationRecord& cal, const CalibrationPeaks&
 }
 
 }  // namespace
+
+int64_t table_tokens(const OpProfilePointRecord& r) {
+  return r.batch * (r.prompt > 0 ? r.prompt : 1);
+}
 
 CalibrationPeaks peaks_from_record(const CalibrationRecord& cal) {
   CalibrationPeaks p;
@@ -117,7 +139,8 @@ std::vector<const OpProfilePointRecord*> fastest_repeats(const CalibrationRecord
   return out;
 }
 
-OpEfficiency efficiency_from_record(const CalibrationRecord& cal, const std::string& where) {
+OpEfficiency efficiency_from_record(const CalibrationRecord& cal, const std::string& where,
+                                    const std::vector<RecordedOpPoint>& added) {
   OpEfficiency e;
   int64_t repeats = 0;
   for (const OpProfilePointRecord& r : cal.op_profile) {
@@ -125,22 +148,27 @@ OpEfficiency efficiency_from_record(const CalibrationRecord& cal, const std::str
     if (r.phase == "decode") e.context = r.context;
   }
   for (const OpProfilePointRecord* r : fastest_repeats(cal, where)) {
-    const int64_t tokens = r->batch * (r->prompt > 0 ? r->prompt : 1);
     for (const OpTimeRecord& o : *r->ops)
-      e.points.push_back({o.op, r->phase, static_cast<int>(r->tp), tokens, o.fraction});
+      e.points.push_back({o.op, r->phase, static_cast<int>(r->tp), table_tokens(*r), o.fraction});
   }
   if (e.empty()) return e;
+  for (const RecordedOpPoint& a : added) {
+    const OpProfilePointRecord& r = a.point;
+    for (const OpTimeRecord& o : *r.ops)
+      e.points.push_back({o.op, r.phase, static_cast<int>(r.tp), table_tokens(r), o.fraction});
+  }
   // The dtype the fractions were measured in; a record from before calibrate wrote it leaves
   // it unsaid, as the profile it wrote then did (taken to hold for every dtype).
   e.dtype = cal.dtype.value_or("");
-  e.source = efficiency_source(cal, e, repeats, where);
+  e.source = efficiency_source(cal, e, repeats, where, added);
   return e;
 }
 
 HardwareProfileRecord hardware_from_calibration(const CalibrationRecord& cal,
                                                 const std::string& name,
                                                 const std::string& rebuilt_from,
-                                                const std::string& where, const ModelShape* shape) {
+                                                const std::string& where, const ModelShape* shape,
+                                                const std::vector<RecordedOpPoint>& added) {
   const CalibrationPeaks p = peaks_from_record(cal);
   HardwareProfileRecord hw;
   hw.name = name.empty() ? "calibrated-" + record_host(cal.context, where) : name;
@@ -158,7 +186,7 @@ HardwareProfileRecord hardware_from_calibration(const CalibrationRecord& cal,
                                          rebuilt_from, measured);
   hw.measure_at_startup = false;
   Hardware h;  // the efficiency table and achievable block as a profile spells them
-  h.efficiency = efficiency_from_record(cal, where);
+  h.efficiency = efficiency_from_record(cal, where, added);
   if (!h.efficiency.empty()) hw.efficiency = hardware_to_json(h)["efficiency"];
   if (shape) h.achievable.kernel = kernel_idle_from_record(cal, *shape, where);
   if (!h.achievable.empty()) hw.achievable = achievable_to_json(h.achievable);

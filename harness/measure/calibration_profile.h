@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/measure/recorded_runs.h"
 #include "harness/record/calibration_record.h"
 #include "layers/hardware.h"
 #include "layers/model_shape.h"
@@ -31,26 +32,33 @@ CalibrationPeaks peaks_from_record(const CalibrationRecord& cal);
 // Sets each row's of_peak_flops and of_peak_bw against the peaks.
 void judge_gemm_shapes(std::vector<GemmShapeRecord>& shapes, const CalibrationPeaks& p);
 
+// The efficiency table's token count of a grid point: the batch, times the prompt in prefill.
+int64_t table_tokens(const OpProfilePointRecord& r);
+
 // Of each op-profile grid point (phase, tp, batch, prompt) its fastest ok repeat (fastest median
 // step: a repeat in a slow spell of the machine is the machine, not the op), in the grid's
 // order; the points with no ok repeat are left out.
 std::vector<const OpProfilePointRecord*> fastest_repeats(const CalibrationRecord& cal,
                                                          const std::string& where);
 
-// The efficiency table from the fastest repeats' op fractions. Empty when the record has no
-// op profile.
-OpEfficiency efficiency_from_record(const CalibrationRecord& cal, const std::string& where);
+// The efficiency table from the fastest repeats' op fractions, then the points `added` from
+// recorded runs (recorded_runs.h), each named in the table's source. Empty when the record has
+// no op profile.
+OpEfficiency efficiency_from_record(const CalibrationRecord& cal, const std::string& where,
+                                    const std::vector<RecordedOpPoint>& added = {});
 
 // The hardware.json for the record, checked by the parser that `--hardware` uses. `name`: the
 // profile's name ("" for calibrated-HOST); `rebuilt_from`: the file the record was read from
 // ("" when calibrate has just measured it), said in the profile's source. With the record's
 // model `shape`, a cuda record's op profile also gives achievable.kernel_overhead: the idle at
-// kernel boundaries (harness/measure/kernel_idle.h).
+// kernel boundaries (harness/measure/kernel_idle.h), from the record's own steps alone: the
+// `added` points of other runs widen the efficiency table only.
 HardwareProfileRecord hardware_from_calibration(const CalibrationRecord& cal,
                                                 const std::string& name,
                                                 const std::string& rebuilt_from,
                                                 const std::string& where,
-                                                const ModelShape* shape = nullptr);
+                                                const ModelShape* shape = nullptr,
+                                                const std::vector<RecordedOpPoint>& added = {});
 
 // The topology preset whose fabric is the record's measured all-reduce curve (one node of the
 // ranks that measured it), checked by the parser `--topology` uses; `where` names the file it

@@ -1,6 +1,3 @@
-// An op's measured time per step is its mean over the measured steps scaled by the step's
-// median over its mean, so the ops of one point add up to the median step the validation
-// compares against (a descheduled step would otherwise lift every op of the point).
 #include "harness/measure/op_profile.h"
 
 #include <mpi.h>
@@ -10,7 +7,9 @@
 
 #include "base/errors.h"
 #include "base/mpi_check.h"
+#include "harness/config/backend_traits.h"
 #include "harness/config/options/point_options.h"
+#include "harness/measure/op_fractions.h"
 #include "layers/model_shape.h"
 
 namespace tpb {
@@ -29,7 +28,7 @@ std::vector<GridPoint> grid(const OpProfileSpec& s, const ModelShape& shape) {
   std::vector<GridPoint> g;
   for (int tp : tps) {
     for (int64_t b : {1, 4, 16, 64}) g.push_back({"decode", tp, b, 0});
-    for (int64_t p : {128, 512}) g.push_back({"prefill", tp, 1, p});
+    for (int64_t p : backend_traits(s.backend).profile_prompts) g.push_back({"prefill", tp, 1, p});
   }
   return g;
 }
@@ -56,22 +55,6 @@ RunSpec grid_spec(const OpProfileSpec& s, const GridPoint& p, int world) {
     cfg[opt::warmup.key] = 3;
   }
   return resolve_run_spec(cfg, world, s.config_dir);
-}
-
-// Rank 0: each compute op's fraction of its roofline in this point.
-std::vector<OpTimeRecord> op_fractions(const PointRecord& r, const Peaks& peaks) {
-  std::vector<OpTimeRecord> ops;
-  const double mean = r.metrics->step_time_s.mean, p50 = r.metrics->step_time_s.p50;
-  const double to_median = mean > 0 && p50 > 0 ? p50 / mean : 1.0;
-  if (!r.ops) return ops;
-  for (const OpRecord& o : *r.ops) {
-    if (!o.flops_per_step || !o.bytes_per_step || o.time_s_per_step <= 0) continue;
-    const double roof = std::max(*o.flops_per_step / peaks.flops, *o.bytes_per_step / peaks.bw);
-    const double t = o.time_s_per_step * to_median;
-    if (roof <= 0) continue;  // the all-reduces: no FLOPs or bytes of their own (the fabric's)
-    ops.push_back({o.op, t, roof, roof / t});
-  }
-  return ops;
 }
 
 OpProfilePointRecord grid_record(const PointRecord& r, const GridPoint& g, const OpProfileSpec& s,

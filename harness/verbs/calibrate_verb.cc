@@ -14,6 +14,7 @@
 #include "base/config_loader.h"
 #include "base/errors.h"
 #include "harness/backends/registry.h"
+#include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_dir.h"
 #include "harness/config/config_fields.h"
@@ -21,8 +22,10 @@
 #include "harness/drive/sweep_point.h"
 #include "harness/measure/calibration_measure.h"
 #include "harness/measure/calibration_profile.h"
+#include "harness/measure/recorded_runs.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/calibration_json.h"
+#include "harness/record/json/results_doc_json.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/record/run_context.h"
 #include "harness/verbs/seam/seam_registry.h"
@@ -71,6 +74,9 @@ CalibrateOptions resolve_calibrate_options(const nlohmann::json& cfg, const Worl
   if (s.context < 1) throw BadInput("--context: calibrate needs at least 1 cached token (got 0)");
   s.op_profile = f.boolean(opt::op_profile);
   s.op_repeats = static_cast<int>(f.integer(opt::op_repeats));
+  if (!f.strings(opt::runs).empty())
+    throw BadInput(
+        "--runs: adds recorded runs to a recorded calibration; give it with --from FILE");
   f.reject_unknown();
   return o;
 }
@@ -113,15 +119,25 @@ void print_summary(const World& w, const CalibrateOptions& o, const CalibrationR
             << hardware_profile_path(o.out) << "), details in " << calibration_path(o.out) << "\n";
 }
 
+// `--runs A,B`: the recorded runs, read whole (a folder's results.json).
+std::vector<RecordedRun> read_runs(ConfigFields& f) {
+  std::vector<RecordedRun> runs;
+  for (const std::string& list : f.strings(opt::runs))
+    for (const std::string& path : split_list(list, ','))
+      if (!path.empty()) runs.push_back({path, load_results_doc(path, "--runs")});
+  return runs;
+}
+
 // `--from FILE`: the profile rebuilt from a recorded calibration.json, measuring nothing, so
 // on any machine and with any backend. A measurement option with it is refused, not ignored:
 // the profile would not have been measured as the command line says.
 int calibrate_from(const CliResult& cli, const World& w) {
   std::string out;
   HardwareProfileRecord hw;
+  RecordedOps added;
   agree(w.comm, [&] {
     for (const auto& [key, v] : cli.config.items())
-      if (key != "out" && key != "name" && key != "config_dir")
+      if (key != "out" && key != "name" && key != "config_dir" && key != "runs")
         throw BadInput("--from: rebuilds from a recorded calibration and measures nothing; " +
                        field_name(key) + " is a measurement option (drop it or drop --from)");
     ConfigFields f(cli.config);
@@ -135,11 +151,15 @@ int calibrate_from(const CliResult& cli, const World& w) {
     const ModelShape shape =
         model.empty() ? ModelShape{}
                       : load_model(model, f.str(opt::config_dir, config_dir_for(cli.config)));
-    hw = hardware_from_calibration(cal, name, cli.from, where, model.empty() ? nullptr : &shape);
+    added = recorded_op_points(cal, read_runs(f));
+    hw = hardware_from_calibration(cal, name, cli.from, where, model.empty() ? nullptr : &shape,
+                                   added.taken);
     if (w.rank == 0) ensure_writable_dir(out);
   });
   if (w.rank != 0) return 0;
   write_hardware_profile(out, hw);
+  for (const RecordedOpPoint& a : added.taken) std::cout << "calibrate: added " << a.source << "\n";
+  for (const std::string& why : added.skipped) std::cout << "calibrate: left out " << why << "\n";
   std::cout << "calibrate: " << hardware_profile_path(out) << " rebuilt from " << cli.from
             << " (use --hardware " << hardware_profile_path(out) << ")\n";
   return 0;

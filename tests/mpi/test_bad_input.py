@@ -106,6 +106,7 @@ CASES = [
     ("calibrate tp not dividing heads", 2, ["calibrate", "--tp", "3", "--out", "{work}/cal"], ["--tp", "divide"]),
     ("calibrate unknown model", 2, ["calibrate", "--model", "nosuch", "--out", "{work}/cal"], ["nosuch"]),
     ("calibrate max-bytes too small", 2, ["calibrate", "--max-bytes", "100", "--out", "{work}/cal"], ["--max-bytes"]),
+    ("calibrate --runs without --from", 2, ["calibrate", "--runs", "{work}", "--out", "{work}/cal"], ["--runs", "--from"]),
     ("diagnose of a directory without results", 2, ["diagnose", "{work}"], ["diagnose"]),
     ("diagnose of a file that is not results", 2, ["diagnose", "{work}/not_object.json"], ["diagnose", "results"]),
     ("report into an unwritable --out", 2, ["report", "{work}/results_min.json", "--out", "/proc/tpbench-report"], ["--out"]),

@@ -12,6 +12,9 @@ Predicted by `tpbench sweep --backend model` with three profiles:
     attention fraction was fitted to S = 512 and 4096 themselves: prefill is not held out.
   - cal = `calibrate --from` the shared calibration-llama-3.1-8b.json (its efficiency table and
     the idle per kernel fitted from its own step and op times), when the file is present;
+  - cal+70b = the same with `--runs` run1's one 70B-sized layer (its prefill points at S = 4096,
+    batch 1 and 64: another model's shapes, past the calibration's prefill grid of 128 and 512),
+    so the 8B prefill at S = 4096 is priced by the attention fraction measured on 70B's layer;
   - sheet = h200-sxm:datasheet, every op at its roofline.
 Fails (exit 1) when an off-grid decode point of h200 is off by more than 15%, or when the
 datasheet profile is not faster than a measured step (it must stay an upper bound). The cal
@@ -76,6 +79,18 @@ def predict(tpbench, work, hardware, phase, graph):
         return steps_of(json.load(f))
 
 
+def layer_70b(work):
+    """run1's one 70B-sized layer, extracted: its results folder, or None without run1.tgz."""
+    tgz = os.path.join(SHARED, "run1.tgz")
+    if not os.path.exists(tgz):
+        return None
+    d = os.path.join(work, "70b1")
+    os.makedirs(d)
+    with tarfile.open(tgz) as t, open(os.path.join(d, "results.json"), "wb") as f:
+        f.write(t.extractfile("./70b1/results.json").read())
+    return d
+
+
 def profiles(tpbench, work):
     out = [("h200", "h200-sxm"), ("sheet", "h200-sxm:datasheet")]
     cal = os.path.join(SHARED, "calibration-llama-3.1-8b.json")
@@ -83,6 +98,11 @@ def profiles(tpbench, work):
         d = os.path.join(work, "calibrated")
         run([tpbench, "calibrate", "--from", cal, "--out", d])
         out.insert(1, ("cal", os.path.join(d, "hardware.json")))
+        runs = layer_70b(work)
+        if runs:
+            d = os.path.join(work, "calibrated-70b")
+            run([tpbench, "calibrate", "--from", cal, "--runs", runs, "--out", d])
+            out.insert(2, ("cal+70b", os.path.join(d, "hardware.json")))
     return out
 
 
@@ -96,7 +116,7 @@ def main():
     os.makedirs(pred_dir)
     failures, off_errors = [], []
     print(f"{'measured':<26}{'point':>10}{'grid':>6}{'meas ms':>9}" +
-          "".join(f"{n + ' ms':>10}{'err':>8}" for n, _ in profs))
+          "".join(f"{n + ' ms':>12}{'err':>8}" for n, _ in profs))
     for label, graph, steps in measured_sets():
         for phase in sorted({k[0] for k in steps}):
             pred = {n: predict(tpbench, pred_dir, hw, phase, graph) for n, hw in profs}
@@ -106,7 +126,7 @@ def main():
                 row += f"{m * 1e3:>9.2f}"
                 for n, _ in profs:
                     p = pred[n][key]
-                    row += f"{p * 1e3:>10.2f}{p / m - 1:>+8.1%}"
+                    row += f"{p * 1e3:>12.2f}{p / m - 1:>+8.1%}"
                 print(row)
                 e = pred["h200"][key] / m - 1
                 if phase == "decode" and not on:

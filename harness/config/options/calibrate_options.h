@@ -19,12 +19,16 @@ inline constexpr OptionDef op_repeats{"op_repeats", T::integer, "3",
 inline constexpr OptionDef calibrate_out{"out", T::text, "",
     "output directory (required: hardware.json and calibration.json go there)", 0, 0, "", "",
     "", "DIR"};
+inline constexpr OptionDef runs{"runs", T::list, "",
+    "with --from: recorded results (RESULTS folders or results.json, comma-separated) of the "
+    "same device; each point at a shape the grid lacks joins the efficiency table", 0, 0, "",
+    "", "none", "RESULTS"};
 // clang-format on
 
 inline constexpr const OptionDef* kCalibratePointOptions[] = {
     &backend,      &collective,         &model,     &dtype, &tp, &context,
     &blas_threads, &collective_timeout, &config_dir};
-inline constexpr const OptionDef* kCalibrateOptions[] = {&calibrate_out, &name,       &max_bytes,
-                                                         &reps,          &op_profile, &op_repeats};
+inline constexpr const OptionDef* kCalibrateOptions[] = {
+    &calibrate_out, &name, &max_bytes, &reps, &op_profile, &op_repeats, &runs};
 
 }  // namespace tpb::opt
