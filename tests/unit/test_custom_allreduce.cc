@@ -117,6 +117,24 @@ TEST(CustomAllReduce, AutoRunsNcclElsewhere) {
       ModelAlgo::ring);
 }
 
+// nvlink3's section carries the H100 fit over to A100 unchanged (its source says so): a refit of
+// nvlink4's constants must be carried to nvlink3 too, or its source would be false. The limit is
+// vLLM's default on A100, 8 MiB at every group size.
+TEST(CustomAllReduce, Nvlink3CarriesTheH100FitOver) {
+  const Fabric a100 = load_fabric("nvlink3", kConfigs), h100 = load_fabric("nvlink4", kConfigs);
+  ASSERT_TRUE(a100.custom_ar && h100.custom_ar);
+  for (auto k : {&CustomAllReduce::oneshot, &CustomAllReduce::twoshot}) {
+    const CustomKernel &a = (*a100.custom_ar).*k, &h = (*h100.custom_ar).*k;
+    EXPECT_EQ(a.latency_us, h.latency_us);
+    EXPECT_EQ(a.p2p_efficiency, h.p2p_efficiency);
+  }
+  for (int n : {2, 4, 6, 8}) EXPECT_EQ(a100.custom_ar->max_for(n), 8 * kMiB) << n;
+  // At 8 KB on 8 ranks (a 7B decode all-reduce): one-shot, at the slower links' rate.
+  const ModelTime t = at(a100, 8 * kKiB, 8, ModelAlgo::automatic);
+  EXPECT_EQ(t.algo, ModelAlgo::oneshot);
+  EXPECT_GT(t.time_s, at(h100, 8 * kKiB, 8, ModelAlgo::automatic).time_s);
+}
+
 TEST(CustomAllReduce, NcclIsNcclsOwnChoice) {
   const Fabric f = load_fabric("nvlink4", kConfigs);
   // What auto was before the custom all-reduce: ring LL at 8 B, 6.6 + 14 x 0.6 = 15.0 us.

@@ -81,12 +81,12 @@ TEST(RecordedRuns, PointsThatCannotStandForTheTableAreLeftOutWithTheirReason) {
   PointRecord fp8 = point("prefill", 2, 2048, 0);
   fp8.params.weight_dtype = "fp8";
   const RecordedOps got = recorded_op_points(
-      cal, {run_of(cal, {point("decode", 1, 0, 1024),   // the grid has decode B=1
-                         point("decode", 8, 0, 4096),   // another context
-                         point("prefill", 4, 128, 0),   // 512 tokens: the grid's prefill 512
-                         point("serve", 4, 0, 0), oom, int8, fp8,
-                         point("prefill", 1, 2048, 0),  // taken
-                         point("prefill", 2, 1024, 0)})});  // 2048 tokens: taken just before
+      cal,
+      {run_of(cal, {point("decode", 1, 0, 1024),  // the grid has decode B=1
+                    point("decode", 8, 0, 4096),  // another context
+                    point("prefill", 4, 128, 0),  // 512 tokens: the grid's prefill 512
+                    point("serve", 4, 0, 0), oom, int8, fp8, point("prefill", 1, 2048, 0),  // taken
+                    point("prefill", 2, 1024, 0)})});  // 2048 tokens: taken just before
   ASSERT_EQ(got.taken.size(), 1u);
   EXPECT_EQ(table_tokens(got.taken[0].point), 2048);
   ASSERT_EQ(got.skipped.size(), 8u);
