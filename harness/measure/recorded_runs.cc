@@ -61,8 +61,7 @@ OpProfilePointRecord as_grid_point(const PointRecord& p, const CalibrationPeaks&
 
 }  // namespace
 
-RecordedOps recorded_op_points(const CalibrationRecord& cal,
-                               const std::vector<RecordedRun>& runs) {
+RecordedOps recorded_op_points(const CalibrationRecord& cal, const std::vector<RecordedRun>& runs) {
   const CalibrationPeaks peaks = peaks_from_record(cal);
   std::vector<OpProfilePointRecord> have;
   int64_t table_context = 0;
@@ -89,14 +88,11 @@ RecordedOps recorded_op_points(const CalibrationRecord& cal,
         continue;
       }
       have.push_back(g);
-      out.taken.push_back({std::move(g), fmt::format("{}: {} {} batch {} {} {}", at,
-                                                     p->params.model, p->params.phase,
-                                                     p->params.batch,
-                                                     p->params.phase == "prefill" ? "prompt"
-                                                                                  : "context",
-                                                     p->params.phase == "prefill"
-                                                         ? p->params.prompt
-                                                         : p->params.context)});
+      out.taken.push_back(
+          {std::move(g),
+           fmt::format("{}: {} {} batch {} {} {}", at, p->params.model, p->params.phase,
+                       p->params.batch, p->params.phase == "prefill" ? "prompt" : "context",
+                       p->params.phase == "prefill" ? p->params.prompt : p->params.context)});
     }
   }
   return out;
