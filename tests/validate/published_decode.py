@@ -15,9 +15,10 @@ bandwidth statement; its fixed cost per kernel, 5.32 us, is fitted to the same R
 TP 1 row, tests/validate/published.json, so the 70B rows here stay held out).
 tokens/s = 1 / the modelled step. What the model leaves out: kernel efficiency below the roofline
 (no efficiency table for the A100 here), launch and synchronisation overheads per kernel, the LM
-head and sampling (vocab 32000: 0.5 GB of weights over TP ranks, < 1.6% of a step's bytes), and
-gpt-fast's own all-reduce (modelled as NCCL's ring/LL). Prints the table; exits 0 (a
-comparison, not a pass/fail test).
+head and sampling (vocab 32000: 0.5 GB of weights over TP ranks, < 1.6% of a step's bytes).
+gpt-fast's own all-reduce (ENABLE_INTRA_NODE_COMM=1: PyTorch's one-shot kernel at these 16 KB
+messages) is nvlink3's custom all-reduce, whose constants are the H100 fit carried over, fitted
+to no A100 figure. Prints the table; exits 0 (a comparison, not a pass/fail test).
 Usage: tests/validate/published_decode.py [--tpbench build-cpu/tpbench]
 """
 import argparse
