@@ -27,6 +27,7 @@ T0=$SECONDS
 die() { echo "device-bundle.sh: $*" >&2; exit 1; }
 source "$ROOT/launch/deps.sh"
 tpb_install_deps >/dev/null
+tpb_fetch_cudnn_frontend "$ROOT"
 command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] || die "no nvcc: the bundle's tpbench is a CUDA build"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 CUDA_HOME=${CUDA_HOME:-$(cd "$(dirname "$NVCC")/.." && pwd)}

@@ -4,9 +4,11 @@
 # or only as PyTorch's pip wheels, whose CUDA 13 layout is site-packages/nvidia/cu13/lib
 # (CUDA 12 wheels: nvidia/<name>/lib). The first folder that holds each library wins.
 
-# The library names the bundle's binaries ask for (their DT_NEEDED), less what lib/ carries.
+# The library names the bundle's binaries ask for (their DT_NEEDED), less what lib/ carries,
+# and cuDNN 9, which --attention cudnn loads at run time (too large to carry: PyTorch's
+# nvidia-cudnn wheel has it, in nvidia/cudnn/lib).
 TPB_DEVICE_LIBS=(libcublasLt.so.13 libcublas.so.13 libcudart.so.13 libcupti.so.13 libnccl.so.2
-  libnvidia-ml.so.1 libcuda.so.1)
+  libnvidia-ml.so.1 libcuda.so.1 libcudnn.so.9)
 
 # Prints the folders where the nvidia wheels keep libraries (both layouts), wherever Python
 # finds the nvidia package: site-packages, user site, or PYTHONPATH.

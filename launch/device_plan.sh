@@ -14,11 +14,13 @@ if [[ $MODE == gpu ]]; then
   # Traces of 10 steps: what `tpbench whatif` replays (fewer_kernels: issue 30's prediction).
   DEC=(--batch 1,8,64,256 --context 1024 --steps 20 --warmup 3 --trace-steps 10)
   DEC1=(--batch 1 --context 1024 --steps 20 --warmup 3)
+  DECA=(--batch 1,64 --context 1024 --steps 20 --warmup 3)
   PRE=(--prompt 512,4096 --steps 5 --warmup 1)
   CHECK=(--layers 2 --batch 4 --context 256)
   # Prompts of 992 and 32 new tokens: contexts around run's 1024, for the ITL-against-run target.
   SERVE=(--concurrency 1,8 --requests 16 --prompt-len 992 --output-len 32 --chunk 512)
   GRAPH=(--cuda-graph)
+  ATTN=(--attention cudnn)  # cuDNN's fused SDPA (issue 30): beside the native kernels
   CAL=(--backend cuda --dtype bf16)
   TABLE_DTYPE=bf16
   PEER=()
@@ -28,10 +30,12 @@ else
   M70=(--model tiny --layers 1)
   DEC=(--batch 1,4 --context 64 --steps 3 --warmup 1 --trace-steps 3)
   DEC1=(--batch 1 --context 64 --steps 3 --warmup 1)
+  DECA=(--batch 1,4 --context 64 --steps 3 --warmup 1)
   PRE=(--prompt 32,64 --steps 2 --warmup 1)
   CHECK=(--batch 2 --context 32)  # M8 has its 2 layers
   SERVE=(--concurrency 1,2 --requests 4 --prompt-len 16 --output-len 4 --chunk 16)
   GRAPH=()
+  ATTN=()  # the CPU backend has its own attention only: the steps rerun the native one
   CAL=(--backend cpu --dtype fp32 --reps 1 --max-bytes 64K)
   TABLE_DTYPE=fp32
   PEER=(--small)
@@ -64,6 +68,8 @@ plan_steps() {
   step decode-eager 45 "$TPB" sweep "${C0[@]}" "${M8[@]}" --phase decode "${DEC[@]}" --out "$R/decode-eager"
   step decode-graph 45 "$TPB" sweep "${C0[@]}" "${M8[@]}" --phase decode "${DEC[@]}" "${GRAPH[@]}" --out "$R/decode-graph"
   step prefill 40 "$TPB" sweep "${C[@]}" "${M8[@]}" --phase prefill "${PRE[@]}" --out "$R/prefill"
+  step prefill-cudnn 40 "$TPB" sweep "${C[@]}" "${M8[@]}" --phase prefill "${PRE[@]}" "${ATTN[@]}" --out "$R/prefill-cudnn"
+  step decode-cudnn 45 "$TPB" sweep "${C[@]}" "${M8[@]}" --phase decode "${DECA[@]}" "${ATTN[@]}" --out "$R/decode-cudnn"
   step check 40 "$TPB" run "${C[@]}" "${M8[@]}" --phase decode "${CHECK[@]}" --steps 3 --check --out "$R/check"
   step peer 60 python3 "$BUNDLE/peer_torch.py" --modes eager,graph "${PEER[@]}" --out "$R/peer.jsonl"
   step serve 45 "$TPB" serve "${C[@]}" "${M8[@]}" "${SERVE[@]}" --out "$R/serve"

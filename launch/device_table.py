@@ -3,11 +3,13 @@
 1. the steps: exit code and seconds of each, from steps.tsv;
 2. every tpbench point: step time, MBU, MBU against the copy bandwidth calibrate measured in the
    same call, MFU, its ceiling and the host gap; a failed point shows its reason;
-3. side by side with the peer reference (peer_torch.py's JSON lines), for the target model;
+3. side by side with the peer reference (peer_torch.py's JSON lines), for the target model,
+   with tpbench's steps under --attention cudnn (cuDNN's fused SDPA) in a column of their own;
 4. the --check verdict (the step against the independent host reference);
 5. the targets (issue 30's, in one call), judged on the target model's points only: a model
    whose shape cannot reach them (tiny: launch-bound, hidden 1024) is never judged. A target
-   with no point to judge it is FAIL: nothing measured is not a pass.
+   with no point to judge it is FAIL: nothing measured is not a pass. The step targets take
+   tpbench's best (eager, graph or cudnn attention); the graph target compares native ones.
 It reads result folders (sub-folders holding results.json) and skips everything else there
 (logs, archives), and a folder it cannot read is a row saying so, not a crash.
 Exit: 0 every target passes, 1 a --check failed, 3 a target fails, 2 bad usage.
@@ -40,7 +42,10 @@ def load_points(dirs):
             with open(os.path.join(d, "results.json")) as f:
                 doc = json.load(f)
             graph = bool(doc.get("config", {}).get("cuda_graph"))  # a run's setting
-            rows += [(name, p, graph) for p in doc.get("points", [])]
+            attention = doc.get("config", {}).get("attention", "native")
+            for p in doc.get("points", []):
+                p["_attention"] = attention  # where the point's attention kernels came from
+                rows.append((name, p, graph))
         except (OSError, ValueError, AttributeError) as e:
             rows.append((name, {"status": "unreadable", "reason": str(e)[:80], "params": {}}, False))
     return rows
@@ -111,11 +116,13 @@ def points_table(rows, copy_bw):
               f"{fmt(m.get('host_gap_fraction'), 7)}")
 
 
-def ok_points(rows, model):
+def ok_points(rows, model, attention="native"):
     """The target model's ok single-sequence-prefill points at TP 1 with its most layers (a
-    --check run on 2 layers is no step of the model): (phase, size, graph) -> point."""
+    --check run on 2 layers is no step of the model), under `attention`'s kernels:
+    (phase, size, graph) -> point."""
     mine = [(p, g) for _, p, g in rows if p.get("status") == "ok"
-            and p["params"].get("model") == model and p["params"].get("tp", 1) == 1]
+            and p["params"].get("model") == model and p["params"].get("tp", 1) == 1
+            and p.get("_attention", "native") == attention]
     layers = max((p["params"].get("layers", 0) for p, _ in mine), default=0)
     out = {}
     for p, graph in mine:
@@ -134,23 +141,26 @@ def step_ms(p):
     return p["metrics"]["step_time_s"]["p50"] * 1e3 if p else None
 
 
-def side_by_side(pts, peer, model):
+def side_by_side(pts, peer, model, cudnn=None):
     mine = [r for r in peer if r.get("model") == model]
     if not mine:
         print("\nno peer reference for " + model + " (peer.jsonl missing or empty)")
         return {}
     ref = {(r["mode"], r["phase"], r["batch"] if r["phase"] == "decode" else r["prompt"]): r["step_ms"]
            for r in mine}
+    cudnn = cudnn or {}
     print(f"\n{model}, p50 step ms   {'torch eager':>11} {'torch graph':>11} {'compile+graph':>13} "
-          f"{'tpb eager':>9} {'tpb graph':>9} {'tpb/compile':>11}")
-    keys = sorted({(ph, s) for _, ph, s in ref} | {(ph, s) for ph, s, _ in pts if ph != "serve"})
+          f"{'tpb eager':>9} {'tpb graph':>9} {'tpb cudnn':>9} {'tpb/compile':>11}")
+    keys = sorted({(ph, s) for _, ph, s in ref}
+                  | {(ph, s) for ph, s, _ in list(pts) + list(cudnn) if ph != "serve"})
     for ph, s in keys:
         e, g = step_ms(pts.get((ph, s, False))), step_ms(pts.get((ph, s, True)))
+        a = step_ms(cudnn.get((ph, s, False)))
         c = ref.get(("compile", ph, s))
-        ratio = min(x for x in (e, g) if x) / c if c and (e or g) else None
+        ratio = min(x for x in (e, g, a) if x) / c if c and (e or g or a) else None
         name = f"{ph} {'B' if ph == 'decode' else 'S'}={s}"
         print(f"{name:23} {fmt(ref.get(('eager', ph, s)), 11, 2)} {fmt(ref.get(('graph', ph, s)), 11, 2)} "
-              f"{fmt(c, 13, 2)} {fmt(e, 9, 2)} {fmt(g, 9, 2)} {fmt(ratio, 11, 2)}")
+              f"{fmt(c, 13, 2)} {fmt(e, 9, 2)} {fmt(g, 9, 2)} {fmt(a, 9, 2)} {fmt(ratio, 11, 2)}")
     return ref
 
 
@@ -167,17 +177,26 @@ def check_verdict(rows):
     return failed
 
 
-def targets(pts, ref, copy_bw):
-    """(name, values, test) per target; values empty when no point measured it."""
+def targets(pts, ref, copy_bw, cudnn=None):
+    """(name, values, test) per target; values empty when no point measured it. The step and
+    bandwidth targets take tpbench's best: eager, graph, or cuDNN's attention (`cudnn`)."""
+    cudnn = cudnn or {}
+
     def vs_compile(b):
         e, g, c = step_ms(pts.get(("decode", b, False))), step_ms(pts.get(("decode", b, True))), \
             ref.get(("compile", "decode", b))
-        best = min([x for x in (e, g) if x] or [None]) if (e or g) else None
+        a = step_ms(cudnn.get(("decode", b, False)))
+        best = min([x for x in (e, g, a) if x] or [None]) if (e or g or a) else None
         return [best / c] if best and c else []
 
+    def faster(*ps):
+        return min([p for p in ps if p], key=step_ms, default=None)
+
     d1 = pts.get(("decode", 1, False))
-    bw = [d1["metrics"]["mbu"] * d1["metrics"]["peaks"]["bw"] / copy_bw] if d1 and copy_bw else []
-    pre = pts.get(("prefill", 4096, False))
+    fast1 = faster(d1, cudnn.get(("decode", 1, False)))
+    bw = [fast1["metrics"]["mbu"] * fast1["metrics"]["peaks"]["bw"] / copy_bw] \
+        if fast1 and copy_bw else []
+    pre = faster(pts.get(("prefill", 4096, False)), cudnn.get(("prefill", 4096, False)))
     graph = [step_ms(pts[k]) / step_ms(pts[(k[0], k[1], False)]) for k in pts
              if k[0] == "decode" and k[2] and (k[0], k[1], False) in pts]
     serve1 = pts.get(("serve", 1, False))
@@ -219,9 +238,10 @@ def main():
     rows = load_points(result_dirs(a.results))
     points_table(rows, copy_bw)
     pts = ok_points(rows, a.target_model)
-    ref = side_by_side(pts, read_jsonl(a.peer), a.target_model)
+    cudnn = ok_points(rows, a.target_model, "cudnn")
+    ref = side_by_side(pts, read_jsonl(a.peer), a.target_model, cudnn)
     wrong = check_verdict(rows)
-    missed = print_targets(targets(pts, ref, copy_bw), a.target_model)
+    missed = print_targets(targets(pts, ref, copy_bw, cudnn), a.target_model)
     return 1 if wrong else 3 if missed else 0
 
 

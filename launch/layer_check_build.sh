@@ -22,9 +22,17 @@ build_layer_check() {
   [[ -f "$CUDA_HOME/include/cupti_activity.h" ]] && cupti=layers/cuda/activity/cupti_activity.cc
   local cc=(layers/cuda/bandwidth_hog.cc layers/cuda/cuda_clock.cc layers/cuda/cuda_device.cc
             layers/cuda/cuda_gemm.cc layers/cuda/cuda_varlen.cc layers/cuda/plan/launch_plan.cc
-            layers/cuda/plan/varlen_plan.cc layers/cuda/activity/activity_join.cc "$cupti"
+            layers/cuda/plan/varlen_plan.cc layers/cuda/plan/sdpa_plan.cc
+            layers/cuda/activity/activity_join.cc "$cupti"
             base/errors.cc tests/gpu/device_check.cc
             tests/gpu/layer_check.cc layers/reference/ref_ops.cc tests/gpu/varlen_check.cc)
+  # cuDNN's attention where launch/deps.sh fetched cudnn-frontend (cuDNN is loaded at run time).
+  local fe="$ROOT/.deps/cudnn-frontend/include" sdpa=(layers/cuda/cudnn/cudnn_sdpa_none.cc)
+  local sdpa_flags=()
+  if [[ -f "$fe/cudnn_frontend.h" && -f "$CUDA_HOME/include/cudnn.h" ]]; then
+    sdpa=(layers/cuda/cudnn/cudnn_sdpa.cc)
+    sdpa_flags=(-isystem "$fe" -DNV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING)
+  fi
   local cache=()  # ccache where it is installed: CI builds this on every run
   command -v ccache >/dev/null && cache=(ccache)
   for f in "${cu[@]}"; do
@@ -35,6 +43,9 @@ build_layer_check() {
     "${cache[@]}" "${CXX:-g++}" -std=c++20 -O2 "${inc[@]}" -c "$ROOT/$f" -o "$dir/obj/$(basename "$f" .cc).o" &
     pids+=($!)
   done
+  "${cache[@]}" "${CXX:-g++}" -std=c++20 -O2 "${inc[@]}" "${sdpa_flags[@]}" -c "$ROOT/${sdpa[0]}" \
+    -o "$dir/obj/cudnn_sdpa.o" &
+  pids+=($!)
   for f in "${pids[@]}"; do wait "$f" || fail=1; done
   [[ $fail == 0 ]] || die "the layer check did not compile"
   "$NVCC" -arch=sm_"$ARCH" "$dir"/obj/*.o "$lt" "$blas" -Xlinker -rpath -Xlinker "$(dirname "$lt")" \

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source launch/deps.sh
 tpb_install_deps
+tpb_fetch_cudnn_frontend "$PWD"
 
 OUT=${OUT:-out/quickstart}
 NP=${NP:-2}

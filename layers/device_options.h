@@ -11,6 +11,7 @@ struct DeviceOptions {
   int local_size = 1;
   double memory_budget_bytes = 0;  // 0 = what the device has
   int blas_threads = 1;
+  std::string attention = "native";  // cuda: native | cudnn (layers/cuda/plan/sdpa_plan.h)
 };
 
 }  // namespace tpb

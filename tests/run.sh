@@ -11,6 +11,7 @@ source launch/deps.sh
 # CI only: ccache (see the no-MPI stage); python3-venv and python3-wheel (the install check's
 # offline `pip install ./results`).
 tpb_install_deps ccache python3-venv python3-wheel
+tpb_fetch_cudnn_frontend "$PWD"  # --attention cudnn in the CUDA build (layers/cuda/cudnn)
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1

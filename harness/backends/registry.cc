@@ -132,6 +132,7 @@ DeviceOptions device_options(const RunSpec& spec, const World& w) {
   DeviceOptions o = device_options(spec.backend, w);
   o.memory_budget_bytes = spec.memory_budget_bytes;
   o.blas_threads = spec.blas_threads;
+  o.attention = spec.attention;
   return o;
 }
 

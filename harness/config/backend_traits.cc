@@ -14,15 +14,15 @@ const std::vector<BackendTraits>& table() {
   // clang-format off
   static const std::vector<BackendTraits> t = {
       // name, collective, hardware, dtype, device memory, nccl, sm clock, graphs, virtual,
-      // helper threads, kernels, the op profile's prefill prompts
-      {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false, false, false, false,
+      // helper threads, kernels, library attention, the op profile's prefill prompts
+      {"cpu", "mpi", "cpu", DType::fp32, false, false, false, false, false, false, false, false,
        {128, 512}},
-      {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true, false, true, true,
+      {"cuda", "nccl", "h100-sxm", DType::bf16, true, true, true, true, false, true, true, true,
        {128, 512, 2048, 8192}},
       // Virtual ranks in one process; NCCL's tuning model on a topology preset's fabric.
       // --cuda-graph prices each kernel at the profile's graph_s (layers/profile/achievable.h).
       {"model", "model", "h100-sxm", DType::bf16, true, false, false, true, true, false, false,
-       {128, 512}},
+       false, {128, 512}},
   };
   // clang-format on
   return t;

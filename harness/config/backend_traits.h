@@ -30,6 +30,8 @@ struct BackendTraits {
   // Launches kernels by the CUDA backend's launch plan, so its steps have idle at kernel
   // boundaries (kernel_idle, whatif's fewer_kernels).
   bool launches_kernels = false;
+  // Runs a library's attention kernels beside its own (--attention cudnn).
+  bool library_attention = false;
   // The prefill prompts of calibrate's op profile. A GPU's prefill attention changes regime past
   // 512 (on the H200, its time per S^2 falls 3x from 512 to 4096), so no line through 128 and
   // 512 reaches a long prompt; a CPU core would take minutes a step there.

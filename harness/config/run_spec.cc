@@ -41,6 +41,9 @@ namespace {
 
 // Options only some backends honour, and the combinations a CUDA graph cannot replay.
 void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
+  if (s.attention != opt::attention.def && !bt.library_attention)
+    throw BadInput("--attention: " + s.attention + " runs on the cuda backend only (" + s.backend +
+                   " has its own attention)");
   for (const InjectSpec& i : s.inject)
     if (i.sm_clock_mhz > 0 && !bt.clock_control && !bt.virtual_ranks)
       throw BadInput("--inject: sm_clock needs --backend cuda (or model)");
@@ -183,6 +186,7 @@ RunSpec resolve_run_spec(const nlohmann::json& cfg, int world,
   s.out = f.str(opt::out);
   s.check = f.boolean(opt::check);
   s.cuda_graph = f.boolean(opt::cuda_graph);
+  s.attention = f.choice(opt::attention);
   s.lm_head = f.boolean(opt::lm_head);
   s.seed = static_cast<uint64_t>(f.integer(opt::seed));
   s.occupancy_window_s = f.duration(opt::occupancy_window, 1.0 / 6.0);
@@ -241,6 +245,7 @@ nlohmann::ordered_json run_spec_to_json(const RunSpec& s) {
                            {opt::config_dir.key, s.config_dir},
                            {"model_shape", model_to_json(s.shape)},
                            {"hardware_profile", hardware_to_json(s.hw)}};
+  if (backend_traits(s.backend).library_attention) j[opt::attention.key] = s.attention;
   if (backend_traits(s.backend).virtual_ranks) {
     echo_model_world(j,
                      {s.world, s.algo, s.gpus_per_node, s.model_noise, s.noise_seed, s.noise_cv});
@@ -259,6 +264,7 @@ std::vector<std::string> rerun_keys() {
   echo_model_world(model_only, {});
   for (const auto& [k, v] : model_only.items()) keys.push_back(k);
   keys.push_back(opt::engine.key);
+  keys.push_back(opt::attention.key);
   return keys;
 }
 

@@ -45,6 +45,7 @@ struct RunSpec {
   std::string tp_groups = "contiguous";  // contiguous | strided
   std::string out;
   bool check = false;
+  std::string attention = "native";  // --attention native|cudnn (cuda: layers/cuda/cudnn)
   bool cuda_graph = false;  // capture one step into a CUDA graph and replay it (cuda backend)
   bool lm_head = false;     // end each step with the LM head and greedy sampling
   uint64_t seed = 1234;

@@ -19,6 +19,7 @@
 #include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/nvtx_ranges.h"
 #include "layers/cuda/plan/launch_plan.h"
+#include "layers/cuda/plan/sdpa_plan.h"
 
 namespace tpb {
 namespace {
@@ -137,6 +138,9 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
   TPB_CUBLAS_CHECK(cublasSetWorkspace(d.blas, d.lt_workspace.get(), kLtWorkspaceBytes));
   d.clock = std::make_unique<GpuClock>(d.stream);
   caps_.timer_resolution_s = d.clock->resolution_s();
+  // Opened with the device, so a missing cuDNN is said before any point runs.
+  d.attention = parse_attn_impl(o.attention, "--attention");
+  if (d.attention == AttnImpl::cudnn) d.sdpa = std::make_unique<CudnnSdpa>(d.stream);
 }
 
 CudaDevice::~CudaDevice() {
@@ -155,6 +159,8 @@ CudaDevice::~CudaDevice() {
   d.clock.reset();
   d.decode_ws = DeviceBuffer();
   d.prefill_ws = DeviceBuffer();
+  d.sdpa.reset();  // its plans and handle, before the stream they run on
+  d.sdpa_ws = DeviceBuffer();
   d.varlen.reset();
   d.lt_workspace = DeviceBuffer();
   if (d.stream) TPB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(d.stream));
@@ -235,10 +241,25 @@ void CudaDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t
                                 impl_->stream, qkv, k_cache, v_cache, tokens_per_seq, pos0, s, t);
 }
 
+void CudaDevice::sdpa(const SdpaLayout& l, const void* qkv, const void* k_cache,
+                      const void* v_cache, void* out, DType t) {
+  Impl& d = *impl_;
+  const int64_t ws = d.sdpa->workspace_bytes(l, t);  // builds the shape's graph the first time
+  if (ws > static_cast<int64_t>(d.sdpa_ws.bytes())) {
+    TPB_ASSERT(!d.capturing, "attention (cudnn): workspace grown under graph capture (no warm-up)");
+    d.sdpa_ws = DeviceBuffer();
+    d.sdpa_ws = alloc(static_cast<std::size_t>(ws));
+  }
+  d.sdpa->run(l, t, qkv, k_cache, v_cache, out, ws > 0 ? d.sdpa_ws.get() : nullptr);
+}
+
 void CudaDevice::attention_decode(const void* qkv, const void* k_cache, const void* v_cache,
                                   void* out, int64_t ctx_len, const AttnShape& s, DType t) {
   TPB_ASSERT(ctx_len <= s.max_ctx, "attention_decode: ctx_len beyond the cache");
   Impl& d = *impl_;
+  if (sdpa_runs(d.attention, t))
+    return sdpa(sdpa_decode_layout(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.max_ctx, ctx_len),
+                qkv, k_cache, v_cache, out, t);
   const DecodePlan p =
       plan_attention_decode(s.batch, s.q_heads, s.kv_heads, s.head_dim, ctx_len, t, d.sms);
   if (p.workspace_bytes > static_cast<double>(d.decode_ws.bytes())) {
@@ -253,6 +274,9 @@ void CudaDevice::attention_prefill(const void* qkv, const void* k_cache, const v
                                    void* out, int64_t seq, const AttnShape& s, DType t) {
   TPB_ASSERT(seq <= s.max_ctx, "attention_prefill: seq beyond the cache");
   Impl& d = *impl_;
+  if (sdpa_runs(d.attention, t))
+    return sdpa(sdpa_prefill_layout(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.max_ctx, seq),
+                qkv, k_cache, v_cache, out, t);
   const PrefillPlan p = plan_attention_prefill(s.batch, s.q_heads, s.kv_heads, s.head_dim, seq, t);
   if (p.workspace_bytes > static_cast<double>(d.prefill_ws.bytes())) {
     TPB_ASSERT(!d.capturing, "attention_prefill: workspace grown under graph capture (no warm-up)");
@@ -421,6 +445,10 @@ std::string CudaDevice::gemm_algos() const {
 }
 std::vector<std::string> CudaDevice::kernel_choices() const {
   std::vector<std::string> out;
+  out.push_back(impl_->sdpa ? impl_->sdpa->describe() +
+                                  " for bf16 and fp16 prefill and decode; native kernels for "
+                                  "fp32 and the serving steps' varlen attention"
+                            : "attention: native kernels (layers/cuda/kernels)");
   std::istringstream lines(gemm_algos());
   for (std::string l; std::getline(lines, l);)
     if (!l.empty()) out.push_back(l);

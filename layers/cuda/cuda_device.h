@@ -11,6 +11,7 @@
 
 namespace tpb {
 
+struct SdpaLayout;  // plan/sdpa_plan.h
 struct VarlenMeta;  // varlen_plan.h
 
 class CudaDevice final : public Device {
@@ -100,6 +101,9 @@ class CudaDevice final : public Device {
 
  private:
   struct Impl;
+  // One call of cuDNN's fused attention (--attention cudnn), its workspace grown as needed.
+  void sdpa(const SdpaLayout& l, const void* qkv, const void* k_cache, const void* v_cache,
+            void* out, DType t);
   const int32_t* varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m);
   std::unique_ptr<Impl> impl_;
   DeviceCaps caps_;

@@ -16,6 +16,7 @@
 #include "layers/cuda/cuda_clock.h"
 #include "layers/cuda/cuda_device.h"
 #include "layers/cuda/cuda_gemm.h"
+#include "layers/cuda/cudnn/cudnn_sdpa.h"
 
 namespace tpb {
 
@@ -52,6 +53,9 @@ struct CudaDevice::Impl {
   DeviceBuffer decode_ws;                   // split-K partials, grown on first use (a warm-up step)
   cublasHandle_t blas = nullptr;            // prefill attention's batched GEMMs, on `stream`
   DeviceBuffer prefill_ws;                  // its fp32 scores, grown like decode_ws
+  AttnImpl attention = AttnImpl::native;    // --attention
+  std::unique_ptr<CudnnSdpa> sdpa;          // --attention cudnn: made when the device opens
+  DeviceBuffer sdpa_ws;                     // its workspace, grown like decode_ws
   std::unique_ptr<CudaVarlenState> varlen;  // mixed steps (cuda_varlen.cc), made on first use
   std::function<void(double)> sync_poll;
   bool capturing = false;

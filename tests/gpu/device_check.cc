@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -191,6 +192,63 @@ void print_row(const char* phase, int64_t batch, int64_t n, int layers, double s
               std::min(1.0, intensity / ridge), intensity, bytes / step_s * 1e-9, stamped_s * 1e3);
 }
 
+// --attention cudnn on a second device of the same GPU: the layer's ops against the host
+// reference with cuDNN's fused attention (bf16 and fp16: fp32 keeps the native kernels, checked
+// above), then the 8B step side by side with the native attention (decode B=1, prefill S=4096).
+// A build without cudnn-frontend, or a machine without cuDNN 9, fails here with the reason.
+int check_cudnn_attention(CudaDevice& native, bool quick) {
+  std::printf("\n[4] --attention cudnn (cuDNN's fused SDPA)\n");
+  DeviceOptions o;
+  o.backend = "cuda";
+  o.attention = "cudnn";
+  std::unique_ptr<CudaDevice> dev;
+  try {
+    dev = std::make_unique<CudaDevice>(o, 0);
+  } catch (const std::exception& e) {
+    std::printf("  FAIL: %s\n", e.what());
+    return 1;
+  }
+  std::printf("  %s\n", dev->kernel_choices().front().c_str());
+  int failures = 0;
+  struct Case {
+    CheckShape s;
+    bool prefill;
+    int64_t batch, n;
+    DType t;
+  };
+  std::vector<Case> cases = {{kSmall128, true, 1, 100, DType::bf16},
+                             {kSmall128, false, 2, 700, DType::bf16},
+                             {kLlama8b, true, 1, 40, DType::bf16},
+                             {kLlama8b, false, 2, 300, DType::bf16}};
+  if (!quick) {
+    cases.push_back({kSmall, true, 2, 600, DType::bf16});
+    cases.push_back({kSmall, false, 3, 45, DType::fp16});
+    cases.push_back({kSmallG2, true, 1, 300, DType::fp16});
+    cases.push_back({kLlama8b, false, 64, 1024, DType::bf16});
+  }
+  for (const Case& k : cases) {
+    std::printf("  %s %s B=%lld %s=%lld %s\n", k.s.name, k.prefill ? "prefill" : "decode",
+                static_cast<long long>(k.batch), k.prefill ? "S" : "context",
+                static_cast<long long>(k.n), dtype_name(k.t));
+    failures += check_layer(*dev, k.s, k.prefill, k.batch, k.n, k.t);
+  }
+  const int layers = quick ? 2 : 4;
+  const int64_t prompt = quick ? 512 : 4096;
+  std::printf("  %s x %d layers, bf16, TP=1, p50 step ms: %-9s %-9s %s\n", kLlama8b.name, layers,
+              "native", "cudnn", "cudnn/native");
+  Stack a(native, kLlama8b, layers, DType::bf16, prompt),
+      b(*dev, kLlama8b, layers, DType::bf16, prompt);
+  a.caches(1, std::max<int64_t>(prompt, 1025));
+  b.caches(1, std::max<int64_t>(prompt, 1025));
+  for (const auto& [prefill, n] : {std::pair{false, int64_t{1024}}, std::pair{true, prompt}}) {
+    const double tn = time_steps(native, a, prefill, 1, n, prefill ? 3 : 20);
+    const double tc = time_steps(*dev, b, prefill, 1, n, prefill ? 3 : 20);
+    std::printf("    %-7s %s=%-5lld %9.3f %9.3f %6.3f\n", prefill ? "prefill" : "decode",
+                prefill ? "S" : "ctx", static_cast<long long>(n), tn * 1e3, tc * 1e3, tc / tn);
+  }
+  return failures;
+}
+
 int run(bool quick) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
@@ -322,6 +380,8 @@ int run(bool quick) {
   for (int i = 0; i < kComputeOps; ++i)
     std::printf("    %-14s %9.4f | %9.3f\n", kOpNames[i], ops_b1[i] * 1e3, ops_long[i] * 1e3);
   std::printf("\n  cuBLASLt choices:\n%s", dev.gemm_algos().c_str());
+
+  failures += check_cudnn_attention(dev, quick);
 
   std::printf("\ndevice-check: %s (%d failure%s)\n", failures ? "FAIL" : "PASS", failures,
               failures == 1 ? "" : "s");

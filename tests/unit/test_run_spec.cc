@@ -2,7 +2,9 @@
 // the field. (The end-to-end bad-input table runs the binary in tests/mpi/test_bad_input.py.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "base/errors.h"
 #include "harness/config/inject_spec.h"
@@ -234,6 +236,30 @@ TEST(RunSpec, ServeModelConfigIsTheRunsInServingMode) {
   EXPECT_EQ(c.context, 0);
   EXPECT_EQ(c.prompt, 1);
   EXPECT_FALSE(c.lm_head);
+}
+
+}  // namespace
+}  // namespace tpb
+
+namespace tpb {
+namespace {
+
+// --attention: cuda echoes its choice (a rerun keeps it); cpu and model refuse cudnn by name
+// and echo nothing, so their results are as before the option.
+TEST(RunSpec, AttentionIsTheCudaBackendsChoice) {
+  const RunSpec cuda = resolve({{"backend", "cuda"}, {"attention", "cudnn"}}, 1);
+  EXPECT_EQ(cuda.attention, "cudnn");
+  EXPECT_EQ(run_spec_to_json(cuda)["attention"], "cudnn");
+  EXPECT_EQ(run_spec_to_json(resolve({{"backend", "cuda"}}, 1))["attention"], "native");
+  EXPECT_FALSE(run_spec_to_json(resolve(nlohmann::json::object())).contains("attention"));
+  const std::vector<std::string> keys = rerun_keys();
+  EXPECT_NE(std::find(keys.begin(), keys.end(), "attention"), keys.end());
+  for (const char* backend : {"cpu", "model"})
+    EXPECT_NE(error_of({{"backend", backend}, {"attention", "cudnn"}}, 1)
+                  .find("--attention: cudnn runs on the cuda backend only"),
+              std::string::npos)
+        << backend;
+  EXPECT_NE(error_of({{"attention", "flash"}}).find("--attention"), std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/errors.h"
+#include "layers/cuda/plan/sdpa_plan.h"
 
 namespace tpb {
 namespace {
@@ -334,7 +335,15 @@ std::vector<KernelLaunch> layer_launch_plan(const LayerDims& d) {
     add(Op::rope, plan_rope(tokens, d.q_heads, d.kv_heads, d.head_dim, d.dtype));
     add(Op::kv_write, plan_kv_write(tokens, d.kv_heads, d.head_dim, d.dtype));
   }
-  if (d.prefill) {
+  if (sdpa_runs(d.attention, d.dtype)) {
+    const int64_t cap = std::max(d.max_ctx, d.ctx_len);
+    add(Op::attention,
+        plan_attention_sdpa(
+            d.prefill
+                ? sdpa_prefill_layout(d.batch, d.q_heads, d.kv_heads, d.head_dim, cap, d.ctx_len)
+                : sdpa_decode_layout(d.batch, d.q_heads, d.kv_heads, d.head_dim, cap, d.ctx_len),
+            d.dtype));
+  } else if (d.prefill) {
     const PrefillPlan p =
         plan_attention_prefill(d.batch, d.q_heads, d.kv_heads, d.head_dim, d.ctx_len, d.dtype);
     add(Op::attention, p.scores);

@@ -122,6 +122,10 @@ inline int64_t prefill_score_ld(int64_t keys) {
   return (keys + 7) / 8 * 8;
 }
 
+// Which attention kernels run: tpbench's own (layers/cuda/kernels) or cuDNN's fused SDPA
+// (sdpa_plan.h, where bf16 and fp16 run it).
+enum class AttnImpl { native, cudnn };
+
 // One TP transformer layer on one rank, as the step driver composes it.
 struct LayerDims {
   bool prefill = false;
@@ -141,6 +145,8 @@ struct LayerDims {
   // + cache, and the MLP residual inside the next layer's norm (step_launch_plan adds the last
   // layer's). false: one kernel per op, the plan the cost-model test sums.
   bool fused = false;
+  AttnImpl attention = AttnImpl::native;
+  int64_t max_ctx = 0;  // the caches' positions per sequence (cuDNN's K and V batch stride)
 };
 
 // Kernels (and, for tp > 1, the two all-reduces) of one layer, in launch order.

@@ -1,0 +1,44 @@
+// cuDNN's fused scaled-dot-product attention on the device's stream (`--attention cudnn`):
+// tpbench's own buffers as SdpaLayout views them (layers/cuda/plan/sdpa_plan.h), nothing
+// copied. The frontend (cudnn-frontend, header-only, fetched by launch/deps.sh) loads cuDNN 9
+// at run time, so a binary built here starts where cuDNN is absent and says so only when asked
+// for this attention. Built without the frontend, the constructor refuses in one line.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/dtype.h"
+#include "layers/cuda/plan/sdpa_plan.h"
+
+namespace tpb {
+
+class CudnnSdpa {
+ public:
+  // Loads libcudnn.so.9 and creates a handle bound to `stream`. Throws BackendError naming the
+  // library when it cannot be loaded (LD_LIBRARY_PATH must reach it: the toolkit's lib/, or
+  // the nvidia-cudnn wheel's nvidia/cudnn/lib beside PyTorch).
+  explicit CudnnSdpa(cudaStream_t stream);
+  ~CudnnSdpa();
+  CudnnSdpa(const CudnnSdpa&) = delete;
+  CudnnSdpa& operator=(const CudnnSdpa&) = delete;
+
+  // The workspace one call of this shape needs. The shape's graph is built (and its support
+  // checked) on first use and kept: throws BackendError with cuDNN's message when no engine
+  // runs it. Call it before a timed or captured step, so building is never inside one.
+  int64_t workspace_bytes(const SdpaLayout& l, DType t);
+  // One call on the stream: q, k, v, o as the layout says, `workspace` at least
+  // workspace_bytes(l, t) bytes (or null when that is 0).
+  void run(const SdpaLayout& l, DType t, const void* q, const void* k, const void* v, void* o,
+           void* workspace);
+  // "cuDNN 9.19.0 SDPA (frontend 1.32.0)": what kernel_choices records.
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tpb
