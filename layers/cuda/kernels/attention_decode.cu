@@ -128,16 +128,9 @@ __device__ void score_pass(const T* kbase, int64_t pos_stride, const float* qs, 
 __device__ __forceinline__ void chunk_softmax(float* sc, float* stats, int g, int n, int64_t chunk,
                                               int warp, int lane, int nwarps) {
   for (int h = warp; h < g; h += nwarps) {
-    float m = -INFINITY;
-    for (int p = lane; p < n; p += 32) m = fmaxf(m, sc[h * chunk + p]);
-    m = warp_max(m);
-    float l = 0.f;
-    for (int p = lane; p < n; p += 32) {
-      const float e = expf(sc[h * chunk + p] - m);
-      sc[h * chunk + p] = e;
-      l += e;
-    }
-    l = warp_sum(l);
+    float* row = sc + h * chunk;
+    const float m = warp_row_max(row, n, lane);
+    const float l = warp_exp_sum(row, n, m, lane);
     if (lane == 0) {
       stats[2 * h] = m;
       stats[2 * h + 1] = l;
