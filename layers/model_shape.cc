@@ -53,9 +53,26 @@ double positive_number(const nlohmann::json& v, const std::string& key, const st
   return v.get<double>();
 }
 
+// The counts every model config states, in the order they are read and written, each key
+// spelled once for the reader, the writer and the unknown-field message.
+struct CountField {
+  const char* key;
+  int64_t ModelShape::*member;
+  int64_t max;
+};
+constexpr CountField kCounts[] = {{"hidden", &ModelShape::hidden, kMaxDim},
+                                  {"n_layers", &ModelShape::n_layers, kMaxLayers},
+                                  {"n_heads", &ModelShape::n_heads, kMaxDim},
+                                  {"n_kv_heads", &ModelShape::n_kv_heads, kMaxDim},
+                                  {"head_dim", &ModelShape::head_dim, kMaxDim},
+                                  {"intermediate", &ModelShape::intermediate, kMaxDim}};
+
 const std::vector<std::string>& required_keys() {
-  static const std::vector<std::string> k = {"hidden",     "n_layers", "n_heads",
-                                             "n_kv_heads", "head_dim", "intermediate"};
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> keys;
+    for (const CountField& f : kCounts) keys.emplace_back(f.key);
+    return keys;
+  }();
   return k;
 }
 
@@ -135,12 +152,7 @@ ModelShape model_from_json(const nlohmann::json& j, const std::string& where) {
     if (!j.contains(key)) throw BadInput(prefix(where) + "missing required field '" + key + "'");
   }
   ModelShape m;
-  m.hidden = positive_int(j["hidden"], "hidden", where);
-  m.n_layers = positive_int(j["n_layers"], "n_layers", where, kMaxLayers);
-  m.n_heads = positive_int(j["n_heads"], "n_heads", where);
-  m.n_kv_heads = positive_int(j["n_kv_heads"], "n_kv_heads", where);
-  m.head_dim = positive_int(j["head_dim"], "head_dim", where);
-  m.intermediate = positive_int(j["intermediate"], "intermediate", where);
+  for (const CountField& f : kCounts) m.*f.member = positive_int(j[f.key], f.key, where, f.max);
   if (j.contains("name")) {
     if (!j["name"].is_string() || j["name"].get<std::string>().empty())
       throw BadInput(prefix(where) + "field 'name' must be a non-empty string");
@@ -167,12 +179,7 @@ nlohmann::ordered_json model_to_json(const ModelShape& m) {
   // (unset optional fields are left out because the parser refuses empty/zero values).
   nlohmann::ordered_json j;
   if (!m.name.empty()) j["name"] = m.name;
-  j["hidden"] = m.hidden;
-  j["n_layers"] = m.n_layers;
-  j["n_heads"] = m.n_heads;
-  j["n_kv_heads"] = m.n_kv_heads;
-  j["head_dim"] = m.head_dim;
-  j["intermediate"] = m.intermediate;
+  for (const CountField& f : kCounts) j[f.key] = m.*f.member;
   if (m.vocab > 0) j["vocab"] = m.vocab;
   j["rms_eps"] = m.rms_eps;
   j["rope_theta"] = m.rope_theta;

@@ -93,36 +93,48 @@ constexpr int64_t kPrefetchPositions = 2;
     for (int s = 0; s < 4; ++s) __builtin_prefetch(p + s * cs + ahead + i, 0, 3);
 }
 
+// Calls f(p, h, row) for every four-stream position p < c and query head h, positions outer
+// and heads inner, with the cache row (K or V) that head h reads at p; the first head of each
+// GQA group prefetches its streams ahead for the whole group. f must be always inlined too
+// (__attribute__((always_inline)) on the lambda), so that it is compiled for the caller's clone.
+template <class F>
+[[gnu::always_inline]] inline void for_stream_rows(const DecodeGeom& g, const float* base, F&& f) {
+  for (int64_t p = 0; p < g.c; ++p) {
+    const float* at = base + p * g.kvw;
+    for (int64_t h = 0; h < g.q_heads; ++h) {
+      const float* row = at + (h / g.group) * g.d;
+      if (h % g.group == 0) prefetch_streams(row, g.d, g.cs, kPrefetchPositions * g.kvw);
+      f(p, h, row);
+    }
+  }
+}
+
 // Scores sc[h, p] = q_h . k_p * scale for every position p, four streams at once.
 [[gnu::always_inline]] inline void decode_scores(const DecodeGeom& g, const float* q,
                                                  const float* kb, float* sc) {
   const int64_t d = g.d, c = g.c, cs = g.cs;
-  for (int64_t p = 0; p < c; ++p) {
-    const float* kp = kb + p * g.kvw;
-    for (int64_t h = 0; h < g.q_heads; ++h) {
-      const float* k = kp + (h / g.group) * d;
-      const float* qh = q + h * d;
-      if (h % g.group == 0) prefetch_streams(k, d, cs, kPrefetchPositions * g.kvw);
-      F8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
-      for (int64_t i = 0; i < d; i += 8) {
-        F8 qv, k0, k1, k2, k3;
-        load8(qv, qh + i);
-        load8x4(k0, k1, k2, k3, k + i, cs);
-        a0 += qv * k0;
-        a1 += qv * k1;
-        a2 += qv * k2;
-        a3 += qv * k3;
-      }
-      F4 sums;
-      sum8x4(sums, a0, a1, a2, a3);
-      sums *= g.scale;
-      float* sh = sc + h * g.ld + p;
-      sh[0] = sums[0];
-      sh[c] = sums[1];
-      sh[2 * c] = sums[2];
-      sh[3 * c] = sums[3];
+  const auto score = [&](int64_t p, int64_t h, const float* k) __attribute__((always_inline)) {
+    const float* qh = q + h * d;
+    F8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+    for (int64_t i = 0; i < d; i += 8) {
+      F8 qv, k0, k1, k2, k3;
+      load8(qv, qh + i);
+      load8x4(k0, k1, k2, k3, k + i, cs);
+      a0 += qv * k0;
+      a1 += qv * k1;
+      a2 += qv * k2;
+      a3 += qv * k3;
     }
-  }
+    F4 sums;
+    sum8x4(sums, a0, a1, a2, a3);
+    sums *= g.scale;
+    float* sh = sc + h * g.ld + p;
+    sh[0] = sums[0];
+    sh[c] = sums[1];
+    sh[2 * c] = sums[2];
+    sh[3 * c] = sums[3];
+  };
+  for_stream_rows(g, kb, score);
   // Positions outer, heads inner: K and V are read once, front to back, as the cache is
   // laid out ([pos][kv_head][d]), which is what the cost model's KV bytes assume.
   for (int64_t p = 4 * c; p < g.ctx_len; ++p) {
@@ -143,23 +155,19 @@ constexpr int64_t kPrefetchPositions = 2;
 [[gnu::always_inline]] inline void decode_weighted_sum(const DecodeGeom& g, const float* sc,
                                                        const float* vb, float* ob) {
   const int64_t d = g.d, c = g.c, cs = g.cs;
-  for (int64_t p = 0; p < c; ++p) {
-    const float* vp = vb + p * g.kvw;
-    for (int64_t h = 0; h < g.q_heads; ++h) {
-      const float* v = vp + (h / g.group) * d;
-      const float* w = sc + h * g.ld + p;
-      if (h % g.group == 0) prefetch_streams(v, d, cs, kPrefetchPositions * g.kvw);
-      const float w0 = w[0], w1 = w[c], w2 = w[2 * c], w3 = w[3 * c];
-      float* o = ob + h * d;
-      for (int64_t i = 0; i < d; i += 8) {
-        F8 acc, v0, v1, v2, v3;
-        load8(acc, o + i);
-        load8x4(v0, v1, v2, v3, v + i, cs);
-        acc += w0 * v0 + w1 * v1 + w2 * v2 + w3 * v3;
-        store8(o + i, acc);
-      }
+  const auto accumulate = [&](int64_t p, int64_t h, const float* v) __attribute__((always_inline)) {
+    const float* w = sc + h * g.ld + p;
+    const float w0 = w[0], w1 = w[c], w2 = w[2 * c], w3 = w[3 * c];
+    float* o = ob + h * d;
+    for (int64_t i = 0; i < d; i += 8) {
+      F8 acc, v0, v1, v2, v3;
+      load8(acc, o + i);
+      load8x4(v0, v1, v2, v3, v + i, cs);
+      acc += w0 * v0 + w1 * v1 + w2 * v2 + w3 * v3;
+      store8(o + i, acc);
     }
-  }
+  };
+  for_stream_rows(g, vb, accumulate);
   for (int64_t p = 4 * c; p < g.ctx_len; ++p) {
     const float* vp = vb + p * g.kvw;
     for (int64_t h = 0; h < g.q_heads; ++h) {

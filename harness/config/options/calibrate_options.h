@@ -16,9 +16,8 @@ inline constexpr OptionDef op_profile{"op_profile", T::boolean, "true",
     "efficiency table"};
 inline constexpr OptionDef op_repeats{"op_repeats", T::integer, "3",
     "repeats of the op profile's grid (the fastest is kept)", 1, 100};
-inline constexpr OptionDef calibrate_out{"out", T::text, "",
-    "output directory (required: hardware.json and calibration.json go there)", 0, 0, "", "",
-    "", "DIR"};
+inline constexpr OptionDef calibrate_out = variant_of(out, "",
+    "output directory (required: hardware.json and calibration.json go there)");
 inline constexpr OptionDef runs{"runs", T::list, "",
     "with --from: recorded results (RESULTS folders or results.json, comma-separated) of the "
     "same device; each point at a shape the grid lacks joins the efficiency table", 0, 0, "",

@@ -36,8 +36,8 @@ inline constexpr OptionDef kind{"kind", T::text, "all_reduce",
     "all_reduce | reduce_scatter | all_gather | broadcast | reduce", 0, 0, "", "", "", "KIND"};
 inline constexpr OptionDef root{"root", T::integer, "0", "root rank of broadcast and reduce", 0,
     2147483647, "", "", "", "", "-r,--root"};
-inline constexpr OptionDef coll_out{"out", T::text, "",
-    "output directory (required: results.json goes there)", 0, 0, "", "", "", "DIR"};
+inline constexpr OptionDef coll_out = variant_of(out, "",
+    "output directory (required: results.json goes there)");
 inline constexpr OptionDef inplace{"inplace", T::boolean, "false",
     "the in-place half only (else out-of-place, then in-place, as nccl-tests)"};
 inline constexpr OptionDef baseline{"baseline", T::boolean, "false",

@@ -36,6 +36,17 @@ struct OptionDef {
   const char* flags = "";      // nccl-tests' and other extra spellings: "-b,--minbytes"
 };
 
+// The option `o` as another verb takes it: the same key, type, bounds and value, with that
+// verb's default, help and default note (the results verbs' --topology, every verb's --out).
+constexpr OptionDef variant_of(const OptionDef& o, const char* def, const char* help,
+                               const char* def_note = "") {
+  OptionDef v = o;
+  v.def = def;
+  v.help = help;
+  v.def_note = def_note;
+  return v;
+}
+
 // "INT", "TIME", "decode|prefill", ... as --help shows the value.
 std::string option_type_name(const OptionDef& o);
 

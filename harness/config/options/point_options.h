@@ -8,6 +8,13 @@ namespace tpb::opt {
 
 using T = OptType;
 
+// The options that name a config (model, hardware, engine, topology): a file of configs/ by
+// name or a JSON file by its path, found by base/config_loader.h's one rule for every kind.
+constexpr OptionDef config_option(const char* key, const char* def, const char* help,
+                                  const char* def_note = "") {
+  return {key, T::text, def, help, 0, 0, "", "", def_note, "NAME|FILE"};
+}
+
 // clang-format off
 inline constexpr OptionDef backend{"backend", T::choice, "cpu",
     "where the layers run: cpu | cuda | model (virtual ranks on a modelled fabric)",
@@ -27,14 +34,14 @@ inline constexpr OptionDef model_noise{"model_noise", T::text, "off",
     "model: seeded noise on every compute segment", 0, 0, "", "", "", "SEED:CV|off"};
 inline constexpr OptionDef mpi_mode{"mpi_mode", T::choice, "blocking",
     "how --collective mpi waits", 0, 0, "", "blocking|nonblocking"};
-inline constexpr OptionDef model{"model", T::text, "tiny",
-    "model name (configs/models) or JSON file", 0, 0, "", "", "", "NAME|FILE"};
-inline constexpr OptionDef hardware{"hardware", T::text, "",
-    "hardware profile name (configs/hardware) or JSON file", 0, 0, "", "",
-    "the device's own profile, else the backend's", "NAME|FILE"};
-inline constexpr OptionDef engine{"engine", T::text, "none",
+inline constexpr OptionDef model = config_option("model", "tiny",
+    "model name (configs/models) or JSON file");
+inline constexpr OptionDef hardware = config_option("hardware", "",
+    "hardware profile name (configs/hardware) or JSON file",
+    "the device's own profile, else the backend's");
+inline constexpr OptionDef engine = config_option("engine", "none",
     "the serving engine's host work per step and kernel (configs/engines: eager-python) or JSON "
-    "file; model backend", 0, 0, "", "", "", "NAME|FILE"};
+    "file; model backend");
 inline constexpr OptionDef phase{"phase", T::choice, "decode", "the step's phase", 0, 0, "",
     "decode|prefill"};
 inline constexpr OptionDef batch{"batch", T::integer, "1", "sequences per step", 1, 1 << 20};
@@ -56,9 +63,9 @@ inline constexpr OptionDef tp{"tp", T::integer, "", "tensor-parallel degree", 1,
 inline constexpr OptionDef steps{"steps", T::integer, "20", "measured steps", 1, 1000000};
 inline constexpr OptionDef warmup{"warmup", T::integer, "3", "warm-up steps (left out)", 0,
     1000000};
-inline constexpr OptionDef topology{"topology", T::text, "default",
-    "interconnect preset (configs/topologies) or JSON file", 0, 0, "", "",
-    "the run's own fabric; nvlink4 on model", "NAME|FILE"};
+inline constexpr OptionDef topology = config_option("topology", "default",
+    "interconnect preset (configs/topologies) or JSON file",
+    "the run's own fabric; nvlink4 on model");
 inline constexpr OptionDef tp_groups{"tp_groups", T::choice, "contiguous",
     "how ranks form TP groups", 0, 0, "", "contiguous|strided"};
 inline constexpr OptionDef out{"out", T::text, "",

@@ -1,21 +1,21 @@
 // The options of the verbs over results folders (compare, diagnose, whatif, report, export).
 #pragma once
 #include "harness/config/options/point_options.h"
+#include "harness/config/options/serve_options.h"
 
 namespace tpb::opt {
 
 // clang-format off
 inline constexpr OptionDef whatif_chunk{"chunk", T::integer, "512",
     "serve points: chunked_prefill's token budget per step", 1, 1 << 20};
-inline constexpr OptionDef whatif_kv_budget{"kv_budget", T::integer, "",
-    "serve points: kv_budget's cache in tokens", 1, 1099511627776.0, "", "",
-    "every running sequence at its longest"};
-inline constexpr OptionDef whatif_topology{"topology", T::text, "",
-    "run points: topology's interconnect, a preset of configs/topologies or a file", 0, 0, "",
-    "", "not replayed", "NAME|FILE"};
-inline constexpr OptionDef results_out{"out", T::text, "",
-    "write DIR/compare.json (compare), DIR/report.md and DIR/plots (report)", 0, 0, "", "",
-    "none for compare; the first results folder for report", "DIR"};
+inline constexpr OptionDef whatif_kv_budget = variant_of(kv_budget, "",
+    "serve points: kv_budget's cache in tokens", "every running sequence at its longest");
+inline constexpr OptionDef whatif_topology = variant_of(topology, "",
+    "run points: topology's interconnect, a preset of configs/topologies or a file",
+    "not replayed");
+inline constexpr OptionDef results_out = variant_of(out, "",
+    "write DIR/compare.json (compare), DIR/report.md and DIR/plots (report)",
+    "none for compare; the first results folder for report");
 inline constexpr OptionDef format{"format", T::choice, "openmetrics",
     "the Prometheus text format or CSV", 0, 0, "", "openmetrics|csv"};
 inline constexpr OptionDef report_trace{"trace", T::choice, "",

@@ -43,8 +43,8 @@ inline constexpr OptionDef block_tokens{"block_tokens", T::integer, "16",
     "KV cache block size in tokens (paged cache)", 1, 1 << 16};
 inline constexpr OptionDef host_overhead{"host_overhead", T::time, "0",
     "host work per step (tokenisation, sampling logic, ...): 2ms, 500us", 0, 1e7, "us"};
-inline constexpr OptionDef serve_lm_head{"lm_head", T::boolean, "true",
-    "end each step with the final norm, the vocab-parallel LM head and greedy sampling"};
+inline constexpr OptionDef serve_lm_head = variant_of(lm_head, "true",
+    "end each step with the final norm, the vocab-parallel LM head and greedy sampling");
 inline constexpr OptionDef slo{"slo", T::text, "",
     "goodput SLOs: ttft=200ms,tpot=50ms,itl_p95=80ms,e2el=10s (bare numbers in ms); a request "
     "counts if it meets every one given", 0, 0, "", "", "none", "SLOS"};

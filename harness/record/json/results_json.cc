@@ -318,11 +318,7 @@ void fields(V& v, R& r) {
 
 template <class V, Is<ClockSyncRecord> R>
 void fields(V& v, R& r) {
-  v("method", r.method);
-  v("max_offset_s", r.max_offset_s);
-  v("max_uncertainty_s", r.max_uncertainty_s);
-  v("drift_ppm", r.drift_ppm);
-  v("clock_condition_violations", r.clock_condition_violations);
+  clock_sync_fields(v, r);
   v("offsets_s", r.offsets_s);
 }
 
@@ -486,41 +482,14 @@ PointStatus point_status_from_name(const std::string& name) {
   throw BadInput("unknown point status '" + name + "' (expected ok, oom, skipped or error)");
 }
 
-oj to_json(const PointRecord& p) {
-  return Writer::encode(p);
-}
-oj to_json(const RankRecord& r) {
-  return Writer::encode(r);
-}
-oj to_json(const PointParams& p) {
-  return Writer::encode(p);
-}
+TPB_RECORD_JSON(PointRecord, point_from_json, "point")
+TPB_RECORD_JSON(RankRecord, rank_from_json, "rank")
+TPB_RECORD_JSON(PointParams, params_from_json, "params")
+TPB_RECORD_JSON(StepLogRecord, step_log_from_json, "serve step")
+TPB_RECORD_JSON(RequestLogRecord, request_log_from_json, "serve request")
 
-PointRecord point_from_json(const oj& j) {
-  return read_record<PointRecord>(j, "point");
-}
 std::optional<PointRecord> try_point_from_json(const oj& j) {
   return try_read_record<PointRecord>(j, "point");
-}
-
-RankRecord rank_from_json(const oj& j) {
-  return read_record<RankRecord>(j, "rank");
-}
-PointParams params_from_json(const oj& j) {
-  return read_record<PointParams>(j, "params");
-}
-
-oj to_json(const StepLogRecord& r) {
-  return Writer::encode(r);
-}
-oj to_json(const RequestLogRecord& r) {
-  return Writer::encode(r);
-}
-StepLogRecord step_log_from_json(const oj& j) {
-  return read_record<StepLogRecord>(j, "serve step");
-}
-RequestLogRecord request_log_from_json(const oj& j) {
-  return read_record<RequestLogRecord>(j, "serve request");
 }
 
 oj to_json(const CurveRecord& c) {

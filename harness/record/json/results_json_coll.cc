@@ -130,11 +130,7 @@ void fields(V& v, R& r) {
 
 template <class V, Is<CollClockSyncRecord> R>
 void fields(V& v, R& r) {
-  v("method", r.method);
-  v("max_offset_s", r.max_offset_s);
-  v("max_uncertainty_s", r.max_uncertainty_s);
-  v("drift_ppm", r.drift_ppm);
-  v("clock_condition_violations", r.clock_condition_violations);
+  clock_sync_fields(v, r);
 }
 
 template <class V, Is<CollSamplesRecord> R>
@@ -264,38 +260,21 @@ void fields(V& v, R& r) {
 
 }  // namespace
 
-oj to_json(const CollPointRecord& p) {
-  return Writer::encode(p);
-}
-oj to_json(const CollParamsRecord& p) {
-  return Writer::encode(p);
-}
-oj to_json(const CollSummaryRecord& s) {
-  return Writer::encode(s);
-}
-CollPointRecord coll_point_from_json(const oj& j) {
-  return read_record<CollPointRecord>(j, "collectives point");
-}
+TPB_RECORD_JSON(CollPointRecord, coll_point_from_json, "collectives point")
+TPB_RECORD_JSON(CollSummaryRecord, coll_summary_from_json, "collectives summary")
+TPB_RECORD_JSON(RunContextRecord, context_from_json, "context")
+TPB_RECORD_JSON(std::vector<Verdict>, verdicts_from_json, "diagnosis")
+
 std::optional<CollPointRecord> try_coll_point_from_json(const oj& j) {
   return try_read_record<CollPointRecord>(j, "collectives point");
 }
-CollSummaryRecord coll_summary_from_json(const oj& j) {
-  return read_record<CollSummaryRecord>(j, "collectives summary");
-}
-oj to_json(const RunContextRecord& c) {
-  return Writer::encode(c);
-}
-RunContextRecord context_from_json(const oj& j) {
-  return read_record<RunContextRecord>(j, "context");
+// Written only: a collectives point's params are read back inside the point, and the versions
+// are what `tpbench info` prints.
+oj to_json(const CollParamsRecord& p) {
+  return Writer::encode(p);
 }
 oj to_json(const VersionsRecord& v) {
   return Writer::encode(v);
-}
-oj to_json(const std::vector<Verdict>& v) {
-  return Writer::encode(v);
-}
-std::vector<Verdict> verdicts_from_json(const oj& j) {
-  return read_record<std::vector<Verdict>>(j, "diagnosis");
 }
 // The curve as the results hold it (to_json's null memory_wall), so a file's curve reads as it
 // was written.

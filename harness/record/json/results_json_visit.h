@@ -34,6 +34,17 @@ void fields(V& v, R& r) {
   v("max", r.max);
 }
 
+// The clock sync fields both kinds of point report (ClockSyncRecord, CollClockSyncRecord); a
+// model point adds its per-rank offsets after them.
+template <class V, class R>
+void clock_sync_fields(V& v, R& r) {
+  v("method", r.method);
+  v("max_offset_s", r.max_offset_s);
+  v("max_uncertainty_s", r.max_uncertainty_s);
+  v("drift_ppm", r.drift_ppm);
+  v("clock_condition_violations", r.clock_condition_violations);
+}
+
 struct Writer;
 template <class T>
 concept Record = requires(Writer& w, const T& t) {
@@ -166,3 +177,14 @@ std::optional<T> try_read_record(const oj& j, const char* what) {
 }  // namespace
 
 }  // namespace tpb
+
+// A record's two entry points in results_json.h, defined in namespace tpb where its fields()
+// are: to_json writes it through Writer, and `reader` reads it back strictly, a BadInput naming
+// `what` when the document is not one. A macro, as each reader has its own name in the header.
+#define TPB_RECORD_JSON(Type, reader, what) \
+  oj to_json(const Type& r) {               \
+    return Writer::encode(r);               \
+  }                                         \
+  Type reader(const oj& j) {                \
+    return read_record<Type>(j, what);      \
+  }

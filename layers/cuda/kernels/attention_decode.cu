@@ -86,20 +86,31 @@ __device__ __forceinline__ Slots slots(int warp, int lane, int nwarps) {
                lane % L::kLpr};
 }
 
+// This lane's walk over a chunk's n rows (K in the QK pass, V in the PV pass), kUnroll rows an
+// iteration: body(it, s, f) computes on iteration it's rows f while the next iteration's rows
+// load into registers.
+template <class T, int D, class Body>
+__device__ __forceinline__ void walk_rows(const T* base, int64_t pos_stride, int n, Body&& body) {
+  using L = RowLanes<T, D>;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const Slots s = slots<T, D>(warp, lane, blockDim.x / 32);
+  uint4 buf[L::kUnroll][L::kVpl];
+  load_rows<T, D>(buf, base, pos_stride, s.row0, s.rstep, n, s.col);
+  for (int it = 0; it < n; it += s.step) {
+    float f[L::kUnroll][L::kDpl];
+    unpack_rows<T, D>(buf, f);
+    if (it + s.step < n)  // the next rows fly while this iteration computes
+      load_rows<T, D>(buf, base, pos_stride, it + s.step + s.row0, s.rstep, n, s.col);
+    body(it, s, f);
+  }
+}
+
 // Scores sc[h][p] = q_h . k_p (q pre-scaled) for the chunk's n positions.
 template <class T, int D>
 __device__ void score_pass(const T* kbase, int64_t pos_stride, const float* qs, float* sc, int g,
                            int n, int64_t chunk) {
   using L = RowLanes<T, D>;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const Slots s = slots<T, D>(warp, lane, blockDim.x / 32);
-  uint4 buf[L::kUnroll][L::kVpl];
-  load_rows<T, D>(buf, kbase, pos_stride, s.row0, s.rstep, n, s.col);
-  for (int it = 0; it < n; it += s.step) {
-    float kf[L::kUnroll][L::kDpl];
-    unpack_rows<T, D>(buf, kf);
-    if (it + s.step < n)  // the next rows fly while this iteration computes
-      load_rows<T, D>(buf, kbase, pos_stride, it + s.step + s.row0, s.rstep, n, s.col);
+  const auto score_rows = [&](int it, const Slots& s, const float(&kf)[L::kUnroll][L::kDpl]) {
     for (int h = 0; h < g; ++h) {
       float q[L::kDpl];
 #pragma unroll
@@ -120,7 +131,8 @@ __device__ void score_pass(const T* kbase, int64_t pos_stride, const float* qs, 
         if (s.col == 0 && p < n) sc[h * chunk + p] = d;
       }
     }
-  }
+  };
+  walk_rows<T, D>(kbase, pos_stride, n, score_rows);
 }
 
 // Softmax over a block's chunk of n positions, a warp per head; probabilities overwrite the
@@ -128,16 +140,9 @@ __device__ void score_pass(const T* kbase, int64_t pos_stride, const float* qs, 
 __device__ __forceinline__ void chunk_softmax(float* sc, float* stats, int g, int n, int64_t chunk,
                                               int warp, int lane, int nwarps) {
   for (int h = warp; h < g; h += nwarps) {
-    float m = -INFINITY;
-    for (int p = lane; p < n; p += 32) m = fmaxf(m, sc[h * chunk + p]);
-    m = warp_max(m);
-    float l = 0.f;
-    for (int p = lane; p < n; p += 32) {
-      const float e = expf(sc[h * chunk + p] - m);
-      sc[h * chunk + p] = e;
-      l += e;
-    }
-    l = warp_sum(l);
+    float* row = sc + h * chunk;
+    const float m = warp_row_max(row, n, lane);
+    const float l = warp_exp_sum(row, n, m, lane);
     if (lane == 0) {
       stats[2 * h] = m;
       stats[2 * h + 1] = l;
@@ -150,15 +155,7 @@ template <class T, int D>
 __device__ void value_pass(const T* vbase, int64_t pos_stride, const float* sc, int h0, int hn,
                            int n, int64_t chunk, float (&acc)[kHeadChunk][RowLanes<T, D>::kDpl]) {
   using L = RowLanes<T, D>;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const Slots s = slots<T, D>(warp, lane, blockDim.x / 32);
-  uint4 buf[L::kUnroll][L::kVpl];
-  load_rows<T, D>(buf, vbase, pos_stride, s.row0, s.rstep, n, s.col);
-  for (int it = 0; it < n; it += s.step) {
-    float vf[L::kUnroll][L::kDpl];
-    unpack_rows<T, D>(buf, vf);
-    if (it + s.step < n)
-      load_rows<T, D>(buf, vbase, pos_stride, it + s.step + s.row0, s.rstep, n, s.col);
+  const auto accumulate_rows = [&](int it, const Slots& s, const float(&vf)[L::kUnroll][L::kDpl]) {
 #pragma unroll
     for (int u = 0; u < L::kUnroll; ++u) {
       const int p = it + s.row0 + u * s.rstep;
@@ -171,7 +168,8 @@ __device__ void value_pass(const T* vbase, int64_t pos_stride, const float* sc, 
         for (int x = 0; x < L::kDpl; ++x) acc[h][x] += pr * vf[u][x];
       }
     }
-  }
+  };
+  walk_rows<T, D>(vbase, pos_stride, n, accumulate_rows);
 }
 
 // Sums the lanes' accumulators of heads hc .. hc+hn-1 into red[h][e] (shuffles across the

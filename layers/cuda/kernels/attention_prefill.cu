@@ -83,14 +83,25 @@ struct TileArgs {
   int64_t rows, keys, ld, q0;
 };
 
+// The heads of GEMM batch u, for both GEMMs: the first query and KV head and the step from one
+// GEMM in the batch to the next, in heads. A batch over a group takes its g query heads, a head
+// apart, on one KV head; otherwise one query head of each group, g apart, each on its KV head.
+struct HeadBatch {
+  int64_t d, head0, kv0, head_step, kv_step, kv_ld;
+};
+HeadBatch head_batch(const PrefillPlan& p, const AttnShape& a, int64_t u) {
+  const int64_t d = a.head_dim, g = a.q_heads / a.kv_heads;
+  const int64_t head0 = p.batch_over_group ? u * g : u, kv0 = p.batch_over_group ? u : 0;
+  const int64_t head_step = p.batch_over_group ? 1 : g, kv_step = p.batch_over_group ? 0 : 1;
+  return {d, head0, kv0, head_step, kv_step, a.kv_heads * d};
+}
+
 // Strided-batched S^T = op_T(K^T) Q^T for GEMM batch u, writing head slots from `slot0`.
 template <class T>
 void scores_gemm(cublasHandle_t h, const PrefillPlan& p, const TileArgs<T>& x, const AttnShape& a,
                  int64_t u, int64_t slot0) {
-  const int64_t d = a.head_dim, g = a.q_heads / a.kv_heads;
-  const int64_t head0 = p.batch_over_group ? u * g : u, kv0 = p.batch_over_group ? u : 0;
-  const int64_t head_step = p.batch_over_group ? 1 : g, kv_step = p.batch_over_group ? 0 : 1;
-  const int64_t row_stride = (a.q_heads + 2 * a.kv_heads) * d, kv_ld = a.kv_heads * d;
+  const auto [d, head0, kv0, head_step, kv_step, kv_ld] = head_batch(p, a, u);
+  const int64_t row_stride = (a.q_heads + 2 * a.kv_heads) * d;
   const float alpha = 1.0f / std::sqrt(static_cast<float>(d)), beta = 0.f;
   TPB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(x.keys), static_cast<int>(x.rows),
@@ -104,10 +115,8 @@ void scores_gemm(cublasHandle_t h, const PrefillPlan& p, const TileArgs<T>& x, c
 template <class T>
 void values_gemm(cublasHandle_t h, const PrefillPlan& p, const TileArgs<T>& x, const AttnShape& a,
                  int64_t u, int64_t slot0) {
-  const int64_t d = a.head_dim, g = a.q_heads / a.kv_heads;
-  const int64_t head0 = p.batch_over_group ? u * g : u, kv0 = p.batch_over_group ? u : 0;
-  const int64_t head_step = p.batch_over_group ? 1 : g, kv_step = p.batch_over_group ? 0 : 1;
-  const int64_t kv_ld = a.kv_heads * d, out_ld = a.q_heads * d;
+  const auto [d, head0, kv0, head_step, kv_step, kv_ld] = head_batch(p, a, u);
+  const int64_t out_ld = a.q_heads * d;
   const int64_t p_ld = x.ld * static_cast<int64_t>(sizeof(float) / sizeof(T));  // P over S
   const T* probs = reinterpret_cast<const T*>(x.ws + slot0 * x.rows * x.ld);
   const float alpha = 1.f, beta = 0.f;

@@ -99,18 +99,11 @@ __device__ __forceinline__ void tile_softmax(float* sc, float* acc, float* st, i
                                              int head_dim) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nwarps = blockDim.x / 32;
   for (int h = warp; h < g; h += nwarps) {
-    float mx = -INFINITY;
-    for (int p = lane; p < n; p += 32) mx = fmaxf(mx, sc[h * kVarlenTile + p]);
-    mx = warp_max(mx);
+    float* row = sc + h * kVarlenTile;
+    const float mx = warp_row_max(row, n, lane);
     const float m_old = st[2 * h], m_new = fmaxf(m_old, mx);
     const float corr = expf(m_old - m_new);  // 0 on the first tile (m_old = -inf)
-    float l = 0.f;
-    for (int p = lane; p < n; p += 32) {
-      const float e = expf(sc[h * kVarlenTile + p] - m_new);
-      sc[h * kVarlenTile + p] = e;
-      l += e;
-    }
-    l = warp_sum(l);
+    const float l = warp_exp_sum(row, n, m_new, lane);
     for (int i = lane; i < head_dim; i += 32) acc[h * head_dim + i] *= corr;
     if (lane == 0) {
       st[2 * h] = m_new;

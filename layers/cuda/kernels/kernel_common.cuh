@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -50,6 +51,24 @@ __device__ __forceinline__ float warp_sum(float v, unsigned mask = 0xffffffffu) 
 __device__ __forceinline__ float warp_max(float v, unsigned mask = 0xffffffffu) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(mask, v, o));
   return v;
+}
+
+// A warp's softmax steps over one head's n scores s[0..n), lane i taking i, i + 32, ...: the
+// max of the scores, and each score replaced by e^(s - m) with the warp's sum of them returned.
+// The decode kernel's chunk softmax and the varlen kernel's online softmax both take them.
+__device__ __forceinline__ float warp_row_max(const float* s, int n, int lane) {
+  float m = -INFINITY;
+  for (int p = lane; p < n; p += 32) m = fmaxf(m, s[p]);
+  return warp_max(m);
+}
+__device__ __forceinline__ float warp_exp_sum(float* s, int n, float m, int lane) {
+  float l = 0.f;
+  for (int p = lane; p < n; p += 32) {
+    const float e = expf(s[p] - m);
+    s[p] = e;
+    l += e;
+  }
+  return warp_sum(l);
 }
 
 // Calls f(T{}) with the storage type of `t`; fp8 has no kernels (caps do not list it).
