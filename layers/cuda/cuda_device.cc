@@ -241,47 +241,48 @@ void CudaDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t
                                 impl_->stream, qkv, k_cache, v_cache, tokens_per_seq, pos0, s, t);
 }
 
-void CudaDevice::sdpa(const SdpaLayout& l, const void* qkv, const void* k_cache,
-                      const void* v_cache, void* out, DType t) {
+void CudaDevice::regrow(DeviceBuffer& b, std::size_t bytes) {
+  b = DeviceBuffer();
+  b = alloc(bytes);
+}
+
+bool CudaDevice::sdpa_if_chosen(bool decode, int64_t len, const AttnShape& s, const void* qkv,
+                                const void* k_cache, const void* v_cache, void* out, DType t) {
+  TPB_ASSERT(len <= s.max_ctx, "attention: the context or prompt runs past the cache");
   Impl& d = *impl_;
+  if (!sdpa_runs(d.attention, t)) return false;
+  const SdpaLayout l =
+      decode ? sdpa_decode_layout(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.max_ctx, len)
+             : sdpa_prefill_layout(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.max_ctx, len);
   const int64_t ws = d.sdpa->workspace_bytes(l, t);  // builds the shape's graph the first time
   if (ws > static_cast<int64_t>(d.sdpa_ws.bytes())) {
     TPB_ASSERT(!d.capturing, "attention (cudnn): workspace grown under graph capture (no warm-up)");
-    d.sdpa_ws = DeviceBuffer();
-    d.sdpa_ws = alloc(static_cast<std::size_t>(ws));
+    regrow(d.sdpa_ws, static_cast<std::size_t>(ws));
   }
   d.sdpa->run(l, t, qkv, k_cache, v_cache, out, ws > 0 ? d.sdpa_ws.get() : nullptr);
+  return true;
 }
 
 void CudaDevice::attention_decode(const void* qkv, const void* k_cache, const void* v_cache,
                                   void* out, int64_t ctx_len, const AttnShape& s, DType t) {
-  TPB_ASSERT(ctx_len <= s.max_ctx, "attention_decode: ctx_len beyond the cache");
+  if (sdpa_if_chosen(true, ctx_len, s, qkv, k_cache, v_cache, out, t)) return;
   Impl& d = *impl_;
-  if (sdpa_runs(d.attention, t))
-    return sdpa(sdpa_decode_layout(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.max_ctx, ctx_len),
-                qkv, k_cache, v_cache, out, t);
   const DecodePlan p =
       plan_attention_decode(s.batch, s.q_heads, s.kv_heads, s.head_dim, ctx_len, t, d.sms);
-  if (p.workspace_bytes > static_cast<double>(d.decode_ws.bytes())) {
-    d.decode_ws = DeviceBuffer();  // free first: the budget check counts what is in use
-    d.decode_ws = alloc(static_cast<std::size_t>(p.workspace_bytes));
-  }
+  if (p.workspace_bytes > static_cast<double>(d.decode_ws.bytes()))
+    regrow(d.decode_ws, static_cast<std::size_t>(p.workspace_bytes));
   cuda_kernels::launch_attention_decode(p, d.stream, qkv, k_cache, v_cache, out,
                                         d.decode_ws.as<float>(), ctx_len, s, t);
 }
 
 void CudaDevice::attention_prefill(const void* qkv, const void* k_cache, const void* v_cache,
                                    void* out, int64_t seq, const AttnShape& s, DType t) {
-  TPB_ASSERT(seq <= s.max_ctx, "attention_prefill: seq beyond the cache");
+  if (sdpa_if_chosen(false, seq, s, qkv, k_cache, v_cache, out, t)) return;
   Impl& d = *impl_;
-  if (sdpa_runs(d.attention, t))
-    return sdpa(sdpa_prefill_layout(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.max_ctx, seq),
-                qkv, k_cache, v_cache, out, t);
   const PrefillPlan p = plan_attention_prefill(s.batch, s.q_heads, s.kv_heads, s.head_dim, seq, t);
   if (p.workspace_bytes > static_cast<double>(d.prefill_ws.bytes())) {
     TPB_ASSERT(!d.capturing, "attention_prefill: workspace grown under graph capture (no warm-up)");
-    d.prefill_ws = DeviceBuffer();  // free first: the budget check counts what is in use
-    d.prefill_ws = alloc(static_cast<std::size_t>(p.workspace_bytes));
+    regrow(d.prefill_ws, static_cast<std::size_t>(p.workspace_bytes));
   }
   cuda_kernels::launch_attention_prefill(p, d.stream, d.blas, qkv, k_cache, v_cache, out,
                                          d.prefill_ws.as<float>(), seq, s, t);

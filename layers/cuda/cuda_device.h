@@ -101,9 +101,14 @@ class CudaDevice final : public Device {
 
  private:
   struct Impl;
-  // One call of cuDNN's fused attention (--attention cudnn), its workspace grown as needed.
-  void sdpa(const SdpaLayout& l, const void* qkv, const void* k_cache, const void* v_cache,
-            void* out, DType t);
+  // Checks that `len` positions (decode's context, prefill's prompt) fit the cache, then runs
+  // cuDNN's fused attention when --attention cudnn covers dtype `t`, its workspace grown as
+  // needed; false when the native kernels are to run instead.
+  bool sdpa_if_chosen(bool decode, int64_t len, const AttnShape& s, const void* qkv,
+                      const void* k_cache, const void* v_cache, void* out, DType t);
+  // Replaces `b` with a buffer of `bytes`, the old one freed first: the memory budget's check
+  // counts what is in use.
+  void regrow(DeviceBuffer& b, std::size_t bytes);
   const int32_t* varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m);
   std::unique_ptr<Impl> impl_;
   DeviceCaps caps_;

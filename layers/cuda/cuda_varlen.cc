@@ -52,8 +52,7 @@ const int32_t* CudaDevice::varlen_meta(const StepBatch& b, int64_t block_tokens,
   }
   if (bytes > v.meta.bytes()) {
     TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
-    v.meta = DeviceBuffer();
-    v.meta = alloc(v.pinned_n * sizeof(int32_t));
+    regrow(v.meta, v.pinned_n * sizeof(int32_t));
   }
   std::memcpy(v.pinned, m.data.data(), bytes);
   TPB_CUDA_CHECK(cudaMemcpyAsync(v.meta.get(), v.pinned, bytes, cudaMemcpyHostToDevice, d.stream));
@@ -97,8 +96,7 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
   const VarlenAttnPlan p = plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t, d.sms);
   if (p.workspace_bytes > static_cast<double>(v.partials.bytes())) {
     TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
-    v.partials = DeviceBuffer();  // free first: the budget check counts what is in use
-    v.partials = alloc(static_cast<std::size_t>(p.workspace_bytes));
+    regrow(v.partials, static_cast<std::size_t>(p.workspace_bytes));
   }
   cuda_kernels::launch_attention_varlen(p, d.stream, qkv, k_cache, v_cache, out,
                                         v.partials.as<float>(), meta, m, s, t);
@@ -113,8 +111,7 @@ void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, floa
   const std::size_t bytes = n * (sizeof(float) + sizeof(int32_t));
   if (n > v.argmax_rows) {
     TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
-    v.argmax = DeviceBuffer();
-    v.argmax = alloc(bytes);
+    regrow(v.argmax, bytes);
     if (v.argmax_host) TPB_CUDA_CHECK(cudaFreeHost(v.argmax_host));
     v.argmax_host = nullptr;
     TPB_CUDA_CHECK(cudaMallocHost(&v.argmax_host, bytes));
