@@ -380,6 +380,10 @@ int run(bool quick) {
   for (int i = 0; i < kComputeOps; ++i)
     std::printf("    %-14s %9.4f | %9.3f\n", kOpNames[i], ops_b1[i] * 1e3, ops_long[i] * 1e3);
   std::printf("\n  cuBLASLt choices:\n%s", dev.gemm_algos().c_str());
+  std::printf(
+      "\n  one layer's attention, serve's paged kernel against run's (same K and V read):\n");
+  for (int64_t b : quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 16, 64})
+    time_varlen_vs_decode(dev, kLlama8b, b, context);
 
   failures += check_cudnn_attention(dev, quick);
 

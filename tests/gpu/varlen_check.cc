@@ -2,6 +2,7 @@
 #include "tests/gpu/varlen_check.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -172,7 +173,52 @@ int check_varlen_batch(CudaDevice& dev, const CheckShape& s, DType t, int64_t ch
   return failed;
 }
 
+// Mean seconds per call of `f` over `n` calls issued back to back, after 3 unmeasured ones.
+template <class F>
+double mean_call_s(CudaDevice& dev, int n, F f) {
+  for (int i = 0; i < 3; ++i) f();
+  dev.synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) f();
+  dev.synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+}
+
 }  // namespace
+
+void time_varlen_vs_decode(CudaDevice& dev, const CheckShape& s, int64_t batch, int64_t context) {
+  const DType t = DType::bf16;
+  const int64_t bt = 16, per_seq = (context + bt - 1) / bt;
+  StepBatch b;
+  for (int64_t i = 0; i < batch; ++i) {
+    SeqSlice q{context - 1, 1, true, {}};
+    for (int64_t k = 0; k < per_seq; ++k) q.blocks.push_back(static_cast<int32_t>(i * per_seq + k));
+    b.seqs.push_back(std::move(q));
+  }
+  const KvLayout kv{batch * per_seq, bt};
+  const AttnShape a{batch, s.q_heads, s.kv_heads, s.head_dim, per_seq * bt};
+  const int64_t row = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
+  const int64_t cache = batch * per_seq * bt * s.kv_heads * s.head_dim;  // both layouts
+  auto make = [&](int64_t n, uint64_t seed) {
+    DeviceBuffer x = dev.alloc(static_cast<std::size_t>(n) * dtype_bytes(t));
+    dev.fill(x.get(), t, whole_tensor_fill(seed, 1.0f, n, 1));
+    return x;
+  };
+  DeviceBuffer qkv = make(batch * row, 3001), kc = make(cache, 3002), vc = make(cache, 3003);
+  DeviceBuffer out = make(batch * s.q_heads * s.head_dim, 3004);
+  const int n = 50;
+  const double td = mean_call_s(dev, n, [&] {
+    dev.attention_decode(qkv.get(), kc.get(), vc.get(), out.get(), context, a, t);
+  });
+  const double tv = mean_call_s(
+      dev, n, [&] { dev.attention_varlen(qkv.get(), kc.get(), vc.get(), out.get(), b, kv, a, t); });
+  const double kv_bytes = 2.0 * batch * context * s.kv_heads * s.head_dim * dtype_bytes(t);
+  std::printf(
+      "    %s B=%-3lld ctx=%lld: decode %8.1f us %7.0f GB/s | varlen %8.1f us %7.0f GB/s "
+      "| varlen/decode %5.2f\n",
+      s.name, static_cast<long long>(batch), static_cast<long long>(context), td * 1e6,
+      kv_bytes / td * 1e-9, tv * 1e6, kv_bytes / tv * 1e-9, tv / td);
+}
 
 int check_varlen(CudaDevice& dev, const CheckShape& s, DType t) {
   int failed = check_varlen_batch(dev, s, t, 45) + check_varlen_batch(dev, s, t, 300);

@@ -12,4 +12,10 @@ namespace tpb {
 // Prints a line per op; returns the number of ops over tolerance (argmax: any wrong column).
 int check_varlen(CudaDevice& dev, const CheckShape& s, DType t);
 
+// Serve's paged attention against run's decode attention over the same work: `batch` decoding
+// sequences at context `context`, shape `s`, bf16, blocks of 16 positions. Prints the mean
+// device time of each (back-to-back launches between two synchronizations) with the GB/s of
+// the K and V they read, so a slow serve step is put on the kernel or on the rest of the step.
+void time_varlen_vs_decode(CudaDevice& dev, const CheckShape& s, int64_t batch, int64_t context);
+
 }  // namespace tpb
