@@ -98,8 +98,12 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
     TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
     regrow(v.partials, static_cast<std::size_t>(p.workspace_bytes));
   }
-  cuda_kernels::launch_attention_varlen(p, d.stream, qkv, k_cache, v_cache, out,
-                                        v.partials.as<float>(), meta, m, s, t);
+  if (p.decode_kernel)
+    cuda_kernels::launch_attention_decode_paged(p, d.stream, qkv, k_cache, v_cache, out,
+                                                v.partials.as<float>(), meta, m, s, t);
+  else
+    cuda_kernels::launch_attention_varlen(p, d.stream, qkv, k_cache, v_cache, out,
+                                          v.partials.as<float>(), meta, m, s, t);
 }
 
 void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,

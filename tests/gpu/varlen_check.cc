@@ -18,9 +18,10 @@ namespace {
 using ref::Vec;
 
 // Three decodes at contexts 1, 37 and 200, and a `chunk`-token chunk whose first 20 positions
-// are cached: blocks of 16 positions, handed out in a shuffled order so tables are not
-// contiguous. A 45-token chunk leaves attention few blocks, so its positions are split (the
-// combine runs, and the short sequences' later splits are empty); 300 tokens need no split.
+// are cached (chunk 1: a fourth decode, so the step runs the paged decode kernel): blocks of 16
+// positions, handed out in a shuffled order so tables are not contiguous. A 45-token chunk leaves
+// attention few blocks, so its positions are split (the combine runs, and the short sequences'
+// later splits are empty); 300 tokens need no split.
 StepBatch ragged_batch(int64_t block_tokens, int64_t chunk, int64_t& num_blocks) {
   StepBatch b;
   b.seqs = {SeqSlice{1, 1, true, {}}, SeqSlice{37, 1, true, {}}, SeqSlice{20, chunk, true, {}},
@@ -165,8 +166,8 @@ int check_varlen_batch(CudaDevice& dev, const CheckShape& s, DType t, int64_t ch
   ref_attention_varlen(in0, kref, vref, want, b, bt, a);
   const VarlenAttnPlan plan =
       plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t, dev.sm_count());
-  std::printf("    chunk %lld: %lld tokens, %lld split(s) of %lld positions\n",
-              static_cast<long long>(chunk), static_cast<long long>(tokens),
+  std::printf("    chunk %lld: %lld tokens, %s, %lld split(s) of %lld positions\n",
+              static_cast<long long>(chunk), static_cast<long long>(tokens), plan.main.kernel,
               static_cast<long long>(plan.splits), static_cast<long long>(plan.chunk));
   report("attention_varlen", down(att, tokens * s.q_heads * s.head_dim), want);
   dev.synchronize();
@@ -221,7 +222,9 @@ void time_varlen_vs_decode(CudaDevice& dev, const CheckShape& s, int64_t batch, 
 }
 
 int check_varlen(CudaDevice& dev, const CheckShape& s, DType t) {
-  int failed = check_varlen_batch(dev, s, t, 45) + check_varlen_batch(dev, s, t, 300);
+  // A 1-token "chunk" makes every sequence a decode: the paged decode kernel's step.
+  int failed = check_varlen_batch(dev, s, t, 45) + check_varlen_batch(dev, s, t, 300) +
+               check_varlen_batch(dev, s, t, 1);
   failed += check_argmax(dev, t);
   dev.synchronize();
   return failed;

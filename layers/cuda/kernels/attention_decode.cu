@@ -7,8 +7,13 @@
 // kLpr lanes wide, so a warp covers kRpw rows per load and kUnroll loads are in flight at once
 // (2 KiB per warp). The next rows are loaded into registers before the math on the current
 // ones (register double buffering), in the QK pass and in the PV pass alike.
+//
+// The same block body reads two cache layouts: run's slot cache (a sequence's positions in one
+// contiguous run) and serve's paged cache (position p in block table[p / block_tokens]), so a
+// serving step whose sequences all decode one token runs this kernel, not the varlen one.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
@@ -39,12 +44,33 @@ struct RowLanes {
   static_assert(D % kEpv == 0 && kDpl <= 8, "head_dim: a multiple of 32 up to 256");
 };
 
+// Where row p of a block's chunk starts. Slot cache: the chunk's rows are `stride` apart.
+template <class T>
+struct StridedRows {
+  const T* base;  // the chunk's first row, at this block's KV head
+  int64_t stride;
+  __device__ __forceinline__ const T* at(int p) const { return base + p * stride; }
+};
+
+// Paged cache: chunk row p is position p0 + p of the sequence, in block table[pos / bt].
+template <class T>
+struct PagedRows {
+  const T* cache;  // the cache at this block's KV head
+  const int32_t* table;
+  int64_t stride;  // elements per cache position
+  int p0, bt;
+  __device__ __forceinline__ const T* at(int p) const {
+    const int pos = p0 + p;
+    return cache + (static_cast<int64_t>(__ldg(table + pos / bt)) * bt + pos % bt) * stride;
+  }
+};
+
 // The kUnroll rows of this lane in one iteration (row0 + u * rstep), 16 bytes per vector; rows
-// at or past n and vectors past the row's end read as zero.
-template <class T, int D>
+// at or past n and vectors past the row's end read as zero (and are not addressed).
+template <class T, int D, class Rows>
 __device__ __forceinline__ void load_rows(
-    uint4 (&buf)[RowLanes<T, D>::kUnroll][RowLanes<T, D>::kVpl], const T* base, int64_t pos_stride,
-    int row0, int rstep, int n, int col) {
+    uint4 (&buf)[RowLanes<T, D>::kUnroll][RowLanes<T, D>::kVpl], const Rows& rows, int row0,
+    int rstep, int n, int col) {
   using L = RowLanes<T, D>;
 #pragma unroll
   for (int u = 0; u < L::kUnroll; ++u) {
@@ -53,7 +79,7 @@ __device__ __forceinline__ void load_rows(
     for (int i = 0; i < L::kVpl; ++i) {
       const int c = col + L::kLpr * i;
       buf[u][i] = p < n && c < L::kVpr
-                      ? __ldg(reinterpret_cast<const uint4*>(base + p * pos_stride + c * L::kEpv))
+                      ? __ldg(reinterpret_cast<const uint4*>(rows.at(p) + c * L::kEpv))
                       : make_uint4(0, 0, 0, 0);
     }
   }
@@ -89,26 +115,26 @@ __device__ __forceinline__ Slots slots(int warp, int lane, int nwarps) {
 // This lane's walk over a chunk's n rows (K in the QK pass, V in the PV pass), kUnroll rows an
 // iteration: body(it, s, f) computes on iteration it's rows f while the next iteration's rows
 // load into registers.
-template <class T, int D, class Body>
-__device__ __forceinline__ void walk_rows(const T* base, int64_t pos_stride, int n, Body&& body) {
+template <class T, int D, class Rows, class Body>
+__device__ __forceinline__ void walk_rows(const Rows& rows, int n, Body&& body) {
   using L = RowLanes<T, D>;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const Slots s = slots<T, D>(warp, lane, blockDim.x / 32);
   uint4 buf[L::kUnroll][L::kVpl];
-  load_rows<T, D>(buf, base, pos_stride, s.row0, s.rstep, n, s.col);
+  load_rows<T, D>(buf, rows, s.row0, s.rstep, n, s.col);
   for (int it = 0; it < n; it += s.step) {
     float f[L::kUnroll][L::kDpl];
     unpack_rows<T, D>(buf, f);
     if (it + s.step < n)  // the next rows fly while this iteration computes
-      load_rows<T, D>(buf, base, pos_stride, it + s.step + s.row0, s.rstep, n, s.col);
+      load_rows<T, D>(buf, rows, it + s.step + s.row0, s.rstep, n, s.col);
     body(it, s, f);
   }
 }
 
 // Scores sc[h][p] = q_h . k_p (q pre-scaled) for the chunk's n positions.
-template <class T, int D>
-__device__ void score_pass(const T* kbase, int64_t pos_stride, const float* qs, float* sc, int g,
-                           int n, int64_t chunk) {
+template <class T, int D, class Rows>
+__device__ void score_pass(const Rows& krows, const float* qs, float* sc, int g, int n,
+                           int64_t chunk) {
   using L = RowLanes<T, D>;
   const auto score_rows = [&](int it, const Slots& s, const float(&kf)[L::kUnroll][L::kDpl]) {
     for (int h = 0; h < g; ++h) {
@@ -132,7 +158,7 @@ __device__ void score_pass(const T* kbase, int64_t pos_stride, const float* qs, 
       }
     }
   };
-  walk_rows<T, D>(kbase, pos_stride, n, score_rows);
+  walk_rows<T, D>(krows, n, score_rows);
 }
 
 // Softmax over a block's chunk of n positions, a warp per head; probabilities overwrite the
@@ -151,9 +177,9 @@ __device__ __forceinline__ void chunk_softmax(float* sc, float* stats, int g, in
 }
 
 // Accumulators of heads h0 .. h0+hn-1 over this lane's rows: acc[h][x] += p[h][row] v[row][x].
-template <class T, int D>
-__device__ void value_pass(const T* vbase, int64_t pos_stride, const float* sc, int h0, int hn,
-                           int n, int64_t chunk, float (&acc)[kHeadChunk][RowLanes<T, D>::kDpl]) {
+template <class T, int D, class Rows>
+__device__ void value_pass(const Rows& vrows, const float* sc, int h0, int hn, int n, int64_t chunk,
+                           float (&acc)[kHeadChunk][RowLanes<T, D>::kDpl]) {
   using L = RowLanes<T, D>;
   const auto accumulate_rows = [&](int it, const Slots& s, const float(&vf)[L::kUnroll][L::kDpl]) {
 #pragma unroll
@@ -169,7 +195,7 @@ __device__ void value_pass(const T* vbase, int64_t pos_stride, const float* sc, 
       }
     }
   };
-  walk_rows<T, D>(vbase, pos_stride, n, accumulate_rows);
+  walk_rows<T, D>(vrows, n, accumulate_rows);
 }
 
 // Sums the lanes' accumulators of heads hc .. hc+hn-1 into red[h][e] (shuffles across the
@@ -225,21 +251,20 @@ __device__ void finish_heads(float (&acc)[kHeadChunk][RowLanes<T, D>::kDpl], flo
   __syncthreads();  // red is reused by the next chunk of heads
 }
 
-// At most 128 registers (4 blocks of 128 threads per SM, the plan's kDecodeBlocksPerSm):
-// ptxas fits every (T, D) in that without spills.
-template <class T, int D>
-__global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
-    attention_decode_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
-                            float* partials, int64_t ctx_len, int64_t chunk, int64_t splits,
-                            int q_heads, int kv_heads, int64_t max_ctx, float scale) {
+// The packed step's arrays a paged decode block reads (varlen_plan.h's VarlenMeta offsets).
+struct PagedMeta {
+  const int32_t *token_seq, *token_pos, *seq_table0, *tables;
+};
+
+// One block's work: query heads h0 .. h0+g-1 of sequence row b (qkv row b, output rows
+// b * q_heads + h0 ...) against the n positions of its chunk, K and V rows found by `krows` and
+// `vrows`. n may be 0 (a split past a short sequence's end): the block writes an empty state.
+template <class T, int D, class Rows>
+__device__ __forceinline__ void decode_block(const T* qkv, const Rows& krows, const Rows& vrows,
+                                             T* out, float* partials, int64_t b, int h0, int g,
+                                             int n, int64_t chunk, int64_t split, int64_t splits,
+                                             int q_heads, int kv_heads, float scale) {
   extern __shared__ float smem[];
-  const int g = q_heads / kv_heads;
-  const int64_t split = blockIdx.x;
-  const int kh = blockIdx.y;
-  const int64_t b = blockIdx.z;
-  const int h0 = kh * g;  // first query head of this KV head's group
-  const int64_t p0 = split * chunk;
-  const int n = static_cast<int>(min(chunk, ctx_len - p0));
   float* qs = smem;               // [g][D], pre-scaled by 1/sqrt(D); then the PV sums
   float* sc = qs + g * D;         // [g][chunk]: scores, then probabilities
   float* stats = sc + g * chunk;  // [g][2]: chunk max and sum of exponentials
@@ -249,11 +274,7 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
   for (int i = threadIdx.x; i < g * D; i += blockDim.x) qs[i] = to_f(q[i]) * scale;
   __syncthreads();
 
-  const int64_t pos_stride = static_cast<int64_t>(kv_heads) * D;
-  const int64_t head_off = static_cast<int64_t>(kh) * D;
-  const T* kbase = k_cache + (b * max_ctx + p0) * pos_stride + head_off;
-  const T* vbase = v_cache + (b * max_ctx + p0) * pos_stride + head_off;
-  score_pass<T, D>(kbase, pos_stride, qs, sc, g, n, chunk);
+  score_pass<T, D>(krows, qs, sc, g, n, chunk);
   __syncthreads();
   chunk_softmax(sc, stats, g, n, chunk, threadIdx.x / 32, threadIdx.x % 32, blockDim.x / 32);
   __syncthreads();
@@ -263,9 +284,50 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
   for (int hc = 0; hc < g; hc += kHeadChunk) {
     const int hn = min(kHeadChunk, g - hc);
     float acc[kHeadChunk][RowLanes<T, D>::kDpl] = {};
-    value_pass<T, D>(vbase, pos_stride, sc, hc, hn, n, chunk, acc);
+    value_pass<T, D>(vrows, sc, hc, hn, n, chunk, acc);
     finish_heads<T, D>(acc, qs, stats, out, partials, b * q_heads + h0, hc, hn, split, splits);
   }
+}
+
+// At most 128 registers (4 blocks of 128 threads per SM, the plan's kDecodeBlocksPerSm):
+// ptxas fits every (T, D) in that without spills.
+template <class T, int D>
+__global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
+    attention_decode_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
+                            float* partials, int64_t ctx_len, int64_t chunk, int64_t splits,
+                            int q_heads, int kv_heads, int64_t max_ctx, float scale) {
+  const int g = q_heads / kv_heads;
+  const int64_t split = blockIdx.x;
+  const int kh = blockIdx.y;
+  const int64_t b = blockIdx.z;
+  const int64_t p0 = split * chunk;
+  const int n = static_cast<int>(min(chunk, ctx_len - p0));
+  const int64_t pos_stride = static_cast<int64_t>(kv_heads) * D;
+  const int64_t first = (b * max_ctx + p0) * pos_stride + static_cast<int64_t>(kh) * D;
+  decode_block<T, D>(qkv, StridedRows<T>{k_cache + first, pos_stride},
+                     StridedRows<T>{v_cache + first, pos_stride}, out, partials, b, kh * g, g, n,
+                     chunk, split, splits, q_heads, kv_heads, scale);
+}
+
+// A decode-only serving step: sequence row b (one new token each, rows in sequence order) at
+// its own length token_pos[b] + 1, over the paged cache through its block table.
+template <class T, int D>
+__global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
+    attention_decode_paged_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
+                                  float* partials, PagedMeta m, int block_tokens, int64_t chunk,
+                                  int64_t splits, int q_heads, int kv_heads, float scale) {
+  const int g = q_heads / kv_heads;
+  const int64_t split = blockIdx.x;
+  const int kh = blockIdx.y;
+  const int64_t b = blockIdx.z;
+  const int p0 = static_cast<int>(split * chunk);
+  const int n = max(0, min(static_cast<int>(chunk), m.token_pos[b] + 1 - p0));
+  const int32_t* table = m.tables + m.seq_table0[m.token_seq[b]];
+  const int64_t pos_stride = static_cast<int64_t>(kv_heads) * D;
+  const int64_t head = static_cast<int64_t>(kh) * D;
+  decode_block<T, D>(qkv, PagedRows<T>{k_cache + head, table, pos_stride, p0, block_tokens},
+                     PagedRows<T>{v_cache + head, table, pos_stride, p0, block_tokens}, out,
+                     partials, b, kh * g, g, n, chunk, split, splits, q_heads, kv_heads, scale);
 }
 
 // One block per (row, query head); partial record s is [acc(head_dim), m, l]. A record of an
@@ -289,33 +351,23 @@ __global__ void attention_combine_kernel(const float* partials, T* out, int64_t 
   }
 }
 
-template <class T, int D>
-void launch_main(const DecodePlan& p, cudaStream_t s, const T* qkv, const T* k_cache,
-                 const T* v_cache, T* out, float* partials, int64_t ctx_len, const AttnShape& a) {
-  if (p.main.smem_bytes > 48 * 1024)  // opt in beyond the default 48 KiB (sm_80+)
-    TPB_CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<T, D>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(p.main.smem_bytes)));
-  attention_decode_kernel<T, D>
-      <<<to_dim3(p.main.grid), to_dim3(p.main.block), static_cast<size_t>(p.main.smem_bytes), s>>>(
-          qkv, k_cache, v_cache, out, partials, ctx_len, p.chunk, p.splits,
-          static_cast<int>(a.q_heads), static_cast<int>(a.kv_heads), a.max_ctx,
-          1.0f / std::sqrt(static_cast<float>(D)));
-  TPB_CUDA_CHECK(cudaGetLastError());
+// Shared memory past the default 48 KiB is opted into (sm_80+).
+template <class Kernel>
+void allow_smem(Kernel* kernel, int64_t bytes) {
+  if (bytes > 48 * 1024)
+    TPB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)));
 }
 
-// head_dim as a template argument, so each lane's share of a row is known at compile time.
-template <class T, int D = 32>
-void dispatch_head_dim(int64_t head_dim, const DecodePlan& p, cudaStream_t s, const T* qkv,
-                       const T* k_cache, const T* v_cache, T* out, float* partials, int64_t ctx_len,
-                       const AttnShape& a) {
+// Calls f(std::integral_constant<int, D>) for head_dim D, so each lane's share of a row is known
+// at compile time.
+template <int D = 32, class F>
+void dispatch_head_dim(int64_t head_dim, F&& f) {
   if constexpr (D > 256) {
     throw BadInput("attention: unsupported head_dim " + std::to_string(head_dim));
   } else {
-    if (head_dim != D)
-      return dispatch_head_dim<T, D + 32>(head_dim, p, s, qkv, k_cache, v_cache, out, partials,
-                                          ctx_len, a);
-    launch_main<T, D>(p, s, qkv, k_cache, v_cache, out, partials, ctx_len, a);
+    if (head_dim != D) return dispatch_head_dim<D + 32>(head_dim, f);
+    f(std::integral_constant<int, D>{});
   }
 }
 
@@ -327,10 +379,40 @@ void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qk
                              int64_t ctx_len, const AttnShape& a, DType t) {
   dispatch_dtype(t, "attention_decode", [&](auto tag) {
     using T = decltype(tag);
-    dispatch_head_dim<T>(a.head_dim, p, s, static_cast<const T*>(qkv),
-                         static_cast<const T*>(k_cache), static_cast<const T*>(v_cache),
-                         static_cast<T*>(out), partials, ctx_len, a);
+    dispatch_head_dim(a.head_dim, [&](auto d) {
+      constexpr int D = decltype(d)::value;
+      allow_smem(attention_decode_kernel<T, D>, p.main.smem_bytes);
+      attention_decode_kernel<T, D>
+          <<<to_dim3(p.main.grid), to_dim3(p.main.block), static_cast<size_t>(p.main.smem_bytes),
+             s>>>(static_cast<const T*>(qkv), static_cast<const T*>(k_cache),
+                  static_cast<const T*>(v_cache), static_cast<T*>(out), partials, ctx_len, p.chunk,
+                  p.splits, static_cast<int>(a.q_heads), static_cast<int>(a.kv_heads), a.max_ctx,
+                  1.0f / std::sqrt(static_cast<float>(D)));
+    });
   });
+  TPB_CUDA_CHECK(cudaGetLastError());
+  if (p.splits > 1) launch_attention_combine(p.combine, s, partials, out, p.splits, a.head_dim, t);
+}
+
+void launch_attention_decode_paged(const VarlenAttnPlan& p, cudaStream_t s, const void* qkv,
+                                   const void* k_cache, const void* v_cache, void* out,
+                                   float* partials, const int32_t* meta, const VarlenMeta& m,
+                                   const AttnShape& a, DType t) {
+  const PagedMeta pm{meta + m.token_seq, meta + m.token_pos, meta + m.seq_table0, meta + m.tables};
+  dispatch_dtype(t, "attention_decode", [&](auto tag) {
+    using T = decltype(tag);
+    dispatch_head_dim(a.head_dim, [&](auto d) {
+      constexpr int D = decltype(d)::value;
+      allow_smem(attention_decode_paged_kernel<T, D>, p.main.smem_bytes);
+      attention_decode_paged_kernel<T, D>
+          <<<to_dim3(p.main.grid), to_dim3(p.main.block), static_cast<size_t>(p.main.smem_bytes),
+             s>>>(static_cast<const T*>(qkv), static_cast<const T*>(k_cache),
+                  static_cast<const T*>(v_cache), static_cast<T*>(out), partials, pm,
+                  static_cast<int>(m.block_tokens), p.chunk, p.splits, static_cast<int>(a.q_heads),
+                  static_cast<int>(a.kv_heads), 1.0f / std::sqrt(static_cast<float>(D)));
+    });
+  });
+  TPB_CUDA_CHECK(cudaGetLastError());
   if (p.splits > 1) launch_attention_combine(p.combine, s, partials, out, p.splits, a.head_dim, t);
 }
 

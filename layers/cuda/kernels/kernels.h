@@ -64,6 +64,12 @@ void launch_kv_write_varlen(const KernelLaunch& k, cudaStream_t s, const void* q
 void launch_attention_varlen(const VarlenAttnPlan& p, cudaStream_t s, const void* qkv,
                              const void* k_cache, const void* v_cache, void* out, float* partials,
                              const int32_t* meta, const VarlenMeta& m, const AttnShape& a, DType t);
+// A decode-only step (every sequence one new token, p.decode_kernel): the decode kernel over
+// the paged cache, each sequence at its own length.
+void launch_attention_decode_paged(const VarlenAttnPlan& p, cudaStream_t s, const void* qkv,
+                                   const void* k_cache, const void* v_cache, void* out,
+                                   float* partials, const int32_t* meta, const VarlenMeta& m,
+                                   const AttnShape& a, DType t);
 // Per row of logits [rows, cols]: the largest value and its lowest column, into max_out[rows]
 // and col_out[rows] on the device.
 void launch_row_argmax(const KernelLaunch& k, cudaStream_t s, const void* logits, int64_t cols,

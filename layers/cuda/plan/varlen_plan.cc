@@ -80,6 +80,47 @@ KernelLaunch plan_kv_write_varlen(int64_t tokens, int64_t kv_heads, int64_t head
   return k;
 }
 
+namespace {
+
+bool decode_only(const StepBatch& b) {
+  return std::all_of(b.seqs.begin(), b.seqs.end(),
+                     [](const SeqSlice& s) { return s.new_tokens == 1; });
+}
+
+// The launch shape: the decode kernel's for a decode-only step, else the varlen kernel's.
+VarlenAttnPlan varlen_launch(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
+                             int64_t head_dim, DType t, int sm_count, int64_t max_len) {
+  VarlenAttnPlan p;
+  const int64_t g = q_heads / kv_heads, tokens = b.tokens();
+  if (decode_only(b)) {
+    const DecodePlan d = plan_attention_decode(static_cast<int64_t>(b.seqs.size()), q_heads,
+                                               kv_heads, head_dim, max_len, t, sm_count);
+    p.decode_kernel = true;
+    p.chunk = d.chunk;
+    p.splits = d.splits;
+    p.main.grid = d.main.grid;
+    p.main.block = d.main.block;
+    p.main.smem_bytes = d.main.smem_bytes;
+    p.main.kernel = "attention_decode_paged_kernel";
+    return p;
+  }
+  const int64_t base = std::max<int64_t>(1, tokens * kv_heads);
+  const int64_t want = std::max<int64_t>(
+      1, (static_cast<int64_t>(kDecodeBlocksPerSm) * std::max(sm_count, 1) + base - 1) / base);
+  const int64_t tiles = (max_len + kVarlenTile - 1) / kVarlenTile;
+  const int64_t tiles_per_split = (tiles + std::min(want, tiles) - 1) / std::min(want, tiles);
+  p.chunk = tiles_per_split * kVarlenTile;
+  p.splits = (max_len + p.chunk - 1) / p.chunk;
+  p.main.kernel = "attention_varlen_kernel";
+  p.main.grid = Dim3i{tokens, kv_heads, p.splits};
+  p.main.block.x = kVarlenThreads;
+  // Queries, accumulators [g][head_dim], scores [g][tile], running max and sum [g][2].
+  p.main.smem_bytes = static_cast<int64_t>(sizeof(float)) * g * (2 * head_dim + kVarlenTile + 2);
+  return p;
+}
+
+}  // namespace
+
 VarlenAttnPlan plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
                                      int64_t head_dim, DType t, int sm_count) {
   if (kv_heads <= 0 || q_heads % kv_heads != 0 || q_heads / kv_heads > kDecodeMaxGroup)
@@ -91,25 +132,12 @@ VarlenAttnPlan plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_
   if (head_dim % 32 != 0 || head_dim > 256)
     throw BadInput("attention: the cuda varlen kernel supports head_dim 32, 64, ..., 256 (got " +
                    std::to_string(head_dim) + ")");
-  const int64_t g = q_heads / kv_heads, tokens = b.tokens();
+  const int64_t tokens = b.tokens();
   int64_t max_len = 1;
   for (const SeqSlice& s : b.seqs) max_len = std::max(max_len, s.cached + s.new_tokens);
-  VarlenAttnPlan p;
-  const int64_t base = std::max<int64_t>(1, tokens * kv_heads);
-  const int64_t want = std::max<int64_t>(
-      1, (static_cast<int64_t>(kDecodeBlocksPerSm) * std::max(sm_count, 1) + base - 1) / base);
-  const int64_t tiles = (max_len + kVarlenTile - 1) / kVarlenTile;
-  const int64_t tiles_per_split = (tiles + std::min(want, tiles) - 1) / std::min(want, tiles);
-  p.chunk = tiles_per_split * kVarlenTile;
-  p.splits = (max_len + p.chunk - 1) / p.chunk;
-
+  VarlenAttnPlan p = varlen_launch(b, q_heads, kv_heads, head_dim, t, sm_count, max_len);
   KernelLaunch& k = p.main;
   k.op = Op::attention;
-  k.kernel = "attention_varlen_kernel";
-  k.grid = Dim3i{tokens, kv_heads, p.splits};
-  k.block.x = kVarlenThreads;
-  // Queries, accumulators [g][head_dim], scores [g][tile], running max and sum [g][2].
-  k.smem_bytes = static_cast<int64_t>(sizeof(float)) * g * (2 * head_dim + kVarlenTile + 2);
   const double e = dtype_bytes(t), row = static_cast<double>(head_dim) * e;
   for (const SeqSlice& s : b.seqs) {
     const double c = static_cast<double>(s.cached), n = static_cast<double>(s.new_tokens);

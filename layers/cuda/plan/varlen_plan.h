@@ -39,6 +39,13 @@ KernelLaunch plan_kv_write_varlen(int64_t tokens, int64_t kv_heads, int64_t head
 // are split as flash-decoding splits them: enough splits for kDecodeBlocksPerSm blocks per SM,
 // none under a tile; the splits' partial states are merged by plan_attention_combine's kernel.
 // A split past a short sequence's end writes an empty state (max -inf, sum 0).
+// A step whose sequences all decode one token runs the decode kernel instead
+// (attention_decode_paged_kernel, decode_kernel true): plan_attention_decode's grid of (split,
+// KV head, sequence) and its chunks, sized for the longest sequence, each block reading its
+// rows through the block table and stopping at its own sequence's length. The varlen kernel
+// reads a position's K row a warp at a time and its V row a thread per element, one position
+// after another; the decode kernel's 16-byte loads, several rows in flight per lane, are the
+// ones run's decode steps measure.
 // Work as the cost model's mixed_attention counts it: 4d FLOPs per (query head, position)
 // pair, K and V of each sequence read once (the blocks of one sequence's tokens share them
 // through L2), Q read and the output written once; the partials are scratch_bytes.
@@ -48,8 +55,10 @@ struct VarlenAttnPlan {
   KernelLaunch main;
   KernelLaunch combine;  // kernel == "" when splits == 1 (main then writes the output)
   int64_t splits = 1;
-  int64_t chunk = 0;  // positions per split, a multiple of kVarlenTile
+  // Positions per split: a multiple of kVarlenTile (varlen kernel) or of 32 (decode kernel).
+  int64_t chunk = 0;
   double workspace_bytes = 0;
+  bool decode_kernel = false;  // every sequence decodes one token: the paged decode kernel
 };
 VarlenAttnPlan plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
                                      int64_t head_dim, DType t, int sm_count);
