@@ -1,6 +1,7 @@
 // The model backend's pricing with a profile's achievable block (issue 32): NAME:datasheet is
 // today's model exactly (every op at its own roofline, no fixed cost), and the default H200
 // profile adds to it the kernels' fixed cost and the fractions, never taking anything away.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "collectives/model/fabric.h"
@@ -52,6 +53,32 @@ TEST(ModelAchievable, H200ProfileAddsTheKernelsFixedCost) {
   double roofline = 0;
   const double s = layer_compute_s(spec, &roofline);
   EXPECT_GE(s, roofline + (10 + 1.0 / 32) * per_kernel - 1e-12);
+}
+
+// The point's `modelled:` warning says how its compute was priced: with an achievable block,
+// the fractions and the fixed cost per kernel (eager or graph); "no launch overhead" only for a
+// profile that has none.
+TEST(ModelAchievable, TheModelledWarningNamesWhatPricedTheCompute) {
+  auto text = [](const std::string& hw, bool graph) {
+    RunSpec s = decode_8b(hw, 1);
+    s.cuda_graph = graph;
+    return model_device_caps(s, load_fabric(s.topology, s.config_dir)).warnings.at(0);
+  };
+  const RunSpec h200 = decode_8b("h200-sxm", 1);
+  const std::string eager = text("h200-sxm", false), graph = text("h200-sxm", true);
+  EXPECT_NE(eager.find("achievable block"), std::string::npos) << eager;
+  EXPECT_EQ(eager.find("no launch overhead"), std::string::npos) << eager;
+  EXPECT_NE(
+      eager.find(fmt::format("plus {:.4g} us per kernel", h200.hw.achievable.kernel.eager_s * 1e6)),
+      std::string::npos)
+      << eager;
+  EXPECT_NE(eager.find("(eager;"), std::string::npos) << eager;
+  EXPECT_NE(
+      graph.find(fmt::format("plus {:.4g} us per kernel", h200.hw.achievable.kernel.graph_s * 1e6)),
+      std::string::npos)
+      << graph;
+  const std::string sheet = text("h200-sxm:datasheet", false);
+  EXPECT_NE(sheet.find("efficiency 1, no launch overhead"), std::string::npos) << sheet;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // allocated.
 #include "harness/drive/model/model_point.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -128,6 +130,40 @@ std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
   return "NCCL's tuning model on the topology preset's fabric";
 }
 
+// How the point's compute ops are priced, as virtual_group.cc's compute_op prices them: the
+// efficiency table where it applies, the achievable fractions for the ops it does not cover,
+// the fixed cost per kernel and the engine's per-step time whenever the profile has them.
+std::string compute_model_text(const RunSpec& spec) {
+  const Achievable& a = spec.hw.achievable;
+  const bool table = !spec.hw.efficiency.empty() && spec.hw.efficiency.applies_to(spec.dtype);
+  const bool fractions = !a.hbm_stream.empty() || !a.gemm.empty() || !a.decode_attention.empty() ||
+                         !a.prefill_attention.empty();
+  if (!table && !fractions && a.kernel.empty() && a.engine_step_s == 0)
+    return "compute ops at their roofline time (the profile's peaks, efficiency 1, no launch "
+           "overhead)";
+  std::string t = "compute ops at ";
+  if (table)
+    t += "the fraction of their roofline time the profile's efficiency table gives by op, "
+         "phase, TP degree and tokens (" +
+         spec.hw.efficiency.source + ")" +
+         (fractions ? "; the ops it does not cover at the profile's achievable fractions" : "");
+  else if (fractions)
+    t += "the fractions of their roofline time the profile's achievable block gives (HBM "
+         "streaming by bytes moved, GEMMs by rows, attention by context or prompt; each "
+         "fraction's source is in the profile)";
+  else
+    t += "their roofline time (the profile's peaks, efficiency 1)";
+  const double k = a.kernel.per_kernel(spec.cuda_graph);
+  t += k > 0 ? fmt::format(
+                   ", plus {:.4g} us per kernel of the CUDA launch plan ({}; its source "
+                   "is in the profile)",
+                   k * 1e6, spec.cuda_graph ? "graph" : "eager")
+             : ", no fixed cost per kernel";
+  if (a.engine_step_s > 0)
+    t += fmt::format(", plus the engine's {:.4g} us per step", a.engine_step_s * 1e6);
+  return t;
+}
+
 }  // namespace
 
 DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse use) {
@@ -140,13 +176,7 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse
   c.llc_bytes = spec.hw.llc_bytes;
   c.llc_source = "hardware profile";
   c.device_memory = true;
-  const std::string compute =
-      spec.hw.efficiency.empty() || !spec.hw.efficiency.applies_to(spec.dtype)
-          ? "compute ops at their roofline time (the profile's peaks, efficiency 1, no launch "
-            "overhead)"
-          : "compute ops at the fraction of their roofline time the profile's efficiency table "
-            "gives by op, phase, TP degree and tokens (" +
-                spec.hw.efficiency.source + ")";
+  const std::string compute = compute_model_text(spec);
   const std::string comm = fabric.measured
                                ? "all-reduces from the measured curve of '" + fabric.name + "'"
                                : "all-reduces by " + comm_model_text(spec, fabric);
