@@ -256,27 +256,39 @@ struct PagedMeta {
   const int32_t *token_seq, *token_pos, *seq_table0, *tables;
 };
 
-// One block's work: query heads h0 .. h0+g-1 of sequence row b (qkv row b, output rows
-// b * q_heads + h0 ...) against the n positions of its chunk, K and V rows found by `krows` and
-// `vrows`. n may be 0 (a split past a short sequence's end): the block writes an empty state.
+// What both decode kernels take: the step's tensors and the plan's split of the positions.
+template <class T>
+struct DecodeArgs {
+  const T *qkv, *k_cache, *v_cache;
+  T* out;
+  float* partials;
+  int64_t chunk, splits;
+  int q_heads, kv_heads;
+  float scale;
+};
+
+// One block's work: query heads kh * g .. kh * g + g - 1 of sequence row b (qkv row b, output
+// rows b * q_heads + kh * g ...) against the n positions of its split `split`, K and V rows
+// found by `krows` and `vrows`. n may be 0 (a split past a short sequence's end): the block
+// writes an empty state.
 template <class T, int D, class Rows>
-__device__ __forceinline__ void decode_block(const T* qkv, const Rows& krows, const Rows& vrows,
-                                             T* out, float* partials, int64_t b, int h0, int g,
-                                             int n, int64_t chunk, int64_t split, int64_t splits,
-                                             int q_heads, int kv_heads, float scale) {
+__device__ __forceinline__ void decode_block(const DecodeArgs<T>& a, const Rows& krows,
+                                             const Rows& vrows, int64_t b, int kh, int n,
+                                             int64_t split) {
   extern __shared__ float smem[];
-  float* qs = smem;               // [g][D], pre-scaled by 1/sqrt(D); then the PV sums
-  float* sc = qs + g * D;         // [g][chunk]: scores, then probabilities
-  float* stats = sc + g * chunk;  // [g][2]: chunk max and sum of exponentials
+  const int g = a.q_heads / a.kv_heads, h0 = kh * g;
+  float* qs = smem;                 // [g][D], pre-scaled by 1/sqrt(D); then the PV sums
+  float* sc = qs + g * D;           // [g][chunk]: scores, then probabilities
+  float* stats = sc + g * a.chunk;  // [g][2]: chunk max and sum of exponentials
 
-  const int64_t row_stride = static_cast<int64_t>(q_heads + 2 * kv_heads) * D;
-  const T* q = qkv + b * row_stride + static_cast<int64_t>(h0) * D;  // g heads, contiguous
-  for (int i = threadIdx.x; i < g * D; i += blockDim.x) qs[i] = to_f(q[i]) * scale;
+  const int64_t row_stride = static_cast<int64_t>(a.q_heads + 2 * a.kv_heads) * D;
+  const T* q = a.qkv + b * row_stride + static_cast<int64_t>(h0) * D;  // g heads, contiguous
+  for (int i = threadIdx.x; i < g * D; i += blockDim.x) qs[i] = to_f(q[i]) * a.scale;
   __syncthreads();
 
-  score_pass<T, D>(krows, qs, sc, g, n, chunk);
+  score_pass<T, D>(krows, qs, sc, g, n, a.chunk);
   __syncthreads();
-  chunk_softmax(sc, stats, g, n, chunk, threadIdx.x / 32, threadIdx.x % 32, blockDim.x / 32);
+  chunk_softmax(sc, stats, g, n, a.chunk, threadIdx.x / 32, threadIdx.x % 32, blockDim.x / 32);
   __syncthreads();
 
   // P V, kHeadChunk heads at a time (V re-read from L1/L2 for groups beyond 8); the queries
@@ -284,50 +296,39 @@ __device__ __forceinline__ void decode_block(const T* qkv, const Rows& krows, co
   for (int hc = 0; hc < g; hc += kHeadChunk) {
     const int hn = min(kHeadChunk, g - hc);
     float acc[kHeadChunk][RowLanes<T, D>::kDpl] = {};
-    value_pass<T, D>(vrows, sc, hc, hn, n, chunk, acc);
-    finish_heads<T, D>(acc, qs, stats, out, partials, b * q_heads + h0, hc, hn, split, splits);
+    value_pass<T, D>(vrows, sc, hc, hn, n, a.chunk, acc);
+    finish_heads<T, D>(acc, qs, stats, a.out, a.partials, b * a.q_heads + h0, hc, hn, split,
+                       a.splits);
   }
 }
 
 // At most 128 registers (4 blocks of 128 threads per SM, the plan's kDecodeBlocksPerSm):
-// ptxas fits every (T, D) in that without spills.
+// ptxas fits every (T, D) in that without spills. Grid: (split, KV head, sequence).
 template <class T, int D>
 __global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
-    attention_decode_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
-                            float* partials, int64_t ctx_len, int64_t chunk, int64_t splits,
-                            int q_heads, int kv_heads, int64_t max_ctx, float scale) {
-  const int g = q_heads / kv_heads;
-  const int64_t split = blockIdx.x;
-  const int kh = blockIdx.y;
-  const int64_t b = blockIdx.z;
-  const int64_t p0 = split * chunk;
-  const int n = static_cast<int>(min(chunk, ctx_len - p0));
-  const int64_t pos_stride = static_cast<int64_t>(kv_heads) * D;
-  const int64_t first = (b * max_ctx + p0) * pos_stride + static_cast<int64_t>(kh) * D;
-  decode_block<T, D>(qkv, StridedRows<T>{k_cache + first, pos_stride},
-                     StridedRows<T>{v_cache + first, pos_stride}, out, partials, b, kh * g, g, n,
-                     chunk, split, splits, q_heads, kv_heads, scale);
+    attention_decode_kernel(DecodeArgs<T> a, int64_t ctx_len, int64_t max_ctx) {
+  const int64_t b = blockIdx.z, p0 = blockIdx.x * a.chunk;
+  const int64_t pos_stride = static_cast<int64_t>(a.kv_heads) * D;
+  const int64_t first = (b * max_ctx + p0) * pos_stride + static_cast<int64_t>(blockIdx.y) * D;
+  decode_block<T, D>(a, StridedRows<T>{a.k_cache + first, pos_stride},
+                     StridedRows<T>{a.v_cache + first, pos_stride}, b, blockIdx.y,
+                     static_cast<int>(min(a.chunk, ctx_len - p0)), blockIdx.x);
 }
 
 // A decode-only serving step: sequence row b (one new token each, rows in sequence order) at
 // its own length token_pos[b] + 1, over the paged cache through its block table.
 template <class T, int D>
 __global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm)
-    attention_decode_paged_kernel(const T* qkv, const T* k_cache, const T* v_cache, T* out,
-                                  float* partials, PagedMeta m, int block_tokens, int64_t chunk,
-                                  int64_t splits, int q_heads, int kv_heads, float scale) {
-  const int g = q_heads / kv_heads;
-  const int64_t split = blockIdx.x;
-  const int kh = blockIdx.y;
+    attention_decode_paged_kernel(DecodeArgs<T> a, PagedMeta m, int block_tokens) {
   const int64_t b = blockIdx.z;
-  const int p0 = static_cast<int>(split * chunk);
-  const int n = max(0, min(static_cast<int>(chunk), m.token_pos[b] + 1 - p0));
+  const int p0 = static_cast<int>(blockIdx.x * a.chunk);
   const int32_t* table = m.tables + m.seq_table0[m.token_seq[b]];
-  const int64_t pos_stride = static_cast<int64_t>(kv_heads) * D;
-  const int64_t head = static_cast<int64_t>(kh) * D;
-  decode_block<T, D>(qkv, PagedRows<T>{k_cache + head, table, pos_stride, p0, block_tokens},
-                     PagedRows<T>{v_cache + head, table, pos_stride, p0, block_tokens}, out,
-                     partials, b, kh * g, g, n, chunk, split, splits, q_heads, kv_heads, scale);
+  const int64_t pos_stride = static_cast<int64_t>(a.kv_heads) * D;
+  const int64_t head = static_cast<int64_t>(blockIdx.y) * D;
+  decode_block<T, D>(a, PagedRows<T>{a.k_cache + head, table, pos_stride, p0, block_tokens},
+                     PagedRows<T>{a.v_cache + head, table, pos_stride, p0, block_tokens}, b,
+                     blockIdx.y, max(0, min(static_cast<int>(a.chunk), m.token_pos[b] + 1 - p0)),
+                     blockIdx.x);
 }
 
 // One block per (row, query head); partial record s is [acc(head_dim), m, l]. A record of an
@@ -373,6 +374,32 @@ void dispatch_head_dim(int64_t head_dim, F&& f) {
 
 }  // namespace
 
+namespace {
+
+// Launches `kernel` (a decode kernel for T and D) with plan `p`'s main launch on stream `s`,
+// its arguments the common DecodeArgs then `rest`, and then the combine where there are splits.
+template <class T, int D, class Plan, class... Rest>
+void launch_decode(void (*kernel)(DecodeArgs<T>, Rest...), const Plan& p, cudaStream_t s,
+                   const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                   float* partials, const AttnShape& a, Rest... rest) {
+  const DecodeArgs<T> args{static_cast<const T*>(qkv),
+                           static_cast<const T*>(k_cache),
+                           static_cast<const T*>(v_cache),
+                           static_cast<T*>(out),
+                           partials,
+                           p.chunk,
+                           p.splits,
+                           static_cast<int>(a.q_heads),
+                           static_cast<int>(a.kv_heads),
+                           1.0f / std::sqrt(static_cast<float>(D))};
+  allow_smem(kernel, p.main.smem_bytes);
+  kernel<<<to_dim3(p.main.grid), to_dim3(p.main.block), static_cast<size_t>(p.main.smem_bytes),
+           s>>>(args, rest...);
+  TPB_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
 // K and V rows must be 16-byte aligned (cache base from cudaMalloc; head_dim * bytes % 16 == 0).
 void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qkv,
                              const void* k_cache, const void* v_cache, void* out, float* partials,
@@ -381,16 +408,10 @@ void launch_attention_decode(const DecodePlan& p, cudaStream_t s, const void* qk
     using T = decltype(tag);
     dispatch_head_dim(a.head_dim, [&](auto d) {
       constexpr int D = decltype(d)::value;
-      allow_smem(attention_decode_kernel<T, D>, p.main.smem_bytes);
-      attention_decode_kernel<T, D>
-          <<<to_dim3(p.main.grid), to_dim3(p.main.block), static_cast<size_t>(p.main.smem_bytes),
-             s>>>(static_cast<const T*>(qkv), static_cast<const T*>(k_cache),
-                  static_cast<const T*>(v_cache), static_cast<T*>(out), partials, ctx_len, p.chunk,
-                  p.splits, static_cast<int>(a.q_heads), static_cast<int>(a.kv_heads), a.max_ctx,
-                  1.0f / std::sqrt(static_cast<float>(D)));
+      launch_decode<T, D>(attention_decode_kernel<T, D>, p, s, qkv, k_cache, v_cache, out, partials,
+                          a, ctx_len, a.max_ctx);
     });
   });
-  TPB_CUDA_CHECK(cudaGetLastError());
   if (p.splits > 1) launch_attention_combine(p.combine, s, partials, out, p.splits, a.head_dim, t);
 }
 
@@ -403,16 +424,10 @@ void launch_attention_decode_paged(const VarlenAttnPlan& p, cudaStream_t s, cons
     using T = decltype(tag);
     dispatch_head_dim(a.head_dim, [&](auto d) {
       constexpr int D = decltype(d)::value;
-      allow_smem(attention_decode_paged_kernel<T, D>, p.main.smem_bytes);
-      attention_decode_paged_kernel<T, D>
-          <<<to_dim3(p.main.grid), to_dim3(p.main.block), static_cast<size_t>(p.main.smem_bytes),
-             s>>>(static_cast<const T*>(qkv), static_cast<const T*>(k_cache),
-                  static_cast<const T*>(v_cache), static_cast<T*>(out), partials, pm,
-                  static_cast<int>(m.block_tokens), p.chunk, p.splits, static_cast<int>(a.q_heads),
-                  static_cast<int>(a.kv_heads), 1.0f / std::sqrt(static_cast<float>(D)));
+      launch_decode<T, D>(attention_decode_paged_kernel<T, D>, p, s, qkv, k_cache, v_cache, out,
+                          partials, a, pm, static_cast<int>(m.block_tokens));
     });
   });
-  TPB_CUDA_CHECK(cudaGetLastError());
   if (p.splits > 1) launch_attention_combine(p.combine, s, partials, out, p.splits, a.head_dim, t);
 }
 
