@@ -2,7 +2,7 @@
 """tpbench across hosts: two network-namespace hosts on this machine (launch/netns_hosts.sh).
 
 Checks, each a line: a decode point whose ranks sit on two hosts (context.host_ranks, the TP
-group across them, clock sync between them); the same point with one link shaped to 1 Gbit/s
+group across them, clock sync between them); the same point with one link shaped to 400 Mbit/s
 (transfer share up, diagnose says slow_link and names no straggler); a slowed rank on unshaped
 links (diagnose names the rank, not the link); a collectives sweep across hosts beside the same
 sweep on one host; a host's link taken down mid-sweep (every process gone within timeout + 5 s,
@@ -75,7 +75,7 @@ def transfer_share(point):
 
 MODEL = ["--model", "tiny", "--phase", "decode", "--context", "128", "--layers", "2", "--tp", "2",
          "--steps", "40", "--warmup", "3"]
-# B=32: all-reduces of 128 KB, where a 1 Gbit/s link costs a clear share of the step.
+# B=32: all-reduces of 128 KB, where a 400 Mbit/s link costs a clear share of the step.
 DECODE = ["run", "--batch", "32"] + MODEL
 
 
@@ -114,7 +114,7 @@ def test_decode_across(tpbench, work):
 
 
 def shaped_attempt(tpbench, out):
-    tpbench_across(2, tpbench, DECODE + ["--topology", "hosts-tcp-1g", "--out", out])
+    tpbench_across(2, tpbench, DECODE + ["--topology", "hosts-tcp-400m", "--out", out])
     p = results(out)["points"][0]
     codes, verdicts = diagnose_codes(tpbench, out)
     return {"out": out, "transfer_share": transfer_share(p), "codes": sorted(codes),
@@ -124,38 +124,43 @@ def shaped_attempt(tpbench, out):
 
 
 def test_shaped(tpbench, work, unshaped):
-    """One link at 1 Gbit/s. This machine's two vCPUs run at different speeds from run to run
+    """One link at 400 Mbit/s. At 1 Gbit/s the link's share of the step (12-13% on this VM in
+    December 2026, with the tiny decode step at ~42 ms; the same check passed on faster days) sat
+    under diagnose's 15% slow_link rule, so whether the check passed depended on the vCPUs'
+    speed that day, the binary landed at stop 39 included. At 400 Mbit/s the 524 KB a step
+    carries take ~13 ms, well clear of the rule on either side of the compute's drift. This
+    machine's two vCPUs run at different speeds from run to run
     (the same decode point, unshaped, measured 3-48% excess compute on one rank), so a compute
     straggler can be real in any run. Every attempt must say slow_link with the transfer share
     up; the link must not be what makes a straggler: up to three attempts, one of them without
     a straggler verdict (or with no more excess compute than the unshaped run plus 10 points)."""
     base = FIGURES["unshaped"]
     attempts = []
-    hosts("shape", "h1", "--rate", "1gbit")
+    hosts("shape", "h1", "--rate", "400mbit")
     try:
         for k in range(3):
-            a = shaped_attempt(tpbench, os.path.join(work, f"decode-1g-{k}"))
+            a = shaped_attempt(tpbench, os.path.join(work, f"decode-400m-{k}"))
             attempts.append(a)
             if "straggler" not in a["codes"] or a["excess"] <= base["excess"] + 0.10:
                 break
     finally:
         hosts("shape", "h1", "--clear")
     last = attempts[-1]
-    check("1 Gbit/s link: transfer share rises", all(
+    check("400 Mbit/s link: transfer share rises", all(
         a["transfer_share"] > 1.5 * base["transfer_share"] for a in attempts),
         f"{100 * base['transfer_share']:.1f}% -> "
         + ", ".join(f"{100 * a['transfer_share']:.1f}%" for a in attempts) + " of wall")
-    check("1 Gbit/s link: diagnose says slow_link", all("slow_link" in a["codes"]
+    check("400 Mbit/s link: diagnose says slow_link", all("slow_link" in a["codes"]
                                                         for a in attempts),
           " | ".join(last["link_verdict"]))
-    check("1 Gbit/s link: no compute straggler from the link",
+    check("400 Mbit/s link: no compute straggler from the link",
           "straggler" not in last["codes"] or last["excess"] <= base["excess"] + 0.10,
           "; ".join(f"attempt {k}: codes {a['codes']}, excess compute {100 * a['excess']:.1f}%"
                     for k, a in enumerate(attempts))
           + f" (unshaped {100 * base['excess']:.1f}%)")
     cmp = sh(tpbench, "compare", unshaped, last["out"])
     print(cmp.stdout)
-    FIGURES["shaped_1gbit"] = {"attempts": attempts, "compare": cmp.stdout,
+    FIGURES["shaped_400mbit"] = {"attempts": attempts, "compare": cmp.stdout,
                                "links": results(last["out"])["context"].get("links")}
 
 
