@@ -72,6 +72,8 @@ done | sort -u | while read -r name path; do
   [[ "$name" =~ $provided || "$(readlink -f "$path")" == "$(readlink -f "$CUDA_HOME")"/* ]] && continue
   cp -L "$path" "$OUT/lib/$name"
 done
+# The largest libraries go gzipped (device_libs.sh's device_unpack restores them on the device).
+find "$OUT/lib" -type f -size +8M -exec gzip -9 {} +
 echo "{\"git_sha\": \"$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)\"," \
   "\"dirty\": $([[ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ]] && echo false || echo true)," \
   "\"cuda_architectures\": \"$ARCH\", \"made\": \"$(date -u +%FT%TZ)\"}" >"$OUT/bundle.json"

@@ -99,6 +99,7 @@ trap 'exit 1' INT TERM
 
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
 source "$BUNDLE/device_libs.sh"
+device_unpack "$BUNDLE" || { echo "device-check: could not unpack $BUNDLE/lib/*.gz" >&2; exit 1; }
 export LD_LIBRARY_PATH="$BUNDLE/lib:$(device_lib_path 2>"$R/libs.txt")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TPB=$BUNDLE/tpbench
 source "$BUNDLE/device_plan.sh"  # TARGET_MODEL, plan_facts, plan_steps

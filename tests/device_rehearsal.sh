@@ -83,6 +83,13 @@ bind "$toolkit" "$toolkit"
 for f in $(ls /usr/lib/x86_64-linux-gnu/libnccl.so* 2>/dev/null); do bind "$f" "$f"; done
 rm -rf "$ROOTFS/bundle" && cp -a "$BUNDLE" "$ROOTFS/bundle"
 in_root() { chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
+# The bundle's large libraries travel gzipped; device-check.sh unpacks them with this function
+# before anything loads them, as done here for the checks below.
+packed=$(ls "$ROOTFS"/bundle/lib/*.gz 2>/dev/null | wc -l)
+in_root bash -c 'source /bundle/device_libs.sh && device_unpack /bundle' ||
+  fail "device_unpack in the minimal root"
+[[ -z "$(ls "$ROOTFS"/bundle/lib/*.gz 2>/dev/null)" ]] || fail "device_unpack left packed libraries"
+ok "the bundle's $packed packed librar$( ((packed == 1)) && echo y || echo ies) unpacked in the minimal root"
 LIBS="/bundle/lib:$toolkit:/usr/lib/x86_64-linux-gnu"
 
 # 3. The bundle starts there.
