@@ -55,7 +55,8 @@ TEST(SdpaPlan, OneLaunchDoingTheCostModelsAttention) {
           for (const KernelLaunch& k : layer_launch_plan(cudnn_dims(q, false))) {
             if (k.op != Op::attention) continue;
             ++launches;
-            const OpCost& c = attention_cost(step_cost(q));
+            const StepCost cost = step_cost(q);  // c refers into it
+            const OpCost& c = attention_cost(cost);
             EXPECT_STREQ(k.kernel, "cudnn_sdpa_fprop");
             EXPECT_DOUBLE_EQ(k.flops, c.flops);
             EXPECT_DOUBLE_EQ(k.bytes_read, c.bytes_read);
