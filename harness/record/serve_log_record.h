@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/serve/workload.h"
+
 namespace tpb {
 
 struct StepRankRecord {
@@ -26,12 +28,9 @@ struct StepLogRecord {
   std::vector<StepRankRecord> ranks;
 };
 
-struct RequestLogRecord {
-  int64_t point = 0, id = 0;
-  double arrival_s = 0, admitted_s = 0, first_token_s = 0, finish_s = 0;
-  int64_t prompt_len = 0, output_len = 0, preemptions = 0;
-  bool warmup = false, rejected = false;
-  std::string reason;
+// The scheduler's outcome as it is, with its point and the first token times.
+struct RequestLogRecord : RequestOutcome {
+  int64_t point = 0;
   std::vector<double> token_s;  // the first token_times_limit token times
 };
 

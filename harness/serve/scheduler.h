@@ -81,15 +81,8 @@ struct StepPlan {
   bool empty() const { return batch.seqs.empty(); }
 };
 
-// Everything the request went through, on the virtual clock (seconds).
-struct RequestLog {
-  int64_t id = 0;
-  double arrival_s = 0, admitted_s = -1, first_token_s = -1, finish_s = -1;
-  int64_t prompt_len = 0, output_len = 0;
-  int64_t preemptions = 0;
-  bool warmup = false;
-  bool rejected = false;
-  std::string reason;               // why it was rejected
+// Everything the request went through: its outcome and every output token's time and step.
+struct RequestLog : RequestOutcome {
   std::vector<double> token_s;      // when each output token was produced (output_len of them)
   std::vector<int64_t> token_step;  // the step that produced each (index into the step log)
 };

@@ -15,6 +15,19 @@ struct Request {
   int64_t prompt_len = 1, output_len = 1;
 };
 
+// What the request went through, on the virtual clock (seconds): the fields its requests.jsonl
+// line carries as they are (record/serve_log_record.h), save that a time never reached is -1
+// here and null there.
+struct RequestOutcome {
+  int64_t id = 0;
+  double arrival_s = 0, admitted_s = -1, first_token_s = -1, finish_s = -1;
+  int64_t prompt_len = 0, output_len = 0;
+  int64_t preemptions = 0;
+  bool warmup = false;
+  bool rejected = false;
+  std::string reason;  // why it was rejected
+};
+
 struct LoadSpec {
   // Open loop: rate > 0 requests/s, inter-arrival gaps gamma(shape = burstiness, mean =
   // 1 / rate), as vLLM's benchmark draws them (burstiness 1 = Poisson). Closed loop:

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "harness/analysis/itl_attribution.h"
 #include "harness/drive/point_analysis.h"
@@ -77,11 +79,13 @@ LatencyRecord latency_record(const LatencyStats& s) {
 }
 
 void add_serve_metrics(MetricsRecord& m, const ServeMetrics& s) {
-  m.ttft_s = latency_record(s.ttft_s);
-  m.ttft_admitted_s = latency_record(s.ttft_admitted_s);
-  m.tpot_s = latency_record(s.tpot_s);
-  m.itl_s = latency_record(s.itl_s);
-  m.e2el_s = latency_record(s.e2el_s);
+  const std::pair<std::optional<LatencyRecord>*, const LatencyStats*> latencies[] = {
+      {&m.ttft_s, &s.ttft_s},
+      {&m.ttft_admitted_s, &s.ttft_admitted_s},
+      {&m.tpot_s, &s.tpot_s},
+      {&m.itl_s, &s.itl_s},
+      {&m.e2el_s, &s.e2el_s}};
+  for (const auto& [record, stats] : latencies) *record = latency_record(*stats);
   m.output_tokens_per_s = s.output_tokens_per_s;
   m.total_tokens_per_s = s.total_tokens_per_s;
   m.request_throughput = s.request_throughput;
@@ -245,18 +249,9 @@ std::vector<RequestLogRecord> request_lines(const std::vector<RequestLog>& logs,
   std::vector<RequestLogRecord> out;
   for (const RequestLog& q : logs) {
     RequestLogRecord l;
+    static_cast<RequestOutcome&>(l) = q;
+    for (double* t : {&l.admitted_s, &l.first_token_s, &l.finish_s}) *t = reached(*t);
     l.point = point_index;
-    l.id = q.id;
-    l.arrival_s = q.arrival_s;
-    l.admitted_s = reached(q.admitted_s);
-    l.first_token_s = reached(q.first_token_s);
-    l.finish_s = reached(q.finish_s);
-    l.prompt_len = q.prompt_len;
-    l.output_len = q.output_len;
-    l.preemptions = q.preemptions;
-    l.warmup = q.warmup;
-    l.rejected = q.rejected;
-    l.reason = q.reason;
     const auto keep = std::min<std::size_t>(q.token_s.size(), kTokenTimesLimit);
     l.token_s.assign(q.token_s.begin(), q.token_s.begin() + static_cast<std::ptrdiff_t>(keep));
     out.push_back(std::move(l));

@@ -21,9 +21,7 @@ class CudnnSdpa {
   // library when it cannot be loaded (LD_LIBRARY_PATH must reach it: the toolkit's lib/, or
   // the nvidia-cudnn wheel's nvidia/cudnn/lib beside PyTorch).
   explicit CudnnSdpa(cudaStream_t stream);
-  ~CudnnSdpa();
-  CudnnSdpa(const CudnnSdpa&) = delete;
-  CudnnSdpa& operator=(const CudnnSdpa&) = delete;
+  ~CudnnSdpa();  // neither copied nor moved: the handle is bound to one stream (impl_)
 
   // The workspace one call of this shape needs. The shape's graph is built (and its support
   // checked) on first use and kept: throws BackendError with cuDNN's message when no engine
