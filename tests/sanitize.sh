@@ -77,11 +77,13 @@ asan_stage() {
       return 1
     fi
   done
+  # serve at one load: a load costs ~50 s here (its --check script and its steps' skinny GEMMs
+  # at -O0 under ASan), and the curve's code over several loads runs in the ASan unit tests.
   echo "== asan: sweep, collectives, serve, diagnose, compare, report and calibrate"
   local verbs=(
     "sweep:mpirun -np 2 --bind-to none build-asan/tpbench sweep ${small[*]} --batch 1,2 --out $out/sweep"
     "collectives:mpirun -np 2 --bind-to none build-asan/tpbench collectives -b 8 -e 64K -f 8 -n 5 -w 1 --baseline --out $out/coll"
-    "serve:mpirun -np 2 --bind-to none build-asan/tpbench serve --model tiny --layers 1 --requests 6 --concurrency 1,3 --prompt-len mix:24@0.5,40@0.5 --output-len uniform:2..6 --chunk 16 --kv-budget 96 --check --sync-rounds 4 --out $out/serve"
+    "serve:mpirun -np 2 --bind-to none build-asan/tpbench serve --model tiny --layers 1 --requests 6 --concurrency 3 --prompt-len mix:24@0.5,40@0.5 --output-len uniform:2..6 --chunk 16 --kv-budget 96 --check --sync-rounds 4 --out $out/serve"
     "serve-static:mpirun -np 2 --bind-to none build-asan/tpbench serve --model tiny --layers 1 --requests 4 --concurrency 2 --scheduler static --prompt-len 16 --output-len 4 --host-overhead 100 --inject rank=1:slowdown=1.5 --sync-rounds 4 --out $out/serve-static"
     "diagnose:build-asan/tpbench diagnose $out/sweep"
     "diagnose-serve:build-asan/tpbench diagnose --json $out/serve"
