@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
-#include <utility>
 
 #include "harness/analysis/itl_attribution.h"
 #include "harness/drive/point_analysis.h"
@@ -79,13 +77,11 @@ LatencyRecord latency_record(const LatencyStats& s) {
 }
 
 void add_serve_metrics(MetricsRecord& m, const ServeMetrics& s) {
-  const std::pair<std::optional<LatencyRecord>*, const LatencyStats*> latencies[] = {
-      {&m.ttft_s, &s.ttft_s},
-      {&m.ttft_admitted_s, &s.ttft_admitted_s},
-      {&m.tpot_s, &s.tpot_s},
-      {&m.itl_s, &s.itl_s},
-      {&m.e2el_s, &s.e2el_s}};
-  for (const auto& [record, stats] : latencies) *record = latency_record(*stats);
+  m.ttft_s = latency_record(s.ttft_s);
+  m.ttft_admitted_s = latency_record(s.ttft_admitted_s);
+  m.tpot_s = latency_record(s.tpot_s);
+  m.itl_s = latency_record(s.itl_s);
+  m.e2el_s = latency_record(s.e2el_s);
   m.output_tokens_per_s = s.output_tokens_per_s;
   m.total_tokens_per_s = s.total_tokens_per_s;
   m.request_throughput = s.request_throughput;
