@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/analysis/stats.h"
+#include "harness/serve/serve_metrics.h"
 
 namespace tpb {
 
@@ -75,18 +76,6 @@ struct AcrossRanksRecord {
       compute_s, wait_s, transfer_s;
 };
 
-// A latency distribution over requests or token gaps, seconds; NaN (null) with no samples.
-struct LatencyRecord {
-  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
-  int64_t n = 0;
-  std::optional<double> std;  // population (numpy's, vLLM's); absent before 1.13.0
-};
-
-struct GoodputRecord {
-  std::string slo;
-  double requests_per_s = 0, fraction = 0;
-};
-
 // Serve: which parts of the late steps made the p99 ITL tail (harness/analysis/itl_attribution.h).
 struct ItlSharesRecord {
   double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0;
@@ -122,9 +111,10 @@ struct MetricsRecord {
   PeaksRecord peaks;
   AcrossRanksRecord across_ranks;
   // Serve points: vLLM's benchmark metrics, on the virtual clock (results/SCHEMA.md, "serve").
-  std::optional<LatencyRecord> ttft_s, ttft_admitted_s, tpot_s, itl_s, e2el_s;
+  // The distributions and the goodput are serve's own types (harness/serve/serve_metrics.h).
+  std::optional<LatencyStats> ttft_s, ttft_admitted_s, tpot_s, itl_s, e2el_s;
   std::optional<double> output_tokens_per_s, total_tokens_per_s, request_throughput;
-  std::optional<GoodputRecord> goodput;
+  std::optional<Goodput> goodput;
   std::optional<ItlAttributionRecord> itl_attribution;
 };
 

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "harness/analysis/stats.h"
+#include "harness/serve/scheduler.h"
 
 namespace tpb {
 namespace {
@@ -48,7 +49,8 @@ LatencyStats latency_stats(const std::vector<double>& v) {
   LatencyStats s;
   s.n = static_cast<int64_t>(v.size());
   if (v.empty()) {
-    s.mean = s.p50 = s.p90 = s.p95 = s.p99 = s.max = s.std = kNoValue;
+    s.mean = s.p50 = s.p90 = s.p95 = s.p99 = s.max = kNoValue;
+    s.std = kNoValue;
     return s;
   }
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());

@@ -17,13 +17,16 @@
 #include <string>
 #include <vector>
 
-#include "harness/serve/scheduler.h"
-
 namespace tpb {
 
+struct RequestLog;  // harness/serve/scheduler.h
+
+// A latency distribution over requests or token gaps, seconds, as results.json's serve metrics
+// hold it (record/point_record.h): NaN everywhere (null in results) when n = 0.
 struct LatencyStats {
-  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0, std = 0;
-  int64_t n = 0;  // NaN everywhere (null in results) when n = 0
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+  int64_t n = 0;
+  std::optional<double> std;  // always set here; absent in results written before 1.13.0
 };
 
 struct SloSpec {
@@ -37,6 +40,7 @@ SloSpec parse_slo(const std::string& text);
 // throws BadInput naming --goodput.
 SloSpec parse_goodput(const std::string& text);
 
+// The point's goodput, as computed and as results.json holds it.
 struct Goodput {
   std::string slo;
   double requests_per_s = 0, fraction = 0;

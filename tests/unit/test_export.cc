@@ -157,9 +157,9 @@ TEST(Export, ServeLatenciesAndLoad) {
   p.params.serve = s;
   MetricsRecord m;
   // TPOT: mean 5 ms over n = 3 requests, so _sum = 0.015; E2EL: mean 1 s over n = 4.
-  m.tpot_s = LatencyRecord{0.005, 0.004, 0.006, 0.007, 0.008, 0.009, 3, std::nullopt};
-  m.e2el_s = LatencyRecord{1, 0.9, 1.2, 1.3, 1.4, 1.5, 4, std::nullopt};
-  m.goodput = GoodputRecord{"ttft=100", 2.5, 0.75};
+  m.tpot_s = LatencyStats{0.005, 0.004, 0.006, 0.007, 0.008, 0.009, 3, std::nullopt};
+  m.e2el_s = LatencyStats{1, 0.9, 1.2, 1.3, 1.4, 1.5, 4, std::nullopt};
+  m.goodput = Goodput{"ttft=100", 2.5, 0.75};
   p.metrics = m;
   oj doc = {{"points", oj::array()}};
   doc["points"].push_back(to_json(p));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/errors.h"
+#include "harness/serve/scheduler.h"
 #include "harness/serve/serve_metrics.h"
 
 namespace tpb {
@@ -76,7 +77,7 @@ TEST(ServeMetrics, HandComputedCase) {
   EXPECT_DOUBLE_EQ(m.e2el_s.max, 2.5);
   // population std of [1.0, 1.2, 2.5] about 4.7/3: sqrt((0.3211 + 0.1344 + 0.8711) / 3)
   // = sqrt(3.98 / 9) (deviations -1.7/3, -1.1/3, 2.8/3; squares 2.89 + 1.21 + 7.84 = 11.94 / 9)
-  EXPECT_NEAR(m.e2el_s.std, std::sqrt(11.94 / 27), 1e-12);
+  EXPECT_NEAR(m.e2el_s.std.value(), std::sqrt(11.94 / 27), 1e-12);
   EXPECT_EQ(m.input_tokens, 35);  // 10 + 20 + 5; the warm-up and the rejected left out
   EXPECT_EQ(m.output_tokens, 6);
   EXPECT_FALSE(m.goodput);

@@ -174,8 +174,8 @@ TEST(ServeParts, ServeRecordsRoundTrip) {
   sp.concurrency = 8;
   p.params.serve = sp;
   MetricsRecord m;
-  m.ttft_s = LatencyRecord{0.1, 0.09, 0.2, 0.25, 0.3, 0.4, 64};
-  m.itl_s = LatencyRecord{
+  m.ttft_s = LatencyStats{0.1, 0.09, 0.2, 0.25, 0.3, 0.4, 64};
+  m.itl_s = LatencyStats{
       std::nan(""), std::nan(""), std::nan(""), std::nan(""), std::nan(""), std::nan(""), 0};
   m.output_tokens_per_s = 123.5;
   m.itl_attribution =

@@ -11,6 +11,7 @@
 
 #include "harness/record/whatif/serve_whatif.h"
 #include "harness/record/whatif/step_fit.h"
+#include "harness/serve/scheduler.h"
 #include "harness/serve/serve_metrics.h"
 #include "harness/serve/simulate.h"
 

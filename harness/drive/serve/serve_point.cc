@@ -72,21 +72,17 @@ StepCost mean_cost(const std::vector<ServeStep>& all, const std::vector<int>& ke
   return m;
 }
 
-LatencyRecord latency_record(const LatencyStats& s) {
-  return {s.mean, s.p50, s.p90, s.p95, s.p99, s.max, s.n, s.std};
-}
-
+// The record holds serve's own distribution and goodput types, so each is one copy.
 void add_serve_metrics(MetricsRecord& m, const ServeMetrics& s) {
-  m.ttft_s = latency_record(s.ttft_s);
-  m.ttft_admitted_s = latency_record(s.ttft_admitted_s);
-  m.tpot_s = latency_record(s.tpot_s);
-  m.itl_s = latency_record(s.itl_s);
-  m.e2el_s = latency_record(s.e2el_s);
+  m.ttft_s = s.ttft_s;
+  m.ttft_admitted_s = s.ttft_admitted_s;
+  m.tpot_s = s.tpot_s;
+  m.itl_s = s.itl_s;
+  m.e2el_s = s.e2el_s;
   m.output_tokens_per_s = s.output_tokens_per_s;
   m.total_tokens_per_s = s.total_tokens_per_s;
   m.request_throughput = s.request_throughput;
-  if (s.goodput)
-    m.goodput = GoodputRecord{s.goodput->slo, s.goodput->requests_per_s, s.goodput->fraction};
+  m.goodput = s.goodput;
 }
 
 // A step was held back by memory: the cache could not take what waited, or a running

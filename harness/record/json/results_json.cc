@@ -68,7 +68,7 @@ void fields(V& v, R& r) {
   v("clock", r.clock);
 }
 
-template <class V, Is<LatencyRecord> R>
+template <class V, Is<LatencyStats> R>
 void fields(V& v, R& r) {
   v("mean", r.mean);
   v("p50", r.p50);
@@ -80,7 +80,7 @@ void fields(V& v, R& r) {
   v("std", r.std);
 }
 
-template <class V, Is<GoodputRecord> R>
+template <class V, Is<Goodput> R>
 void fields(V& v, R& r) {
   v("slo", r.slo);
   v("requests_per_s", r.requests_per_s);

@@ -27,7 +27,7 @@ std::string rate_text(const ServeParamsRecord& s) {
                                         : fmt::format("{}", *s.rate);
 }
 
-void latency(nlohmann::ordered_json& j, const char* name, const std::optional<LatencyRecord>& l) {
+void latency(nlohmann::ordered_json& j, const char* name, const std::optional<LatencyStats>& l) {
   if (!l) return;
   j[fmt::format("mean_{}_ms", name)] = num(l->mean * 1e3);
   j[fmt::format("median_{}_ms", name)] = num(l->p50 * 1e3);

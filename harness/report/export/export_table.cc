@@ -51,7 +51,7 @@ void add_summary(std::vector<MetricValue>& out, std::size_t family,
 }
 
 void add_latency(std::vector<MetricValue>& out, std::size_t family,
-                 const std::optional<LatencyRecord>& l) {
+                 const std::optional<LatencyStats>& l) {
   if (!l) return;
   add_summary(out, family, {{"0.5", l->p50}, {"0.9", l->p90}, {"0.95", l->p95}, {"0.99", l->p99}},
               l->mean, l->n);

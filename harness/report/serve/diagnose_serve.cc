@@ -37,7 +37,7 @@ void memory_verdict(const PointRecord& p, std::vector<Verdict>& v) {
 void itl_shape_verdict(const PointRecord& p, std::vector<Verdict>& v) {
   const MetricsRecord& m = *p.metrics;
   if (!m.itl_s || !(m.itl_s->n > 0)) return;
-  const LatencyRecord& itl = *m.itl_s;
+  const LatencyStats& itl = *m.itl_s;
   const bool spiky = itl.p99 > 1.5 * itl.p50;
   const ItlAttributionRecord a = m.itl_attribution.value_or(ItlAttributionRecord{});
   const double prefill_step_ratio = a.prefill_step_p50_s / a.decode_step_p50_s;

@@ -20,7 +20,7 @@ void row(std::string& s, const std::string& label, int64_t v) {
 }
 
 void latency(std::string& s, const char* header, const char* name,
-             const std::optional<LatencyRecord>& l) {
+             const std::optional<LatencyStats>& l) {
   if (!l) return;
   s += fmt::format("{:-^50}\n", header);
   row(s, fmt::format("Mean {} (ms):", name), l->mean * 1e3);
