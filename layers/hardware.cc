@@ -95,6 +95,11 @@ OpEfficiency parse_efficiency(const nlohmann::json& e, const std::string& where)
                      "fp16, fp8)");
     out.dtype = d.get<std::string>();
   }
+  if (e.contains("backend")) {
+    if (!e["backend"].is_string())
+      throw BadInput(prefix(where) + "field 'efficiency.backend' must be a backend name");
+    out.backend = e["backend"].get<std::string>();
+  }
   for (std::size_t i = 0; i < e["points"].size(); ++i)
     out.points.push_back(
         parse_fraction(e["points"][i], "efficiency.points[" + std::to_string(i) + "]", where));
@@ -177,8 +182,11 @@ std::string OpEfficiency::outside_grid(const std::string& phase, int tp, int64_t
   if (tokens >= 0 && tokens > hi)
     out += (out.empty() ? "" : "; ") + std::to_string(tokens) + " tokens per step lie above " +
            "the grid's " + std::to_string(lo) + ".." + std::to_string(hi) +
-           ": each op's time is extended along the line through its two largest points (time " +
-           "against roofline time)";
+           (backend == "cuda"
+                ? ": each op's time is extended through its two largest points as a fixed time "
+                  "per launch plus a multiple of its roofline, by the CUDA launch plan"
+                : ": each op's time is extended along the line through its two largest points "
+                  "(time against roofline time)");
   return out;
 }
 
@@ -291,6 +299,7 @@ nlohmann::ordered_json hardware_to_json(const Hardware& h) {
                      {"fraction", p.fraction}});
     j[kEff] = {{"source", h.efficiency.source}, {"context", h.efficiency.context}};
     if (!h.efficiency.dtype.empty()) j[kEff]["dtype"] = h.efficiency.dtype;
+    if (!h.efficiency.backend.empty()) j[kEff]["backend"] = h.efficiency.backend;
     j[kEff]["points"] = pts;
   }
   if (!h.achievable.empty()) j["achievable"] = achievable_to_json(h.achievable);

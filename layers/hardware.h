@@ -30,6 +30,10 @@ struct OpEfficiency {
   // bf16 roofline says nothing of its fp32 one. "": a profile written before calibrate said it,
   // taken to hold for every dtype as it was then.
   std::string dtype;
+  // The backend whose kernels the fractions were measured on: "cuda" lets the model backend
+  // carry them past the grid by the CUDA launch plan's launches and work
+  // (harness/drive/model/table_fraction.h); "" in a profile written before calibrate said it.
+  std::string backend;
   bool empty() const { return points.empty(); }
   bool applies_to(DType t) const { return dtype.empty() || dtype == dtype_name(t); }
   // The op's fraction at (phase, tp, tokens): its points in that phase at the nearest TP

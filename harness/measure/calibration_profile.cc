@@ -160,6 +160,7 @@ OpEfficiency efficiency_from_record(const CalibrationRecord& cal, const std::str
   // The dtype the fractions were measured in; a record from before calibrate wrote it leaves
   // it unsaid, as the profile it wrote then did (taken to hold for every dtype).
   e.dtype = cal.dtype.value_or("");
+  e.backend = cal.context.device.backend;
   e.source = efficiency_source(cal, e, repeats, where, added);
   return e;
 }

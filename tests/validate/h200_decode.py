@@ -11,14 +11,16 @@ Predicted by `tpbench sweep --backend model` with three profiles:
     16, 64); B = 8 and 256 are off it and the device-check folder is a later call. Its prefill
     attention fraction was fitted to S = 512 and 4096 themselves: prefill is not held out.
   - cal = `calibrate --from` the shared calibration-llama-3.1-8b.json (its efficiency table and
-    the idle per kernel fitted from its own step and op times), when the file is present;
+    the idle per kernel fitted from its own step and op times; past its grid, the CUDA launch
+    plan's launches and work: S = 4096 is 144 prefill-attention launches a layer to S = 512's 18);
   - cal+70b = the same with `--runs` run1's one 70B-sized layer (its prefill points at S = 4096,
     batch 1 and 64: another model's shapes, past the calibration's prefill grid of 128 and 512),
     so the 8B prefill at S = 4096 is priced by the attention fraction measured on 70B's layer;
   - sheet = h200-sxm:datasheet, every op at its roofline.
-Fails (exit 1) when an off-grid decode point of h200 is off by more than 15%, or when the
-datasheet profile is not faster than a measured step (it must stay an upper bound). The cal
-column is printed against issue 32's acceptance (7% on the grid, 10% off it), not gated.
+Fails (exit 1) when an off-grid decode point of h200 is off by more than 15%, an off-grid point
+of cal by more than 10% (issue 32's acceptance; its 7% on the grid is printed, not gated: B = 1
+itself measured 5.70-6.50 ms across runs), or when the datasheet profile is not faster than a
+measured step (it must stay an upper bound).
 Usage: tests/validate/h200_decode.py [--tpbench build-cpu/tpbench]
 """
 import argparse
@@ -36,6 +38,9 @@ GRID = {("decode", b) for b in (1, 4, 16, 64)} | {("prefill", s) for s in (128, 
 AXES = {"decode": ("--batch", "1,8,64,256", "--context", "1024"),
         "prefill": ("--batch", "1", "--prompt", "512,4096")}
 OFF_GRID_LIMIT = 0.15
+# Issue 32's acceptance for `calibrate --from` the H200 record: 10% off its grid (B = 8, 256 and
+# S = 4096; the record's prefill grid is S = 128 and 512).
+CAL_OFF_GRID_LIMIT = 0.10
 
 
 def steps_of(res):
@@ -93,7 +98,9 @@ def layer_70b(work):
 
 def profiles(tpbench, work):
     out = [("h200", "h200-sxm"), ("sheet", "h200-sxm:datasheet")]
-    cal = os.path.join(SHARED, "calibration-llama-3.1-8b.json")
+    # The shared calibration-llama-3.1-8b.json, byte for byte (tests/golden keeps it in the
+    # repository, so the cal column is there wherever this runs).
+    cal = os.path.join(ROOT, "tests", "golden", "calibration_h200_2026-12-04.json")
     if os.path.exists(cal):
         d = os.path.join(work, "calibrated")
         run([tpbench, "calibrate", "--from", cal, "--out", d])
@@ -135,6 +142,9 @@ def main():
                         failures.append(f"{label} {key}: h200-sxm off by {e:+.1%}")
                 if pred["sheet"][key] >= m:
                     failures.append(f"{label} {key}: the datasheet profile is not faster")
+                c = pred["cal"][key] / m - 1
+                if not on and abs(c) > CAL_OFF_GRID_LIMIT:
+                    failures.append(f"{label} {key}: the calibration alone off by {c:+.1%}")
     print(f"decode off-grid (h200): {len(off_errors)} points, worst |error| {max(off_errors):.1%}")
     for f in failures:
         print("FAIL", f)

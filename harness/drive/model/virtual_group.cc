@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "base/errors.h"
+#include "harness/drive/model/table_fraction.h"
 #include "harness/serve/serve_random.h"
 #include "layers/cuda/plan/launch_plan_query.h"
 
@@ -50,46 +51,6 @@ std::pair<double, double> achievable_fractions(const RunSpec& spec, const OpCost
   if (c.op == Op::attention && phase == Phase::prefill)
     ff = a.prefill_attention.at(static_cast<double>(spec.prompt));
   return {ff, fb};
-}
-
-// The op's roofline time (s) in one layer of a uniform step of `tokens` new tokens: decode at
-// the efficiency table's context (where its points were measured), prefill as one sequence.
-double roofline_at(const RunSpec& spec, Op op, Phase phase, int64_t tokens, const Peaks& peaks) {
-  CostQuery q = spec.cost_query();
-  q.phase = phase;
-  q.lm_head = false;
-  q.layers = 1;
-  q.batch = phase == Phase::decode ? tokens : 1;
-  if (phase == Phase::prefill) q.prompt = tokens;
-  if (phase == Phase::decode && spec.hw.efficiency.context > 0)
-    q.context = spec.hw.efficiency.context;
-  for (const OpCost& c : step_cost(q).layer_ops)
-    if (c.op == op)
-      return std::max(c.flops / peaks.flops, (c.bytes_read + c.bytes_written) / peaks.bw);
-  return 0;
-}
-
-// The table's fraction for the op at `tokens`. Past the grid's largest point, holding its
-// fraction would scale the op's fixed time (launch, ramp, tail) with its work; the op's time
-// goes on instead along the line through its two largest points, time against roofline time,
-// and never faster at the margin than the roofline itself.
-double table_fraction(const RunSpec& spec, const char* name, Op op, Phase phase, int64_t tokens,
-                      const Peaks& peaks) {
-  const OpEfficiency& e = spec.hw.efficiency;
-  const char* ph = phase_name(phase);
-  const auto g = e.grid(name, ph, spec.tp);
-  // A stand-in's points (the step's end priced as a layer op) are another op's line.
-  if (g.size() < 2 || tokens <= g.back().first || std::string(name) != op_name(op))
-    return e.fraction(name, ph, spec.tp, tokens);
-  const auto [x1, f1] = g[g.size() - 2];
-  const auto [x2, f2] = g.back();
-  const double r1 = roofline_at(spec, op, phase, x1, peaks);
-  const double r2 = roofline_at(spec, op, phase, x2, peaks);
-  const double rx = roofline_at(spec, op, phase, tokens, peaks);
-  if (!(r2 > r1) || !(rx > r2)) return f2;
-  const double t1 = r1 / f1, t2 = r2 / f2;
-  const double slope = std::max((t2 - t1) / (r2 - r1), 1.0);
-  return std::min(1.0, rx / (t2 + slope * (rx - r2)));
 }
 
 PricedOp compute_op(const RunSpec& spec, const OpCost& c, Phase phase, int64_t tokens,
