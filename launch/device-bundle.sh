@@ -42,21 +42,15 @@ mkdir -p "$BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTPB_MPI=OFF -DTPB_CUDA=ON \
   -DTPB_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="${ARCH/#default/}" \
   "${launch[@]}" >"$BUILD/bundle-cmake.log" 2>&1 || die "cmake failed: $(tail -5 "$BUILD/bundle-cmake.log")"
-cmake --build "$BUILD" -j"$JOBS" --target tpbench >"$BUILD/bundle-build.log" 2>&1 ||
+# tpbench and the layer check (tests/gpu) from one tree: the kernels compile once for both.
+cmake --build "$BUILD" -j"$JOBS" --target tpbench tpb_device_check >"$BUILD/bundle-build.log" 2>&1 ||
   die "build failed: $(grep -m3 error "$BUILD/bundle-build.log")"
-echo "tpbench built ($((SECONDS - T0)) s, CUDA $ARCH)"
-# The layer check: nvcc alone, its file list in layer_check_build.sh (sm_ARCH from the first entry).
-source "$ROOT/launch/layer_check_build.sh"
-LC_ARCH=${ARCH%%[-;,]*}
-[[ "$LC_ARCH" =~ ^[0-9]+$ ]] || LC_ARCH=90
-(ARCH=$LC_ARCH; build_layer_check "$BUILD/layer-check") >"$BUILD/bundle-layer-check.log" 2>&1 ||
-  die "the layer check did not build: $(grep -m3 error "$BUILD/bundle-layer-check.log")"
-echo "tpb_device_check built ($((SECONDS - T0)) s)"
+echo "tpbench and tpb_device_check built ($((SECONDS - T0)) s, CUDA $ARCH)"
 
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"
 strip -o "$OUT/tpbench" "$BUILD/tpbench"
-strip -o "$OUT/tpb_device_check" "$BUILD/layer-check/tpb_device_check"
+strip -o "$OUT/tpb_device_check" "$BUILD/tpb_device_check"
 cp -r "$ROOT/configs" "$OUT/configs"
 cp "$ROOT/launch/device-check.sh" "$ROOT/launch/device_plan.sh" "$ROOT/launch/device_libs.sh" \
   "$ROOT/launch/device_table.py" "$ROOT/launch/peer_torch.py" "$OUT/"

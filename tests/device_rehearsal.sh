@@ -14,20 +14,24 @@
 #    deadline: the call ends inside it, the later steps are listed as skipped, and the three
 #    files are still written.
 # Usage: tests/device_rehearsal.sh [--bundle DIR] [--scripts DIR] [--keep-root DIR]
+#        tests/device_rehearsal.sh --make-root DIR
 #   --bundle    rehearse this bundle instead of making one
 #   --scripts   take device-check.sh, device_plan.sh, device_libs.sh, device_table.py from DIR
 #               (to rehearse other versions of the scripts against the same bundle)
 #   --keep-root reuse (or make and keep) the minimal root at DIR: debootstrap is ~1-2 min
+#   --make-root only make the minimal root at DIR, and exit (tests/run.sh makes it in the
+#               background during the build: it is mostly downloads)
 # Exits 1 on the first failed check; needs root (chroot, mount) and Debian's mirror.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
-BUNDLE="" SCRIPTS="" KEEP=""
+BUNDLE="" SCRIPTS="" KEEP="" MAKE_ONLY=""
 while (($#)); do
   case "$1" in
     --bundle) BUNDLE=$2; shift 2 ;;
     --scripts) SCRIPTS=$2; shift 2 ;;
     --keep-root) KEEP=$2; shift 2 ;;
+    --make-root) KEEP=$2 MAKE_ONLY=1; shift 2 ;;
     *) echo "device_rehearsal.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +50,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The minimal root (step 2): debootstrap minbase with python3, unless DIR already holds one.
+make_root() {
+  source launch/deps.sh
+  tpb_install_deps debootstrap >/dev/null
+  [[ -x "$ROOTFS/usr/bin/python3" ]] && return 0
+  local mirror
+  mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+  debootstrap --variant=minbase --include=python3 bookworm "$ROOTFS" "${mirror:-http://deb.debian.org/debian}" \
+    >"$WORK/debootstrap.log" 2>&1 || fail "debootstrap: $(tail -n 3 "$WORK/debootstrap.log")"
+}
+if [[ -n "$MAKE_ONLY" ]]; then
+  make_root
+  ok "minimal root made at $ROOTFS ($((SECONDS - T0)) s)"
+  exit 0
+fi
+
 # 1. The bundle.
 if [[ -z "$BUNDLE" ]]; then
   BUNDLE=$WORK/bundle
@@ -59,13 +79,7 @@ fi
 ok "bundle $(du -sm "$BUNDLE" | cut -f1) MiB ($((SECONDS - T0)) s)"
 
 # 2. The minimal root.
-source launch/deps.sh
-tpb_install_deps debootstrap >/dev/null
-if [[ ! -x "$ROOTFS/usr/bin/python3" ]]; then
-  mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-  debootstrap --variant=minbase --include=python3 bookworm "$ROOTFS" "${mirror:-http://deb.debian.org/debian}" \
-    >"$WORK/debootstrap.log" 2>&1 || fail "debootstrap: $(tail -n 3 "$WORK/debootstrap.log")"
-fi
+make_root
 ok "minimal root ($((SECONDS - T0)) s): $(chroot "$ROOTFS" dpkg -l | grep -c '^ii') packages"
 source "$SRC/launch/device_libs.sh"
 bind() {  # bind SRC DEST-inside-root: read-only, undone at exit

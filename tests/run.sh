@@ -28,6 +28,28 @@ stage() {
   printf '\n=== %s ===\n' "$*"
 }
 
+HAVE_NVCC=""
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then HAVE_NVCC=1; fi
+# The device rehearsal's minimal root is made in the background while the builds compile:
+# debootstrap is mostly downloads (~1 min of CI). At exit only that job is killed, and the root
+# is removed only with nothing mounted inside it (the rehearsal binds /dev and the toolkit in).
+ROOT_JOB="" ROOT_DIR=""
+if [ -n "$HAVE_NVCC" ]; then
+  ROOT_DIR=$(mktemp -d /tmp/tpb-rehearsal-root.XXXXXX)
+  tests/device_rehearsal.sh --make-root "$ROOT_DIR/root" >"$ROOT_DIR/make.log" 2>&1 &
+  ROOT_JOB=$!
+fi
+drop_root() {
+  if [ -n "$ROOT_JOB" ]; then kill "$ROOT_JOB" 2>/dev/null || true; wait "$ROOT_JOB" 2>/dev/null || true; fi
+  [ -n "$ROOT_DIR" ] || return 0
+  if grep -q " $ROOT_DIR/" /proc/mounts; then
+    echo "tests/run.sh: mounts left under $ROOT_DIR; not removed" >&2
+  else
+    rm -rf "$ROOT_DIR"
+  fi
+}
+trap drop_root EXIT
+
 stage "format check (clang-format)"
 tests/format_check.sh
 
@@ -50,8 +72,10 @@ build/tpbench info
 stage "unit tests"
 (cd build && ctest -L unit --output-on-failure -j"$JOBS")
 
+# Two at a time where tests/CMakeLists.txt lets them (TPB_MPI_CONCURRENT); those that time real
+# work run alone (RUN_SERIAL).
 stage "multi-rank tests (mpirun -np 1/2/4)"
-(cd build && ctest -L mpi --output-on-failure)
+(cd build && ctest -L mpi --output-on-failure -j"$JOBS")
 
 # Hosts made of network namespaces on this machine (root only; tests/multihost/run.sh says
 # why it cannot run elsewhere, and fails unless TPB_SKIP_NETNS=1 is set by hand).
@@ -71,9 +95,12 @@ tests/install_check.sh --preset release ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES
 # carried to an H200; its C++ comes mostly from the shared ccache), started in a
 # debootstrap minbase root with only the toolkit's and NCCL's libraries, and device-check.sh
 # with its GPU steps on the CPU backend.
-if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+if [ -n "$HAVE_NVCC" ]; then
   stage "device rehearsal (the GPU check's bundle in a minimal root, its steps on the CPU)"
-  tests/device_rehearsal.sh
+  wait "$ROOT_JOB" || { cat "$ROOT_DIR/make.log"; echo "tests/run.sh: the minimal root failed" >&2; exit 1; }
+  ROOT_JOB=""
+  cat "$ROOT_DIR/make.log"
+  tests/device_rehearsal.sh --keep-root "$ROOT_DIR/root"
 fi
 unset CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER CMAKE_CUDA_COMPILER_LAUNCHER
 
