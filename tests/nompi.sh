@@ -3,13 +3,22 @@
 # with no mpirun, as on a device machine that has no MPI. Checks that the binary links no MPI
 # library, that run, serve and a model run work and write valid results, that the context says
 # there is no MPI, and that a TP degree the one rank cannot fill is bad input (exit 2).
+# Usage: tests/nompi.sh [--tpbench PATH]
+#   --tpbench  check this binary, built without MPI elsewhere (tests/run.sh passes the device
+#              bundle's, no MPI with CUDA), instead of building the no-mpi preset (no CUDA either)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-cmake --preset no-mpi >/dev/null
-cmake --build build-nompi -j"$JOBS" --target tpbench
-T=build-nompi/tpbench
+T=""
+if [[ "${1:-}" == --tpbench ]]; then
+  T=$2
+  [[ -x "$T" ]] || { echo "nompi.sh: no executable $T" >&2; exit 2; }
+else
+  cmake --preset no-mpi >/dev/null
+  cmake --build build-nompi -j"$JOBS" --target tpbench
+  T=build-nompi/tpbench
+fi
 OUT=$(mktemp -d /tmp/tpb-nompi.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 fail() { echo "FAIL $*" >&2; exit 1; }

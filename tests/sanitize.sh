@@ -52,11 +52,26 @@ asan_stage() {
   #   a 32-token prefill was 3.5 min under ASan at -O0).
   local slow='*SkinnyGemmPath.MatchesReferenceOnTinyShapes/*'
   slow+=':StackReference.MatchesTheCpuPrefillStepAtTp1:StackReference.Fails*'
-  echo "== asan: unit tests (less $slow)"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
-    build-asan/tests/tpb_unit_tests --gtest_brief=1 --gtest_filter="-$slow"
   local out=build-asan/sanitize-out
-  rm -rf "$out"
+  rm -rf "$out" "$out".*.log
+  mkdir -p "$out"
+  # In two shards side by side (gtest's own sharding): each is one single-threaded process.
+  echo "== asan: unit tests (less $slow), 2 shards"
+  local shard pids=() failed=0
+  for shard in 0 1; do
+    GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard \
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+      build-asan/tests/tpb_unit_tests --gtest_brief=1 --gtest_filter="-$slow" >"$out.unit$shard.log" 2>&1 &
+    pids+=($!)
+  done
+  for shard in 0 1; do
+    if ! wait "${pids[$shard]}"; then
+      cat "$out.unit$shard.log"
+      failed=1
+    fi
+    grep -E "tests? from .* ran|PASSED|FAILED" "$out.unit$shard.log" | sed "s/^/shard $shard: /"
+  done
+  [[ $failed == 0 ]] || { echo "sanitize.sh: asan unit tests failed" >&2; return 1; }
   local asan="detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=1"  # see the header
   local small=(--model tiny --layers 2 --steps 3 --warmup 1 --context 64 --sync-rounds 4)
   local runs=(
