@@ -82,20 +82,8 @@ stage "multi-rank tests (mpirun -np 1/2/4)"
 stage "multi-host (network namespaces as hosts, shaped links, link faults, Slurm srun)"
 TPBENCH=build/tpbench tests/multihost/run.sh
 
-# Without MPI. Where nvcc is, the no-MPI build is the device bundle's (launch/device-bundle.sh:
-# no MPI, CUDA for sm_90, in build-device; its C++ mostly from the shared ccache): the binary a
-# lent GPU machine runs, checked here on the CPU backend and rehearsed below in a minimal root.
-# The build with neither MPI nor CUDA (the no-mpi preset) is left to machines without nvcc;
-# CUDA off is built in the sanitizer trees.
-if [ -n "$HAVE_NVCC" ]; then
-  stage "build without MPI (the device bundle: -DTPB_MPI=OFF, CUDA sm_90; one rank, no mpirun)"
-  BUNDLE=$ROOT_DIR/bundle
-  launch/device-bundle.sh "$BUNDLE" | tail -n 3
-  tests/nompi.sh --tpbench build-device/tpbench
-else
-  stage "build without MPI (-DTPB_MPI=OFF: one rank, no mpirun)"
-  tests/nompi.sh
-fi
+stage "build without MPI (-DTPB_MPI=OFF: one rank, no mpirun)"
+tests/nompi.sh
 
 # A fresh clone configured as the Release build above (so its objects come from the shared
 # ccache), installed into a prefix, pip-installed ./results, then the clone deleted and the
@@ -103,15 +91,16 @@ fi
 stage "install (fresh clone, cmake --install, pip install ./results, run with the source gone)"
 tests/install_check.sh --preset release ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"}
 
-# The GPU device check rehearsed without a GPU: the bundle made in the no-MPI stage (as carried
-# to an H200), started in a debootstrap minbase root with only the toolkit's and NCCL's
-# libraries, and device-check.sh with its GPU steps on the CPU backend.
+# The GPU device check rehearsed without a GPU: the bundle (a no-MPI CUDA build for sm_90, as
+# carried to an H200; its C++ comes mostly from the shared ccache), started in a
+# debootstrap minbase root with only the toolkit's and NCCL's libraries, and device-check.sh
+# with its GPU steps on the CPU backend.
 if [ -n "$HAVE_NVCC" ]; then
   stage "device rehearsal (the GPU check's bundle in a minimal root, its steps on the CPU)"
   wait "$ROOT_JOB" || { cat "$ROOT_DIR/make.log"; echo "tests/run.sh: the minimal root failed" >&2; exit 1; }
   ROOT_JOB=""
   cat "$ROOT_DIR/make.log"
-  tests/device_rehearsal.sh --bundle "$BUNDLE" --keep-root "$ROOT_DIR/root"
+  tests/device_rehearsal.sh --keep-root "$ROOT_DIR/root"
 fi
 unset CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER CMAKE_CUDA_COMPILER_LAUNCHER
 
