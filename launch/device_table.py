@@ -101,7 +101,7 @@ def steps_table(path):
 
 def points_table(rows, copy_bw):
     print(f"\n{'set':13} {'point':42} {'status':6} {'step ms':>8} {'MBU':>6} {'/copy':>6} "
-          f"{'MFU':>6} {'ceil':>6} {'hostgap':>7}")
+          f"{'MFU':>6} {'ceil':>6} {'hostgap':>7} {'launch':>6} {'bound':>6}")
     for name, p, graph in rows:
         m = p.get("metrics") or {}
         if p.get("status") != "ok":
@@ -110,10 +110,12 @@ def points_table(rows, copy_bw):
             continue
         step = (m.get("itl_s") or m.get("step_time_s") or {}).get("p50")
         bw = (m.get("peaks") or {}).get("bw")
+        split = m.get("idle_split") or {}  # launch/bound: the idle inside steps, split (1.18.0)
         of_copy = m["mbu"] * bw / copy_bw if copy_bw and bw and m.get("mbu") is not None else None
         print(f"{name[:13]:13} {label(p, graph)[:42]:42} {'ok':6} {fmt(step * 1e3 if step else None, 8)} "
               f"{fmt(m.get('mbu'))} {fmt(of_copy)} {fmt(m.get('mfu'))} {fmt(m.get('mfu_ceiling'))} "
-              f"{fmt(m.get('host_gap_fraction'), 7)}")
+              f"{fmt(m.get('host_gap_fraction'), 7)} {fmt(split.get('launches_fraction'))} "
+              f"{fmt(split.get('kernel_boundaries_fraction'))}")
 
 
 def ok_points(rows, model, attention="native"):

@@ -241,11 +241,15 @@ class Device {
   // backend's own means (the CPU: its clock, as mark does; CUDA: CUPTI's kernel records, which
   // cost no device time). collect_activity (after synchronize) returns per slot pair the first
   // start and the last end of that work in host steady-clock ns, {0, 0} for a pair with no
-  // record, or false when the backend keeps no such record (why: caps().per_op_times).
+  // record, or false when the backend keeps no such record (why: caps().per_op_times). In
+  // launched_ns[pair] it returns when the host call that launched the pair's first work
+  // returned, 0 where unknown (ops that run on the host thread have no launch): a gap before
+  // an op that ends before its launch returned is the device waiting for the host.
   virtual void activity_begin(std::size_t slot) { (void)slot; }
   virtual void activity_end(std::size_t slot) { (void)slot; }
-  virtual bool collect_activity(std::size_t first, std::size_t count, int64_t* host_ns) {
-    (void)first, (void)count, (void)host_ns;
+  virtual bool collect_activity(std::size_t first, std::size_t count, int64_t* host_ns,
+                                int64_t* launched_ns) {
+    (void)first, (void)count, (void)host_ns, (void)launched_ns;
     return false;
   }
 

@@ -41,6 +41,9 @@ struct SegmentRecord {
   int16_t layer = 0;
   Op op = Op::count;
   uint8_t collective = 0;  // 1 for all-reduces
+  // When the host call that launched the op's first work returned, on the same clock; 0
+  // where unknown (stamped segments, ops run on the host, a launch record not delivered).
+  double launched = 0;
 };
 
 // Where a rank publishes its position at each collective (collectives/progress_board), so a

@@ -90,28 +90,49 @@ struct RankScan {
   std::vector<std::pair<int32_t, double>> steps;  // (step, duration), sorted by step
 };
 
+// The launch call's return of the op that opens the busy interval starting at `t0`: the
+// earliest-starting segment there (launches sorted by start), 0 where it carries none.
+double launch_at(const std::vector<Interval>& launches, double t0) {
+  const auto it = std::lower_bound(launches.begin(), launches.end(), Interval{t0, -1.0});
+  return it != launches.end() && it->first == t0 ? it->second : 0.0;
+}
+
 // Splits the rank's idle (host_gap_fraction) into the part inside its steps, each step's span
-// less the busy time within it, and the rest, outside every step. `merged` is sorted and
-// disjoint; the steps of one rank do not overlap. A trace without step records has no inside.
-void split_idle(const std::vector<Interval>& merged, std::vector<Interval> steps, RankMetrics& m) {
+// less the busy time within it, and the rest, outside every step; and each gap inside a step
+// that ends at an op carrying its launch (`launches`: (start, launch returned), sorted) at
+// that launch's return (RankMetrics::idle_launch_fraction). `merged` is sorted and disjoint;
+// the steps of one rank do not overlap. A trace without step records has no inside.
+void split_idle(const std::vector<Interval>& merged, std::vector<Interval> steps,
+                const std::vector<Interval>& launches, RankMetrics& m) {
   std::sort(steps.begin(), steps.end());
-  double idle_in = 0;
+  double idle_in = 0, launch = 0, boundary = 0;
   std::size_t j = 0;
   for (const Interval& st : steps) {
-    double covered = 0;
+    double covered = 0, prev = st.first;
     while (j < merged.size() && merged[j].second <= st.first) ++j;
-    for (std::size_t k = j; k < merged.size() && merged[k].first < st.second; ++k)
+    for (std::size_t k = j; k < merged.size() && merged[k].first < st.second; ++k) {
       covered += std::min(st.second, merged[k].second) - std::max(st.first, merged[k].first);
+      const double gap = merged[k].first - prev, returned = launch_at(launches, merged[k].first);
+      if (gap > 0 && returned > 0) {
+        const double waited = std::clamp(returned - prev, 0.0, gap);
+        launch += waited;
+        boundary += gap - waited;
+      }
+      prev = std::max(prev, merged[k].second);
+    }
     idle_in += std::max(0.0, (st.second - st.first) - covered);
   }
   m.idle_in_steps_fraction = std::min(m.host_gap_fraction, idle_in / m.wall_s);
   m.idle_between_steps_fraction = std::max(0.0, m.host_gap_fraction - m.idle_in_steps_fraction);
+  m.idle_launch_fraction = launch / m.wall_s;
+  m.idle_boundary_fraction = boundary / m.wall_s;
 }
 
 RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) {
   RankScan s;
   std::vector<Interval> busy;  // compute + collective, measured only
   std::vector<Interval> step_spans;
+  std::vector<Interval> launches;  // (start, launch returned) of segments that carry it
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   double busy_lo = lo, busy_hi = -lo;
   for (const SegmentRecord& r : t.segs) {
@@ -124,6 +145,7 @@ RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) 
       continue;
     }
     busy.emplace_back(r.t0, r.t1);
+    if (r.launched > 0) launches.emplace_back(r.t0, r.launched);
     m.op_s[static_cast<std::size_t>(r.op)] += r.t1 - r.t0;
     busy_lo = std::min(busy_lo, r.t0);
     busy_hi = std::max(busy_hi, r.t1);
@@ -153,7 +175,9 @@ RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) 
     m.busy_fraction = covered / m.wall_s;
     m.useful_fraction = m.compute_s / m.wall_s;
     m.host_gap_fraction = 1 - m.busy_fraction;
-    split_idle(merged, std::move(step_spans), m);
+    std::sort(launches.begin(), launches.end());
+    m.launch_records = static_cast<int>(launches.size());
+    split_idle(merged, std::move(step_spans), launches, m);
     m.occupancy_sampled = occupancy_sampled(merged, lo, hi, in.occupancy_window_s);
   }
   std::vector<double> durs;
@@ -273,6 +297,9 @@ void roll_up_ranks(const AnalysisInput& in, const std::vector<RankScan>& scans, 
     pa.host_gap_fraction += m.host_gap_fraction;
     pa.idle_in_steps_fraction += m.idle_in_steps_fraction;
     pa.idle_between_steps_fraction += m.idle_between_steps_fraction;
+    pa.idle_launch_fraction += m.idle_launch_fraction;
+    pa.idle_boundary_fraction += m.idle_boundary_fraction;
+    pa.launch_records += m.launch_records;
     pa.collectives.wait_s_total += m.wait_s;
     pa.collectives.transfer_s_total += m.transfer_s;
     pa.clock_condition_violations += m.clock_condition_violations;
@@ -289,6 +316,8 @@ void roll_up_ranks(const AnalysisInput& in, const std::vector<RankScan>& scans, 
     pa.host_gap_fraction /= n;
     pa.idle_in_steps_fraction /= n;
     pa.idle_between_steps_fraction /= n;
+    pa.idle_launch_fraction /= n;
+    pa.idle_boundary_fraction /= n;
   }
   pa.collectives.skew = summarize(pa.collectives.skew_s);
   pa.collectives.wait_fraction = safe_div(pa.collectives.wait_s_total, wall_sum);

@@ -60,6 +60,13 @@ struct RankMetrics {
   // step's ops: launches, kernel boundaries, host work between ops) or outside every step
   // (host work between steps: scheduling, sampling, synchronisation). Fractions of wall_s.
   double idle_in_steps_fraction = 0, idle_between_steps_fraction = 0;
+  // Of the idle inside the steps, the gaps before ops that carry their launch (a recorded
+  // launch call, SegmentRecord::launched), split at the time that call returned: before it
+  // the device waited for the host (launch time, which a CUDA graph removes), after it the
+  // work was queued and the device sat at a kernel boundary. Fractions of wall_s; the rest of
+  // the inside idle (before stamped collectives, at step ends) is in neither.
+  double idle_launch_fraction = 0, idle_boundary_fraction = 0;
+  int launch_records = 0;  // measured segments that carry their launch
   double step_time_p50_s = 0, step_time_mean_s = 0;
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
   int arrived_last = 0;
@@ -95,6 +102,8 @@ struct PointAnalysis {
   double intensity = 0, ridge = 0, mfu_ceiling = 0, roofline_fraction = 0;
   double busy_fraction = 0, useful_fraction = 0, occupancy_sampled = 0, host_gap_fraction = 0;
   double idle_in_steps_fraction = 0, idle_between_steps_fraction = 0;  // means over ranks
+  double idle_launch_fraction = 0, idle_boundary_fraction = 0;         // means over ranks
+  int launch_records = 0;                                              // summed over ranks
   CollectiveSummary collectives;
   Straggler straggler;
   int clock_condition_violations = 0;

@@ -391,9 +391,26 @@ TpPlacementRecord tp_placement(const std::vector<RankRecord>& ranks) {
 
 namespace {
 
+// Eager launches whose records came back: each gap before such an op split at its launch
+// call's return, and the cause the larger part names.
+void split_by_launches(const PointAnalysis& a, IdleSplitRecord& r) {
+  r.launches_fraction = a.idle_launch_fraction;
+  r.kernel_boundaries_fraction = a.idle_boundary_fraction;
+  const bool launches = a.idle_launch_fraction > a.idle_boundary_fraction;
+  r.in_steps_cause = launches ? "launches" : "kernel_boundaries";
+  r.basis = fmt::format(
+      "eager launches, {} with their launch call's record: a gap before such an op is split where "
+      "that call returned, the device waiting for the host before it ({:.1f}% of wall) and "
+      "sitting at a kernel boundary after it ({:.1f}%); the other {:.1f}% inside the steps "
+      "(before stamped collectives, at step ends) is in neither",
+      a.launch_records, 100 * a.idle_launch_fraction, 100 * a.idle_boundary_fraction,
+      100 * std::max(0.0,
+                     a.idle_in_steps_fraction - a.idle_launch_fraction - a.idle_boundary_fraction));
+}
+
 // What the idle inside a step is on this device. Under a CUDA graph the whole step is one
 // replay, so no kernel waits for a host launch; eagerly, launch time and the device's own
-// boundaries fall in the same gaps (separating them needs each launch's host time).
+// boundaries fall in the same gaps, told apart where the launches' records came back.
 IdleSplitRecord idle_split_record(const PointAnalysis& a, const RunSpec& spec,
                                   const DeviceCaps& caps) {
   IdleSplitRecord r{a.idle_in_steps_fraction, a.idle_between_steps_fraction, "unattributed",
@@ -404,6 +421,8 @@ IdleSplitRecord idle_split_record(const PointAnalysis& a, const RunSpec& spec,
   } else if (spec.cuda_graph) {
     r.in_steps_cause = "kernel_boundaries";
     r.basis = "each step is one CUDA-graph replay: no kernel waits for a host launch";
+  } else if (caps.device_timer && a.launch_records > 0) {
+    split_by_launches(a, r);
   } else if (caps.device_timer) {
     r.in_steps_cause = "launches_or_kernel_boundaries";
     r.basis =

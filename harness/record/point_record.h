@@ -93,11 +93,15 @@ struct ItlAttributionRecord {
 
 // Where a point's idle (host_gap_fraction) falls, and what the idle inside its steps is on
 // this device: "host_work" (the CPU backend: the harness between ops), "kernel_boundaries"
-// (a CUDA-graph replay: no kernel waits for a launch), "launches_or_kernel_boundaries" (eager
-// launches: the two are not separated) or "unattributed".
+// (a CUDA-graph replay, or eager launches whose records show the launches queued ahead),
+// "launches" (eager launches whose records show the device waiting for them),
+// "launches_or_kernel_boundaries" (eager launches without launch records) or "unattributed".
+// launches_fraction and kernel_boundaries_fraction split the gaps before ops whose launch was
+// recorded (CUPTI's API records on CUDA) at the launch call's return.
 struct IdleSplitRecord {
   double in_steps_fraction = 0, between_steps_fraction = 0;
   std::string in_steps_cause, basis;
+  std::optional<double> launches_fraction, kernel_boundaries_fraction;  // 1.18.0; see above
 };
 
 struct MetricsRecord {

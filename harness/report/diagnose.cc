@@ -79,10 +79,23 @@ std::string host_advice(const MetricsRecord& m) {
         100 * s.between_steps_fraction);
   const std::string in =
       fmt::format("{:.1f}% of wall falls inside the steps", 100 * s.in_steps_fraction);
+  if (s.in_steps_cause == "kernel_boundaries" && s.launches_fraction)
+    return in + fmt::format(
+                    ", {:.1f}% of wall at kernel boundaries with the next launch already queued "
+                    "against {:.1f}% waiting for launches: a graph would remove only the second; "
+                    "fewer, fused kernels remove the first",
+                    100 * s.kernel_boundaries_fraction.value_or(0), 100 * *s.launches_fraction);
   if (s.in_steps_cause == "kernel_boundaries")
     return in +
            ", between kernels of a CUDA-graph replay: launches are not the cause, so a "
            "graph cannot remove it; fewer, fused kernels can";
+  if (s.in_steps_cause == "launches")
+    return in + fmt::format(
+                    ", {:.1f}% of wall with the device waiting for the host to launch the next "
+                    "kernel (against {:.1f}% at boundaries with it queued): capture the step in "
+                    "a graph (--cuda-graph) to remove the launch time",
+                    100 * s.launches_fraction.value_or(0),
+                    100 * s.kernel_boundaries_fraction.value_or(0));
   if (s.in_steps_cause == "launches_or_kernel_boundaries")
     return in +
            ", between eagerly launched kernels: capture the step in a graph to remove the "

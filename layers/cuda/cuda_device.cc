@@ -404,10 +404,11 @@ void CudaDevice::activity_end(std::size_t slot) {
   if (d.cupti) d.cupti->pop();
 }
 
-bool CudaDevice::collect_activity(std::size_t first, std::size_t count, int64_t* host_ns) {
+bool CudaDevice::collect_activity(std::size_t first, std::size_t count, int64_t* host_ns,
+                                  int64_t* launched_ns) {
   Impl& d = *impl_;
   if (!d.cupti) return false;
-  d.cupti->collect(d.activity_slots, first, count, host_ns);
+  d.cupti->collect(d.activity_slots, first, count, host_ns, launched_ns);
   return true;
 }
 

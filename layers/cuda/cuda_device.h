@@ -81,7 +81,8 @@ class CudaDevice final : public Device {
   // from a CUDA graph are tied to the graph's launch, not to an op: those runs stay whole.
   void activity_begin(std::size_t slot) override;
   void activity_end(std::size_t slot) override;
-  bool collect_activity(std::size_t first, std::size_t count, int64_t* host_ns) override;
+  bool collect_activity(std::size_t first, std::size_t count, int64_t* host_ns,
+                        int64_t* launched_ns) override;
   // Waits for the stream. While a poll hook is set (a device-side collective's watchdog), the
   // wait polls the stream and calls the hook, so a hung collective throws instead of hanging.
   void synchronize() override;

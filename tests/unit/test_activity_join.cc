@@ -25,6 +25,35 @@ TEST(ActivityJoin, AnOpSpansItsWorkFromFirstStartToLastEnd) {
   EXPECT_EQ(j.unclaimed(), 0u);
 }
 
+TEST(ActivityJoin, AnOpIsLaunchedWhenItsFirstWorksCallReturned) {
+  ActivityJoin j;
+  // Op 4: calls 30 and 31; 31's kernel ran first (a copy queued on another path may), so the
+  // op's launch is 31's return. Op 5's call left no launch record: unknown, 0.
+  j.add_work(30, 800, 900);
+  j.add_launch(31, 690);
+  j.add_work(31, 700, 750);
+  j.add_launch(30, 650);
+  j.add_external(30, 4);
+  j.add_external(31, 4);
+  j.add_external(32, 5);
+  j.add_work(32, 1000, 1100);
+  j.join();
+  EXPECT_EQ(j.launched(4), 690);
+  EXPECT_EQ(j.launched(5), 0);
+  EXPECT_EQ(j.launched(6), 0);  // no such op
+  ActivitySlots slots;
+  slots.reserve(2);
+  const uint64_t id = slots.begin(0);
+  j.add_external(40, id);
+  j.add_launch(40, 1200);
+  j.add_work(40, 1250, 1300);
+  j.join();
+  int64_t ns[2], launched[1] = {-1};
+  fill_intervals(slots, j, 0, 2, ns, launched);
+  EXPECT_EQ(ns[0], 1250);
+  EXPECT_EQ(launched[0], 1200);
+}
+
 TEST(ActivityJoin, WorkNoOpLaunchedIsUnclaimedAndAnOpWithoutWorkHasNoInterval) {
   ActivityJoin j;
   j.add_work(20, 100, 200);  // a stamp kernel, or a graph replay's kernel: no op pushed

@@ -205,6 +205,47 @@ TEST(Analysis, IdleSplitsIntoInsideAndBetweenSteps) {
               pa.ranks[0].host_gap_fraction, kTol);
 }
 
+TEST(Analysis, GapsBeforeLaunchedOpsSplitWhereTheLaunchReturned) {
+  // Step [0, 20]: qkv [2, 4] launched (its call returned) at 1, o_proj [7, 9] launched at 6,
+  // the all-reduce [10, 12] stamped (no launch), swiglu [15, 20] launched at 13. Gaps: [0, 2]
+  // 1 launch + 1 boundary; [4, 7] 2 + 1; [9, 10] unattributed; [12, 15] 1 + 2. Idle 9 ms.
+  AnalysisInput in;
+  RankTrace t = make_rank(0, 0, 0);
+  add(t, 0, Op::step, 0, 20);
+  add(t, 0, Op::qkv_proj, 2, 4, 0, 1);
+  add(t, 0, Op::o_proj, 7, 9, 0, 6);
+  add(t, 0, Op::allreduce_attn, 10, 12);
+  add(t, 0, Op::swiglu, 15, 20, 0, 13);
+  in.ranks = {t};
+  const PointAnalysis pa = analyze(in);
+  EXPECT_NEAR(pa.idle_in_steps_fraction, 9.0 / 20, kTol);
+  EXPECT_NEAR(pa.idle_launch_fraction, 4.0 / 20, kTol);
+  EXPECT_NEAR(pa.idle_boundary_fraction, 4.0 / 20, kTol);
+  EXPECT_EQ(pa.launch_records, 3);
+  // A launch that returned after the gap closed (the kernel started inside the call) caps at
+  // the gap; one that returned before the previous op ended counts none of it.
+  RankTrace u = make_rank(0, 0, 0);
+  add(u, 0, Op::step, 0, 10);
+  add(u, 0, Op::qkv_proj, 0, 4, 0, 0.5);
+  add(u, 0, Op::o_proj, 6, 8, 0, 7);   // returned at 7, inside the kernel: all 2 ms waited
+  add(u, 0, Op::swiglu, 9, 10, 0, 3);  // returned at 3, before o_proj ended: 1 ms boundary
+  in.ranks = {u};
+  const PointAnalysis pb = analyze(in);
+  EXPECT_NEAR(pb.idle_launch_fraction, 2.0 / 10, kTol);
+  EXPECT_NEAR(pb.idle_boundary_fraction, 1.0 / 10, kTol);
+}
+
+TEST(Analysis, NoLaunchRecordsNoLaunchSplit) {
+  AnalysisInput in;
+  RankTrace t = make_rank(0, 0, 0);
+  add(t, 0, Op::step, 0, 10), add(t, 0, Op::qkv_proj, 0, 4), add(t, 0, Op::o_proj, 6, 10);
+  in.ranks = {t};
+  const PointAnalysis pa = analyze(in);
+  EXPECT_EQ(pa.launch_records, 0);
+  EXPECT_NEAR(pa.idle_launch_fraction + pa.idle_boundary_fraction, 0, kTol);
+  EXPECT_NEAR(pa.idle_in_steps_fraction, 0.2, kTol);
+}
+
 // One rank, 4 steps of 10 ms; compute [s+1, s+3] in every step except step 2 (idle).
 AnalysisInput idle_window_trace(double window_ms) {
   AnalysisInput in;

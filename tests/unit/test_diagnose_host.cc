@@ -37,5 +37,17 @@ TEST(DiagnoseHost, GraphIdleIsNotAdvisedAGraph) {
   EXPECT_NE(host_text({0.02, 0.01, "host_work", ""}).find("ok"), std::string::npos);
 }
 
+TEST(DiagnoseHost, EagerAdviceFollowsWhichPartOfTheIdleDominates) {
+  // Eager, with each launch's record: the device waited on the host for most of the idle.
+  const std::string launches = host_text({0.20, 0.001, "launches", "", 0.15, 0.03});
+  EXPECT_NE(launches.find("capture the step in a graph"), std::string::npos) << launches;
+  EXPECT_NE(launches.find("15.0% of wall"), std::string::npos) << launches;
+  // The launches were queued ahead: a graph would not help; fewer kernels would.
+  const std::string bounds = host_text({0.20, 0.001, "kernel_boundaries", "", 0.02, 0.16});
+  EXPECT_NE(bounds.find("fused kernels"), std::string::npos) << bounds;
+  EXPECT_NE(bounds.find("a graph would remove only the second"), std::string::npos) << bounds;
+  EXPECT_EQ(bounds.find("capture the step"), std::string::npos) << bounds;
+}
+
 }  // namespace
 }  // namespace tpb

@@ -35,6 +35,7 @@ class CountingDevice final : public Device {
   void reserve_marks(std::size_t slots) override {
     marks_.assign(slots, 0);
     act_.assign(slots, 0);
+    launch_.assign((slots + 1) / 2, 0);
   }
   void mark(std::size_t slot) override {
     marks_[slot] = ++clock_;
@@ -43,11 +44,17 @@ class CountingDevice final : public Device {
   void collect_marks(std::size_t first, std::size_t count, int64_t* ns) override {
     for (std::size_t i = 0; i < count; ++i) ns[i] = marks_[first + i] * 1000;
   }
-  void activity_begin(std::size_t slot) override { act_[slot] = ++clock_; }
+  // The op's launch call returns half a tick after the op's work starts.
+  void activity_begin(std::size_t slot) override {
+    act_[slot] = ++clock_;
+    launch_[slot / 2] = clock_ * 1000 + 500;
+  }
   void activity_end(std::size_t slot) override { act_[slot] = ++clock_; }
-  bool collect_activity(std::size_t first, std::size_t count, int64_t* ns) override {
+  bool collect_activity(std::size_t first, std::size_t count, int64_t* ns,
+                        int64_t* launched) override {
     if (!activity_) return false;
     for (std::size_t i = 0; i < count; ++i) ns[i] = act_[first + i] * 1000;
+    for (std::size_t p = 0; p < count / 2; ++p) launched[p] = launch_[(first / 2) + p];
     return true;
   }
   void synchronize() override {}
@@ -63,7 +70,7 @@ class CountingDevice final : public Device {
  private:
   bool activity_;
   DeviceCaps caps_;
-  std::vector<int64_t> marks_, act_;
+  std::vector<int64_t> marks_, act_, launch_;
   int64_t clock_ = 0;
 };
 
@@ -104,6 +111,9 @@ TEST(TimelineStamps, CollectivesLevelTakesOpsFromTheActivityRecord) {
   for (const auto& r : recs) EXPECT_LT(r.t0, r.t1);
   // The ops keep their own order on the one clock, inside the step.
   for (std::size_t i = 2; i < recs.size(); ++i) EXPECT_GT(recs[i].t0, recs[i - 1].t0);
+  // Each op carries its launch's return, on the same clock; stamped segments carry none.
+  for (const auto& r : recs)
+    EXPECT_DOUBLE_EQ(r.launched, r.collective || r.op == Op::step ? 0.0 : r.t0 + 0.5e-6);
 }
 
 TEST(TimelineStamps, WithoutARecordEachRunStaysWhole) {

@@ -93,6 +93,8 @@ void fields(V& v, R& r) {
   v("between_steps_fraction", r.between_steps_fraction);
   v("in_steps_cause", r.in_steps_cause);
   v("basis", r.basis);
+  v("launches_fraction", r.launches_fraction);
+  v("kernel_boundaries_fraction", r.kernel_boundaries_fraction);
 }
 
 template <class V, Is<ItlSharesRecord> R>

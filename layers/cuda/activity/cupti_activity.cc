@@ -2,6 +2,8 @@
 #include "layers/cuda/activity/cupti_activity.h"
 
 #include <cupti_activity.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -37,8 +39,9 @@ struct CuptiApi {
 namespace {
 
 // Kernels, copies and fills are the device work an op issues; the API records (runtime and
-// driver) are what CUPTI attaches external correlation records to, so they are enabled too
-// and skipped when read.
+// driver) are what CUPTI attaches external correlation records to, so they are enabled too.
+// Of those, the launch calls' records are kept (when the host let each op's work go); the
+// rest (stream and event queries by the thousand in a polling sync) are skipped when read.
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                          CUPTI_ACTIVITY_KIND_MEMCPY,
                                          CUPTI_ACTIVITY_KIND_MEMSET,
@@ -78,6 +81,35 @@ template <class Record>
 void add_work(ActivityJoin& join, const CUpti_Activity* rec) {
   const auto* r = reinterpret_cast<const Record*>(rec);
   join.add_work(r->correlationId, r->start, r->end);
+}
+
+// The calls that put work on a stream, runtime and driver (a kernel records the id of the
+// call that launched it, whichever layer that was).
+bool is_launch(CUpti_ActivityKind kind, uint32_t cbid) {
+  if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+      case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+      case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
+        return true;
+      default:
+        return false;
+    }
+  }
+  switch (cbid) {  // CUPTI_ACTIVITY_KIND_DRIVER
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      return true;
+    default:
+      return false;
+  }
 }
 
 template <class F>
@@ -161,12 +193,12 @@ void CuptiActivity::pop() {
 }
 
 void CuptiActivity::collect(const ActivitySlots& slots, std::size_t first, std::size_t count,
-                            int64_t* host_ns) {
+                            int64_t* host_ns, int64_t* launched_ns) {
   // Forced: the buffers in use are handed over too, so every record of finished work is in.
   api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(mu_);
   join_.join();
-  fill_intervals(slots, join_, first, count, host_ns);
+  fill_intervals(slots, join_, first, count, host_ns, launched_ns);
 }
 
 void CuptiActivity::take_buffer(uint8_t* buffer, std::size_t valid_bytes) {
@@ -190,8 +222,14 @@ void CuptiActivity::take_buffer(uint8_t* buffer, std::size_t valid_bytes) {
           join_.add_external(e->correlationId, e->externalId);
         break;
       }
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
+        if (is_launch(rec->kind, a->cbid)) join_.add_launch(a->correlationId, a->end);
+        break;
+      }
       default:
-        break;  // API records: only their external correlation matters
+        break;
     }
   }
 }

@@ -35,7 +35,8 @@ class CuptiActivity {
   void pop();
   // After the device synchronized: delivers every record, joins them, and answers as
   // Device::collect_activity does (fill_intervals), in host steady-clock ns.
-  void collect(const ActivitySlots& slots, std::size_t first, std::size_t count, int64_t* host_ns);
+  void collect(const ActivitySlots& slots, std::size_t first, std::size_t count, int64_t* host_ns,
+               int64_t* launched_ns);
   // CUPTI's buffer callbacks land here (a CUPTI thread, or the flushing one).
   void take_buffer(uint8_t* buffer, std::size_t valid_bytes);
 

@@ -19,7 +19,7 @@ std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
 
 void CuptiActivity::push(uint64_t) {}
 void CuptiActivity::pop() {}
-void CuptiActivity::collect(const ActivitySlots&, std::size_t, std::size_t, int64_t*) {}
+void CuptiActivity::collect(const ActivitySlots&, std::size_t, std::size_t, int64_t*, int64_t*) {}
 void CuptiActivity::take_buffer(uint8_t*, std::size_t) {}
 
 }  // namespace tpb
