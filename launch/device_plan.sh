@@ -9,6 +9,7 @@ TARGET_MODEL=llama-3.1-8b  # the table judges its targets on this model's points
 
 if [[ $MODE == gpu ]]; then
   BACKEND=(--backend cuda --dtype bf16 --hardware h200-sxm)
+  BACKEND8=(--backend cuda --dtype fp8 --hardware h200-sxm)  # FP8 GEMMs (issue 30, item 5)
   M8=(--model llama-3.1-8b)
   M70=(--model llama-3.1-70b --layers 1)
   # Traces of 10 steps: what `tpbench whatif` replays (fewer_kernels: issue 30's prediction).
@@ -26,6 +27,7 @@ if [[ $MODE == gpu ]]; then
   PEER=()
 else
   BACKEND=(--backend cpu --dtype fp32)
+  BACKEND8=("${BACKEND[@]}")  # the CPU has no fp8: the step reruns fp32
   M8=(--model tiny --layers 2)
   M70=(--model tiny --layers 1)
   DEC=(--batch 1,4 --context 64 --steps 3 --warmup 1 --trace-steps 3)
@@ -76,6 +78,7 @@ plan_steps() {
   step calibrate 45 "$TPB" calibrate "${CAL[@]}" --collective "$COLL" --model "${M8[1]}" --op-profile off --out "$R/calibrate"
   step layer-check 45 "$BUNDLE/tpb_device_check" --quick
   step 70b-layer 30 "$TPB" sweep "${C[@]}" "${M70[@]}" --phase decode --batch 1,64 --context 4096 --steps 10 --warmup 2 --out "$R/70b-layer"
+  step decode-fp8 45 "$TPB" sweep "${BACKEND8[@]}" --collective "$COLL" --trace-steps 0 "${M8[@]}" --phase decode "${DECA[@]}" --out "$R/decode-fp8"
   step peer-compile 120 python3 "$BUNDLE/peer_torch.py" --modes compile "${PEER[@]}" --out "$R/peer.jsonl"
 }
 

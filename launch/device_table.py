@@ -124,6 +124,7 @@ def ok_points(rows, model, attention="native"):
     (phase, size, graph) -> point."""
     mine = [(p, g) for _, p, g in rows if p.get("status") == "ok"
             and p["params"].get("model") == model and p["params"].get("tp", 1) == 1
+            and "weight_dtype" not in p["params"]  # one dtype throughout: not the fp8 set
             and p.get("_attention", "native") == attention]
     layers = max((p["params"].get("layers", 0) for p, _ in mine), default=0)
     out = {}

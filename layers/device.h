@@ -34,6 +34,8 @@ struct DeviceCaps {
   // Weights, activations, KV cache and all-reduce may differ (base/dtype.h DTypes); otherwise
   // one dtype runs throughout (the CPU and CUDA backends).
   bool separate_dtypes = false;
+  // Device::gemm_fp8 runs (CUDA on compute capability 8.9 and later: FP8 tensor cores).
+  bool fp8_gemm = false;
   // add_rmsnorm and rope_kv_write are one kernel each: the step uses them where no per-op
   // stamp falls between the two ops (--stamps collectives).
   bool fused_elementwise = false;
@@ -125,6 +127,14 @@ class Device {
   // y[m, n] = x[m, k] * w[n, k]^T  (fp32 accumulate)
   virtual void gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
                     DType t) = 0;
+  // The same with w stored fp8 (e4m3, filled as fill_hash.h's fp8_fill_scale says) and x, y in
+  // `act`: y = x * (w_scale * w)^T, x quantised per tensor on the device first
+  // (plan_gemm_fp8). Only where caps().fp8_gemm; elsewhere it refuses naming --dtype.
+  virtual void gemm_fp8(const void* x, const void* w, float w_scale, void* y, int64_t m, int64_t n,
+                        int64_t k, DType act) {
+    (void)x, (void)w, (void)w_scale, (void)y, (void)m, (void)n, (void)k, (void)act;
+    throw BadInput("--dtype: the " + caps().backend + " backend has no fp8 GEMM");
+  }
   // y = x / rms(x) * gamma, per row of `dim`
   virtual void rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,
                        float eps, DType t) = 0;

@@ -44,6 +44,15 @@ inline FillSpec whole_tensor_fill(uint64_t seed, float scale, int64_t rows, int6
   return FillSpec{seed, scale, cols, 0, rows, 0, cols, cols, 0};
 }
 
+// An e4m3 (fp8) tensor filled with scale s holds value / (s / 448): its values, in
+// [-s, s), span e4m3's finite range, and s / 448 is the per-tensor scale a GEMM multiplies back.
+TPB_HD inline float fp8_fill_scale(float fill_scale) {
+  return fill_scale / 448.0f;
+}
+TPB_HD inline float fp8_fill_scale(const FillSpec& f) {
+  return fp8_fill_scale(f.scale);
+}
+
 TPB_HD inline float fill_value(const FillSpec& f, int64_t i, int64_t j) {
   return hashed_value(f.seed, static_cast<uint64_t>((f.row0 + i) * f.full_cols + f.col0 + j),
                       f.scale);

@@ -30,6 +30,11 @@ struct TpModelConfig {
   // Fixed mode: end every step with the final RMSNorm, the vocab-parallel LM head and greedy
   // sampling on the last row of each sequence (run --lm-head). Serving mode reads serve.lm_head.
   bool lm_head = false;
+
+  // `dtype` is the GEMM weights'; everything else (activations, norms and their gammas, the KV
+  // cache, the LM head, all-reduces) runs in this: bf16 under fp8 weights (FP8 GEMMs between
+  // bf16 activations, as FP8 serving runs), `dtype` otherwise.
+  DType act_dtype() const { return activation_dtype(dtype); }
 };
 
 // The fixed-mode model of the point that `q` prices: rank `tp_rank` of its TP group builds

@@ -65,20 +65,20 @@ class FixedAttn final : public AttnSide {
       : dev_(dev), c_(c), a_(a), decode_(c.phase == Phase::decode) {}
   void rope(void* qkv) const override {
     dev_.rope(qkv, a_.batch * tps(), tps(), pos0(), a_, static_cast<float>(c_.shape.rope_theta),
-              c_.dtype);
+              c_.act_dtype());
   }
   void kv_write(const void* qkv, void* k, void* v) const override {
-    dev_.kv_write(qkv, k, v, tps(), pos0(), a_, c_.dtype);
+    dev_.kv_write(qkv, k, v, tps(), pos0(), a_, c_.act_dtype());
   }
   void rope_kv_write(void* qkv, void* k, void* v) const override {
     dev_.rope_kv_write(qkv, k, v, a_.batch * tps(), tps(), pos0(), a_,
-                       static_cast<float>(c_.shape.rope_theta), c_.dtype);
+                       static_cast<float>(c_.shape.rope_theta), c_.act_dtype());
   }
   void attention(const void* qkv, const void* k, const void* v, void* out) const override {
     if (decode_)
-      dev_.attention_decode(qkv, k, v, out, c_.context + 1, a_, c_.dtype);
+      dev_.attention_decode(qkv, k, v, out, c_.context + 1, a_, c_.act_dtype());
     else
-      dev_.attention_prefill(qkv, k, v, out, c_.prompt, a_, c_.dtype);
+      dev_.attention_prefill(qkv, k, v, out, c_.prompt, a_, c_.act_dtype());
   }
 
  private:
@@ -96,13 +96,13 @@ class VarlenAttn final : public AttnSide {
   VarlenAttn(Device& dev, const TpModelConfig& c, const AttnShape& a, const StepBatch& b)
       : dev_(dev), c_(c), a_(a), b_(b) {}
   void rope(void* qkv) const override {
-    dev_.rope_varlen(qkv, b_, a_, static_cast<float>(c_.shape.rope_theta), c_.dtype);
+    dev_.rope_varlen(qkv, b_, a_, static_cast<float>(c_.shape.rope_theta), c_.act_dtype());
   }
   void kv_write(const void* qkv, void* k, void* v) const override {
-    dev_.kv_write_varlen(qkv, k, v, b_, c_.serve.kv, a_, c_.dtype);
+    dev_.kv_write_varlen(qkv, k, v, b_, c_.serve.kv, a_, c_.act_dtype());
   }
   void attention(const void* qkv, const void* k, const void* v, void* out) const override {
-    dev_.attention_varlen(qkv, k, v, out, b_, c_.serve.kv, a_, c_.dtype);
+    dev_.attention_varlen(qkv, k, v, out, b_, c_.serve.kv, a_, c_.act_dtype());
   }
 
  private:
@@ -140,18 +140,18 @@ TpModel::TpModel(Device& dev, const TpModelConfig& cfg)
     attn_ = AttnShape{cfg_.batch, sh_.q_heads, sh_.kv_heads, m.head_dim, max_ctx_};
   }
   rows_ = tokens_;
-  const std::size_t e = dtype_bytes(cfg_.dtype);
+  const std::size_t e = dtype_bytes(cfg_.act_dtype()), ew = dtype_bytes(cfg_.dtype);
   const int64_t h = m.hidden, d = m.head_dim, qkv_w = (sh_.q_heads + 2 * sh_.kv_heads) * d;
   const int64_t kv_elems = cache_rows_ * sh_.kv_heads * d;
   layers_.resize(cfg_.layers);
   for (int64_t l = 0; l < cfg_.layers; ++l) {
     LayerBuffers& b = layers_[l];
     b.gamma_attn = dev_.alloc(h * e);
-    b.w_qkv = dev_.alloc(qkv_w * h * e);
-    b.w_o = dev_.alloc(h * sh_.q_heads * d * e);
+    b.w_qkv = dev_.alloc(qkv_w * h * ew);
+    b.w_o = dev_.alloc(h * sh_.q_heads * d * ew);
     b.gamma_mlp = dev_.alloc(h * e);
-    b.w_gate_up = dev_.alloc(2 * sh_.inter * h * e);
-    b.w_down = dev_.alloc(h * sh_.inter * e);
+    b.w_gate_up = dev_.alloc(2 * sh_.inter * h * ew);
+    b.w_down = dev_.alloc(h * sh_.inter * ew);
     b.k_cache = dev_.alloc(kv_elems * e);
     b.v_cache = dev_.alloc(kv_elems * e);
     fill_layer(l);
@@ -169,7 +169,7 @@ TpModel::TpModel(Device& dev, const TpModelConfig& cfg)
 }
 
 void TpModel::alloc_activations() {
-  const std::size_t e = dtype_bytes(cfg_.dtype);
+  const std::size_t e = dtype_bytes(cfg_.act_dtype());
   const int64_t h = cfg_.shape.hidden, d = cfg_.shape.head_dim;
   const int64_t qkv_w = (sh_.q_heads + 2 * sh_.kv_heads) * d;
   x_ = dev_.alloc(tokens_ * h * e);
@@ -191,14 +191,17 @@ void TpModel::fill_layer(int64_t l) {
   const int64_t q0 = cfg_.tp_rank * sh_.q_heads;  // first global query head
   const int64_t i0 = cfg_.tp_rank * sh_.inter;    // first global MLP column
   LayerBuffers& b = layers_[l];
+  // The GEMM weights in --dtype's; the gammas, as FP8 checkpoints keep them, in the activations'.
+  DType t = cfg_.act_dtype();
   auto fill = [&](DeviceBuffer& buf, int tensor, float scale, int64_t full_cols, int64_t row0,
                   int64_t rows, int64_t col0, int64_t cols, int64_t dst_ld, int64_t dst_off) {
     dev_.fill(
-        buf.get(), cfg_.dtype,
+        buf.get(), t,
         FillSpec{seed_of(l, tensor), scale, full_cols, row0, rows, col0, cols, dst_ld, dst_off});
   };
   fill(b.gamma_attn, kGammaAttn, 1.0f, h, 0, 1, 0, h, h, 0);
   fill(b.gamma_mlp, kGammaMlp, 1.0f, h, 0, 1, 0, h, h, 0);
+  t = cfg_.dtype;
   // Column-parallel QKV: local rows are [q | k | v] cut from three full [heads*d, h] tensors.
   const float sh = init_scale(h);
   fill(b.w_qkv, kQ, sh, h, q0 * d, sh_.q_heads * d, 0, h, h, 0);
@@ -221,15 +224,15 @@ void TpModel::fill_cache(int64_t l) {
   // blocks' positions); this rank holds its KV heads.
   const int64_t d = cfg_.shape.head_dim, full = cfg_.shape.n_kv_heads * d;
   const int64_t rows = cache_rows_, w = sh_.kv_heads * d;
-  dev_.fill(layers_[l].k_cache.get(), cfg_.dtype,
+  dev_.fill(layers_[l].k_cache.get(), cfg_.act_dtype(),
             FillSpec{seed_of(l, kKCache), 1.0f, full, 0, rows, kv0_ * d, w, w, 0});
-  dev_.fill(layers_[l].v_cache.get(), cfg_.dtype,
+  dev_.fill(layers_[l].v_cache.get(), cfg_.act_dtype(),
             FillSpec{seed_of(l, kVCache), 1.0f, full, 0, rows, kv0_ * d, w, w, 0});
 }
 
 void TpModel::reset_state() {
   const int64_t h = cfg_.shape.hidden;
-  dev_.fill(x_.get(), cfg_.dtype, whole_tensor_fill(seed_of(0, kInput), 1.0f, tokens_, h));
+  dev_.fill(x_.get(), cfg_.act_dtype(), whole_tensor_fill(seed_of(0, kInput), 1.0f, tokens_, h));
   for (int64_t l = 0; l < cfg_.layers; ++l) fill_cache(l);
   rows_ = tokens_;
   dev_.synchronize();
@@ -237,13 +240,13 @@ void TpModel::reset_state() {
 
 void TpModel::set_input_seeded(int step_index, int64_t rows) {
   const uint64_t seed = mix64(seed_of(0, kInput) ^ static_cast<uint64_t>(step_index));
-  dev_.fill(x_.get(), cfg_.dtype, whole_tensor_fill(seed, 1.0f, rows, cfg_.shape.hidden));
+  dev_.fill(x_.get(), cfg_.act_dtype(), whole_tensor_fill(seed, 1.0f, rows, cfg_.shape.hidden));
 }
 
 std::vector<float> TpModel::output() const {
   std::vector<float> out(static_cast<std::size_t>(rows_ * cfg_.shape.hidden));
   dev_.synchronize();
-  dev_.download(out.data(), x_.get(), out.size(), cfg_.dtype);
+  dev_.download(out.data(), x_.get(), out.size(), cfg_.act_dtype());
   return out;
 }
 
@@ -270,10 +273,18 @@ std::vector<int32_t> TpModel::step_mixed(Collective& coll, Timeline* tl, int ste
   return ids;
 }
 
+void TpModel::matmul(const void* x, const DeviceBuffer& w, float fill_scale, void* y, int64_t m,
+                     int64_t n, int64_t k) const {
+  if (cfg_.dtype == DType::fp8)
+    dev_.gemm_fp8(x, w.get(), fp8_fill_scale(fill_scale), y, m, n, k, cfg_.act_dtype());
+  else
+    dev_.gemm(x, w.get(), y, m, n, k, cfg_.dtype);
+}
+
 void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks,
                          int64_t T, const AttnSide& side) {
   const ModelShape& m = cfg_.shape;
-  const DType t = cfg_.dtype;
+  const DType t = cfg_.act_dtype();
   const int64_t h = m.hidden, d = m.head_dim;
   const int64_t qkv_w = (sh_.q_heads + 2 * sh_.kv_heads) * d;
   const float eps = static_cast<float>(m.rms_eps);
@@ -294,7 +305,7 @@ void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHoo
     else
       run(Op::rmsnorm_attn,
           [&] { dev_.rmsnorm(x_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t); });
-    run(Op::qkv_proj, [&] { dev_.gemm(xn_.get(), b.w_qkv.get(), qkv_.get(), T, qkv_w, h, t); });
+    run(Op::qkv_proj, [&] { matmul(xn_.get(), b.w_qkv, init_scale(h), qkv_.get(), T, qkv_w, h); });
     if (fuse) {
       run(Op::rope, [&] { side.rope_kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get()); });
     } else {
@@ -303,8 +314,9 @@ void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHoo
     }
     run(Op::attention,
         [&] { side.attention(qkv_.get(), b.k_cache.get(), b.v_cache.get(), attn_out_.get()); });
-    run(Op::o_proj,
-        [&] { dev_.gemm(attn_out_.get(), b.w_o.get(), proj_.get(), T, h, sh_.q_heads * d, t); });
+    run(Op::o_proj, [&] {
+      matmul(attn_out_.get(), b.w_o, init_scale(m.n_heads * d), proj_.get(), T, h, sh_.q_heads * d);
+    });
     if (hooks) hooks->after_block(L, 0, step_index);
     run(Op::allreduce_attn, [&] { coll.all_reduce(proj_.get(), act, t); });
     if (fuse) {
@@ -316,11 +328,13 @@ void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHoo
       run(Op::rmsnorm_mlp,
           [&] { dev_.rmsnorm(x_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t); });
     }
-    run(Op::gate_up_proj,
-        [&] { dev_.gemm(xn_.get(), b.w_gate_up.get(), gate_up_.get(), T, 2 * sh_.inter, h, t); });
+    run(Op::gate_up_proj, [&] {
+      matmul(xn_.get(), b.w_gate_up, init_scale(h), gate_up_.get(), T, 2 * sh_.inter, h);
+    });
     run(Op::swiglu, [&] { dev_.swiglu(gate_up_.get(), act_.get(), T, sh_.inter, t); });
-    run(Op::down_proj,
-        [&] { dev_.gemm(act_.get(), b.w_down.get(), proj_.get(), T, h, sh_.inter, t); });
+    run(Op::down_proj, [&] {
+      matmul(act_.get(), b.w_down, init_scale(m.intermediate), proj_.get(), T, h, sh_.inter);
+    });
     if (hooks) hooks->after_block(L, 1, step_index);
     run(Op::allreduce_mlp, [&] { coll.all_reduce(proj_.get(), act, t); });
     if (!fuse || l + 1 == cfg_.layers)

@@ -81,6 +81,11 @@ class TpModel {
   void fill_layer(int64_t l);
   void fill_cache(int64_t l);
   uint64_t seed_of(int64_t layer, int tensor) const;
+  // y[m, n] = x w^T for a layer's GEMM whose weights were filled at `fill_scale`: under fp8
+  // weights an FP8 GEMM (the device quantises x per tensor; the weights' scale follows from the
+  // fill, fill_hash.h), the plain GEMM otherwise.
+  void matmul(const void* x, const DeviceBuffer& w, float fill_scale, void* y, int64_t m, int64_t n,
+              int64_t k) const;
   // The 14 ops of every layer over T rows; `side` runs rope, kv_write and attention.
   void run_layers(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks, int64_t T,
                   const AttnSide& side);

@@ -31,7 +31,7 @@ void TpModel::alloc_sampling() {
   if (V >= kMaxVocab)
     throw BadInput("model " + cfg_.shape.name + ": vocab must be below 2^24 for the LM head (got " +
                    std::to_string(V) + ")");
-  const std::size_t e = dtype_bytes(cfg_.dtype);
+  const std::size_t e = dtype_bytes(cfg_.act_dtype());
   smp_.gamma_final = dev_.alloc(h * e);
   smp_.w_lm = dev_.alloc(Vl * h * e);
   smp_.normed = dev_.alloc(S * h * e);
@@ -40,11 +40,11 @@ void TpModel::alloc_sampling() {
   smp_.max_host.resize(S);
   smp_.col_host.resize(S);
   smp_.gather_host.resize(S * tp * 2);
-  dev_.fill(smp_.gamma_final.get(), cfg_.dtype,
+  dev_.fill(smp_.gamma_final.get(), cfg_.act_dtype(),
             whole_tensor_fill(seed_of(0, kFinalGamma), 1.0f, 1, h));
   // Unit-variance logits (a = sqrt(3/h), see tp_model.cc's init_scale).
   const float scale = std::sqrt(3.0f / static_cast<float>(h));
-  dev_.fill(smp_.w_lm.get(), cfg_.dtype,
+  dev_.fill(smp_.w_lm.get(), cfg_.act_dtype(),
             FillSpec{seed_of(0, kLmHead), scale, h, cfg_.tp_rank * Vl, Vl, 0, h, h, 0});
 }
 
@@ -52,12 +52,13 @@ void TpModel::alloc_sampling() {
 // Consecutive sampled rows (decodes side by side) go as one rmsnorm call.
 void TpModel::norm_sampled_rows(const StepBatch& b) {
   const int64_t h = cfg_.shape.hidden;
-  const std::size_t row_bytes = static_cast<std::size_t>(h) * dtype_bytes(cfg_.dtype);
+  const std::size_t row_bytes = static_cast<std::size_t>(h) * dtype_bytes(cfg_.act_dtype());
   const float eps = static_cast<float>(cfg_.shape.rms_eps);
   auto norm = [&](int64_t src, int64_t dst, int64_t n) {
     if (n == 0) return;
     dev_.rmsnorm(static_cast<char*>(x_.get()) + src * row_bytes, smp_.gamma_final.get(),
-                 static_cast<char*>(smp_.normed.get()) + dst * row_bytes, n, h, eps, cfg_.dtype);
+                 static_cast<char*>(smp_.normed.get()) + dst * row_bytes, n, h, eps,
+                 cfg_.act_dtype());
   };
   int64_t row = 0, dst = 0, run_src = 0, run_dst = 0, run_n = 0;
   for (const SeqSlice& s : b.seqs) {
@@ -90,11 +91,11 @@ std::vector<int32_t> TpModel::sample(Collective& coll, Timeline* tl, int step_in
   float* g = smp_.gather_host.data();
   stamped(tl, Op::final_norm, L, step_index, [&] { norm_sampled_rows(b); });
   stamped(tl, Op::lm_head, L, step_index, [&] {
-    dev_.gemm(smp_.normed.get(), smp_.w_lm.get(), smp_.logits.get(), S, Vl, h, cfg_.dtype);
+    dev_.gemm(smp_.normed.get(), smp_.w_lm.get(), smp_.logits.get(), S, Vl, h, cfg_.act_dtype());
   });
   stamped(tl, Op::sample, L, step_index, [&] {
     dev_.row_argmax(smp_.logits.get(), S, Vl, smp_.max_host.data(), smp_.col_host.data(),
-                    cfg_.dtype);
+                    cfg_.act_dtype());
     std::fill_n(g, n, 0.0f);
     for (int64_t r = 0; r < S; ++r) {
       g[(r * tp + cfg_.tp_rank) * 2] = smp_.max_host[r];

@@ -280,9 +280,15 @@ std::string dtype_refusal(const RunSpec& s, const DeviceCaps& caps) {
   const DTypes t = s.dtypes();
   if (!has(t.kv))
     return "--kv-dtype: " + backend + " has no " + dtype_name(t.kv) + " (it runs " + runs + ")";
-  if (!caps.separate_dtypes && !t.uniform())
-    return "--kv-dtype: " + backend + " runs one dtype throughout (--dtype " + dtype_name(s.dtype) +
+  // FP8 GEMM weights between activations, cache and all-reduces in bf16, where FP8 GEMMs run.
+  const bool fp8_weights = caps.fp8_gemm && t == DTypes(DType::fp8);
+  if (!caps.separate_dtypes && !t.uniform() && !fp8_weights)
+    return "--kv-dtype: " + backend + " keeps the KV cache in the activations' dtype (" +
+           dtype_name(activation_dtype(s.dtype)) + " at --dtype " + dtype_name(s.dtype) +
            "); --kv-dtype " + dtype_name(t.kv) + " needs --backend model";
+  if (fp8_weights && s.check)
+    return "--check: no host reference for fp8 weights yet (tpb_device_check checks the FP8 "
+           "GEMMs); run without --check";
   return "";
 }
 

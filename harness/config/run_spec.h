@@ -91,9 +91,11 @@ struct DeviceCaps;  // layers/device.h
 std::string adopt_device_hardware(RunSpec& s, const DeviceCaps& caps);
 
 // Why a device cannot run the spec's dtypes, naming the field to change ("--dtype: ...",
-// "--kv-dtype: ..."), or "" when it can: each of them must be among caps.dtypes, and they must
-// all be one unless caps.separate_dtypes. run, serve and calibrate refuse with it (exit 2); a
-// sweep records the point as skipped.
+// "--kv-dtype: ...", "--check: ..."), or "" when it can: each of them must be among
+// caps.dtypes, and they must all be one unless caps.separate_dtypes, or be fp8 weights with
+// bf16 elsewhere (DTypes(fp8)) on a device with caps.fp8_gemm, which --check refuses (no host
+// reference for them). run, serve and calibrate refuse with it (exit 2); a sweep records the
+// point as skipped.
 std::string dtype_refusal(const RunSpec& s, const DeviceCaps& caps);
 
 // Validates `cfg` against the world size; throws BadInput naming the field.

@@ -126,6 +126,8 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
   caps_.llc_bytes = static_cast<double>(prop.l2CacheSize);
   caps_.llc_source = "cudaDeviceProp::l2CacheSize";
   caps_.fused_elementwise = true;  // add_rmsnorm and rope_kv_write are one kernel each
+  caps_.fp8_gemm = prop.major * 10 + prop.minor >= 89;     // Ada and Hopper on: FP8 tensor cores
+  if (caps_.fp8_gemm) caps_.dtypes.push_back(DType::fp8);  // weights; see dtype_refusal
   caps_.per_op_times = "cupti: kernel, memcpy and memset records, from the first op timed";
 
   d.lt_workspace = alloc(kLtWorkspaceBytes);
@@ -161,6 +163,8 @@ CudaDevice::~CudaDevice() {
   d.prefill_ws = DeviceBuffer();
   d.sdpa.reset();  // its plans and handle, before the stream they run on
   d.sdpa_ws = DeviceBuffer();
+  d.fp8_x = DeviceBuffer();
+  d.fp8_state = DeviceBuffer();
   d.varlen.reset();
   d.lt_workspace = DeviceBuffer();
   if (d.stream) TPB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(d.stream));
@@ -219,6 +223,29 @@ void CudaDevice::fill(void* dst, DType t, const FillSpec& f) {
 void CudaDevice::gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
                       DType t) {
   impl_->gemm->run(x, w, y, m, n, k, t);
+}
+
+void CudaDevice::gemm_fp8(const void* x, const void* w, float w_scale, void* y, int64_t m,
+                          int64_t n, int64_t k, DType act) {
+  Impl& d = *impl_;
+  if (!caps_.fp8_gemm)
+    throw BadInput("--dtype: fp8 GEMMs need compute capability 8.9 or later (" + caps_.name + ")");
+  if (m == 0 || n == 0) return;
+  const std::vector<KernelLaunch> p = plan_gemm_fp8(m, n, k, act, d.sms);
+  const auto elems = static_cast<std::size_t>(m * k);
+  if (elems > d.fp8_x.bytes()) {
+    TPB_ASSERT(!d.capturing, "gemm_fp8: workspace grown under graph capture (no warm-up)");
+    regrow(d.fp8_x, elems);
+  }
+  if (!d.fp8_state.get()) {
+    TPB_ASSERT(!d.capturing, "gemm_fp8: state made under graph capture (no warm-up)");
+    d.fp8_state = alloc(sizeof(cuda_kernels::Fp8QuantState));
+    TPB_CUDA_CHECK(cudaMemsetAsync(d.fp8_state.get(), 0, d.fp8_state.bytes(), d.stream));
+  }
+  auto* st = d.fp8_state.as<cuda_kernels::Fp8QuantState>();
+  cuda_kernels::launch_fp8_amax(p[0], d.stream, x, m * k, act, st);
+  cuda_kernels::launch_fp8_quant(p[1], d.stream, x, m * k, act, st, d.fp8_x.get());
+  d.gemm->run_fp8(d.fp8_x.get(), w, y, m, n, k, act, w_scale, &st->scale);
 }
 
 void CudaDevice::rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim,

@@ -29,6 +29,8 @@ class CudaDevice final : public Device {
 
   void gemm(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
             DType t) override;
+  void gemm_fp8(const void* x, const void* w, float w_scale, void* y, int64_t m, int64_t n,
+                int64_t k, DType act) override;
   void rmsnorm(const void* x, const void* gamma, void* y, int64_t rows, int64_t dim, float eps,
                DType t) override;
   void rope(void* qkv, int64_t tokens, int64_t tokens_per_seq, int64_t pos0, const AttnShape& s,

@@ -56,6 +56,8 @@ struct CudaDevice::Impl {
   AttnImpl attention = AttnImpl::native;    // --attention
   std::unique_ptr<CudnnSdpa> sdpa;          // --attention cudnn: made when the device opens
   DeviceBuffer sdpa_ws;                     // its workspace, grown like decode_ws
+  DeviceBuffer fp8_x;                       // gemm_fp8's quantised input, grown like decode_ws
+  DeviceBuffer fp8_state;                   // its cuda_kernels::Fp8QuantState, zeroed once
   std::unique_ptr<CudaVarlenState> varlen;  // mixed steps (cuda_varlen.cc), made on first use
   std::function<void(double)> sync_poll;
   bool capturing = false;

@@ -16,11 +16,16 @@ constexpr uint32_t kMinAlignment = 16;
 constexpr int kCandidates = 8;     // the heuristic's top picks timed per shape
 constexpr int kTimedLaunches = 5;  // per candidate, after one untimed launch
 
+// In DType's order: fp32, bf16, fp16, fp8 (e4m3, the operands of run_fp8 only).
 cudaDataType_t cuda_type(DType t) {
-  static constexpr std::array<cudaDataType_t, 3> kTypes{CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F};
-  if (t == DType::fp8)
-    throw BadInput(std::string("--dtype: the cuda backend has no gemm for ") + dtype_name(t));
-  return kTypes.at(static_cast<std::size_t>(t));  // in DType's order: fp32, bf16, fp16
+  static constexpr std::array<cudaDataType_t, 4> kTypes{CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F,
+                                                        CUDA_R_8F_E4M3};
+  return kTypes.at(static_cast<std::size_t>(t));
+}
+
+void set_attr(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t attr, const void* v,
+              std::size_t bytes) {
+  TPB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, attr, v, bytes));
 }
 
 int config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
@@ -56,7 +61,7 @@ std::vector<double> LtGemm::time_candidates(const Plan& p, const cublasLtMatmulH
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   TPB_CUDA_CHECK(cudaEventCreate(&e0));
   TPB_CUDA_CHECK(cudaEventCreate(&e1));
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = 0.0f;  // an FP8 plan's scale is already set on p.op
   for (int i = 0; i < n; ++i) {
     if (c[i].workspaceSize > workspace_bytes_) continue;
     auto launch = [&] {
@@ -82,25 +87,28 @@ std::vector<double> LtGemm::time_candidates(const Plan& p, const cublasLtMatmulH
   return med;
 }
 
-LtGemm::Plan& LtGemm::plan_for(int64_t m, int64_t n, int64_t k, DType t, const void* x,
-                               const void* w, void* y) {
-  const Key key{m, n, k, t};
+LtGemm::Plan& LtGemm::plan_for(const Key& key, const void* x, const void* w, void* y,
+                               const float* x_scale) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
-
-  const cudaDataType_t ty = cuda_type(t);
+  const auto [m, n, k, t, out] = key;
+  const cudaDataType_t ty = cuda_type(t), ty_out = cuda_type(out);
   Plan p;
   // fp32 accumulate for every dtype; CUBLAS_COMPUTE_32F (not _FAST_TF32) keeps fp32 GEMMs
   // exact enough to compare with the CPU reference.
   TPB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // The "TN" layout below is also the one FP8 matmuls require (A transposed, B not).
   const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
-  TPB_CUBLAS_CHECK(
-      cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
-  TPB_CUBLAS_CHECK(
-      cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
-  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, ty, k, n, k));  // w as stored
-  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, ty, k, m, k));  // x as stored
-  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.c, ty, n, m, n));  // y as stored
+  set_attr(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a));
+  set_attr(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b));
+  if (t == DType::fp8) {
+    const int8_t fast = 1;
+    set_attr(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast));
+    set_attr(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale, sizeof(x_scale));
+  }
+  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, ty, k, n, k));      // w as stored
+  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, ty, k, m, k));      // x as stored
+  TPB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.c, ty_out, n, m, n));  // y as stored
 
   cublasLtMatmulPreference_t pref = nullptr;
   TPB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -140,9 +148,9 @@ LtGemm::Plan& LtGemm::plan_for(int64_t m, int64_t n, int64_t k, DType t, const v
   p.algo = result.algo;
 
   std::ostringstream os;
-  os << dtype_name(t) << " m=" << m << " n=" << n << " k=" << k << ": algo "
-     << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_ID) << " tile "
-     << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_TILE_ID) << " stages "
+  os << dtype_name(t) << (t == out ? "" : std::string("->") + dtype_name(out)) << " m=" << m
+     << " n=" << n << " k=" << k << ": algo " << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_ID)
+     << " tile " << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_TILE_ID) << " stages "
      << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID) << " splitk "
      << config_attr(p.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) << " waves " << result.wavesCount
      << " workspace " << result.workspaceSize;
@@ -156,15 +164,29 @@ LtGemm::Plan& LtGemm::plan_for(int64_t m, int64_t n, int64_t k, DType t, const v
   return plans_.emplace(key, p).first->second;
 }
 
-void LtGemm::run(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k, DType t) {
-  if (m == 0 || n == 0) return;
+void LtGemm::launch(const Plan& p, const void* x, const void* w, void* y, float alpha) {
   for (const void* ptr : {x, w, static_cast<const void*>(y)})
     TPB_ASSERT(reinterpret_cast<uintptr_t>(ptr) % kMinAlignment == 0,
                "gemm operands must be 16-byte aligned");
-  Plan& p = plan_for(m, n, k, t, x, w, y);
-  const float alpha = 1.0f, beta = 0.0f;
+  const float beta = 0.0f;
   TPB_CUBLAS_CHECK(cublasLtMatmul(lt_, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,
                                   workspace_, workspace_bytes_, stream_));
+}
+
+void LtGemm::run(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k, DType t) {
+  if (m == 0 || n == 0) return;
+  if (t == DType::fp8)
+    throw BadInput("--dtype: an fp8 GEMM takes bf16 or fp16 inputs (Device::gemm_fp8)");
+  launch(plan_for(Key{m, n, k, t, t}, x, w, y, nullptr), x, w, y, 1.0f);
+}
+
+void LtGemm::run_fp8(const void* xq, const void* w, void* y, int64_t m, int64_t n, int64_t k,
+                     DType out, float alpha, const float* x_scale) {
+  if (m == 0 || n == 0) return;
+  TPB_ASSERT(out == DType::bf16 || out == DType::fp16, "run_fp8: bf16 or fp16 output");
+  Plan& p = plan_for(Key{m, n, k, DType::fp8, out}, xq, w, y, x_scale);
+  set_attr(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale, sizeof(x_scale));
+  launch(p, xq, w, y, alpha);
 }
 
 std::string LtGemm::algos() const {

@@ -24,6 +24,12 @@ class LtGemm {
   LtGemm& operator=(const LtGemm&) = delete;
 
   void run(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k, DType t);
+  // FP8 (Hopper and Ada): y[m,n] (`out`: bf16 or fp16) = alpha * (*x_scale) * xq[m,k] w[n,k]^T,
+  // xq and w e4m3 (the weights' per-tensor scale is alpha; x_scale is a device float, written
+  // by the quantisation before it), fp32 accumulation in the tensor cores' fast mode, as FP8
+  // serving runs it.
+  void run_fp8(const void* xq, const void* w, void* y, int64_t m, int64_t n, int64_t k, DType out,
+               float alpha, const float* x_scale);
 
   // One line per shape: "bf16 m=1 n=6144 k=4096: algo 66 tile 20 stages 19 splitk 1 ...".
   std::string algos() const;
@@ -35,12 +41,15 @@ class LtGemm {
     cublasLtMatmulAlgo_t algo{};
     std::string desc;
   };
-  using Key = std::tuple<int64_t, int64_t, int64_t, DType>;
-  // x, w, y: the first call's operands, which the candidates are timed on (y is overwritten).
-  Plan& plan_for(int64_t m, int64_t n, int64_t k, DType t, const void* x, const void* w, void* y);
+  // m, n, k, the operands' dtype (fp8 for run_fp8), the output's.
+  using Key = std::tuple<int64_t, int64_t, int64_t, DType, DType>;
+  // x, w, y: the first call's operands, which the candidates are timed on (y is overwritten);
+  // x_scale: an FP8 plan's input scale (nullptr otherwise).
+  Plan& plan_for(const Key& key, const void* x, const void* w, void* y, const float* x_scale);
   // The candidates' median times over a few launches each, in seconds (-1: it failed to run).
   std::vector<double> time_candidates(const Plan& p, const cublasLtMatmulHeuristicResult_t* c,
                                       int n, const void* x, const void* w, void* y);
+  void launch(const Plan& p, const void* x, const void* w, void* y, float alpha);
 
   cudaStream_t stream_;
   void* workspace_;

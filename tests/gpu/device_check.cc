@@ -15,6 +15,7 @@
 
 #include "layers/cuda/cuda_device.h"
 #include "layers/cuda/plan/launch_plan.h"
+#include "tests/gpu/fp8_check.h"
 #include "tests/gpu/layer_check.h"
 #include "tests/gpu/varlen_check.h"
 
@@ -386,6 +387,7 @@ int run(bool quick) {
     time_varlen_vs_decode(dev, kLlama8b, b, context);
 
   failures += check_cudnn_attention(dev, quick);
+  failures += check_fp8_gemm(dev, quick);
 
   std::printf("\ndevice-check: %s (%d failure%s)\n", failures ? "FAIL" : "PASS", failures,
               failures == 1 ? "" : "s");

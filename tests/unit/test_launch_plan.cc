@@ -369,5 +369,40 @@ TEST(LaunchPlan, RejectsShapesTheKernelsCannotRun) {
   EXPECT_THROW(plan_attention_decode(1, 8, 8, 128, 0, DType::bf16, 132), BadInput);
 }
 
+// An FP8 GEMM's three launches (maximum, quantisation, matmul) carry the cost model's GEMM at
+// fp8 weights exactly (x read at bf16, the weights at one byte, y written at bf16); what they
+// add (the second read of x, the e4m3 copy written and read back) is scratch.
+TEST(LaunchPlan, Fp8GemmCarriesTheCostModelsGemm) {
+  for (Phase phase : {Phase::decode, Phase::prefill})
+    for (int tp : {1, 2}) {
+      const CostQuery q = query("llama-3.1-8b", phase, phase == Phase::decode ? 64 : 1,
+                                phase == Phase::decode ? 1024 : 512, tp, DType::fp8);
+      const LayerDims d = layer_dims(q);
+      const int64_t T = d.batch * d.tokens_per_seq, qkv = (d.q_heads + 2 * d.kv_heads) * d.head_dim;
+      const std::tuple<Op, int64_t, int64_t> gemms[] = {
+          {Op::qkv_proj, qkv, d.hidden},
+          {Op::o_proj, d.hidden, d.q_heads * d.head_dim},
+          {Op::gate_up_proj, 2 * d.inter, d.hidden},
+          {Op::down_proj, d.hidden, d.inter}};
+      for (const auto& [op, n, k] : gemms) {
+        SCOPED_TRACE(describe(q) + " " + op_name(op));
+        const std::vector<KernelLaunch> p = plan_gemm_fp8(T, n, k, DType::bf16);
+        ASSERT_EQ(p.size(), 3u);
+        const PlanTotals t = plan_totals(p);
+        const OpCost c = op_cost(q, op);
+        EXPECT_EQ(t.launches, 3);
+        EXPECT_DOUBLE_EQ(t.flops, c.flops);
+        EXPECT_DOUBLE_EQ(t.bytes_read, c.bytes_read);
+        EXPECT_DOUBLE_EQ(t.bytes_written, c.bytes_written);
+        EXPECT_DOUBLE_EQ(t.scratch_bytes, 2.0 * T * k + 2.0 * T * k);  // x at 2 B, e4m3 twice
+        EXPECT_GE(p[0].grid.x, 1);
+        EXPECT_LE(p[0].grid.x, kDefaultSmCount * kFp8QuantBlocksPerSm);
+        EXPECT_EQ(p[1].grid.x, p[0].grid.x);
+      }
+    }
+  EXPECT_THROW(plan_gemm_fp8(1, 4096, 4096, DType::fp32), BadInput);  // fp8 inputs are 16-bit
+  EXPECT_THROW(plan_gemm_fp8(1, 4096, 4104, DType::bf16), BadInput);  // k % 16 != 0
+}
+
 }  // namespace
 }  // namespace tpb

@@ -79,8 +79,22 @@ TEST(RunSpecDTypes, CpuAndCudaRefuseWhatTheyCannotRunNamingTheField) {
   EXPECT_EQ(dtype_refusal(dtypes_spec(D::bf16, D::fp8), cuda),
             "--kv-dtype: the cuda backend has no fp8 (it runs fp32|bf16|fp16)");
   EXPECT_EQ(dtype_refusal(dtypes_spec(D::bf16, D::fp16), cuda),
-            "--kv-dtype: the cuda backend runs one dtype throughout (--dtype bf16); "
-            "--kv-dtype fp16 needs --backend model");
+            "--kv-dtype: the cuda backend keeps the KV cache in the activations' dtype (bf16 at "
+            "--dtype bf16); --kv-dtype fp16 needs --backend model");
+  // A GPU with FP8 tensor cores runs fp8 weights between bf16 activations, cache and
+  // all-reduces (issue 30, item 5), and nothing else apart; --check has no reference for it.
+  DeviceCaps hopper = caps_of("cuda", {D::fp32, D::bf16, D::fp16, D::fp8});
+  hopper.fp8_gemm = true;
+  EXPECT_EQ(dtype_refusal(dtypes_spec(D::fp8, D::bf16), hopper), "");
+  EXPECT_EQ(dtype_refusal(dtypes_spec(D::fp8, D::fp8), hopper),
+            "--kv-dtype: the cuda backend keeps the KV cache in the activations' dtype (bf16 at "
+            "--dtype fp8); --kv-dtype fp8 needs --backend model");
+  EXPECT_EQ(dtype_refusal(dtypes_spec(D::bf16, D::fp8), hopper),
+            "--kv-dtype: the cuda backend keeps the KV cache in the activations' dtype (bf16 at "
+            "--dtype bf16); --kv-dtype fp8 needs --backend model");
+  RunSpec checked = dtypes_spec(D::fp8, D::bf16);
+  checked.check = true;
+  EXPECT_EQ(dtype_refusal(checked, hopper).rfind("--check: no host reference for fp8", 0), 0u);
   // The model backend runs each at its own width.
   const RunSpec m = model_spec("fp8", "fp8", 1);
   EXPECT_EQ(dtype_refusal(m, model_device_caps(m, load_fabric(m.topology, m.config_dir))), "");

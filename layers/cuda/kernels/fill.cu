@@ -20,6 +20,7 @@ __global__ void fill_kernel(T* dst, FillSpec f) {
 
 void launch_fill(const KernelLaunch& k, cudaStream_t s, void* dst, DType t, const FillSpec& f) {
   if (k.grid.x == 0) return;
+  if (t == DType::fp8) return launch_fill_fp8(k, s, dst, f);
   dispatch_dtype(t, "fill", [&](auto tag) {
     using T = decltype(tag);
     fill_kernel<T><<<to_dim3(k.grid), to_dim3(k.block), 0, s>>>(static_cast<T*>(dst), f);

@@ -16,6 +16,21 @@
 namespace tpb::cuda_kernels {
 
 void launch_fill(const KernelLaunch& k, cudaStream_t s, void* dst, DType t, const FillSpec& f);
+// e4m3 storage of fill_value() / fp8_fill_scale(f) (fp8_quant.cu).
+void launch_fill_fp8(const KernelLaunch& k, cudaStream_t s, void* dst, const FillSpec& f);
+
+// The dynamic per-tensor quantisation before an FP8 GEMM (plan_gemm_fp8's first two launches;
+// fp8_quant.cu). Device memory, zeroed once when allocated: the quantisation re-arms it.
+struct Fp8QuantState {
+  unsigned amax_bits;  // the input's absolute maximum, as float bits
+  unsigned done;       // blocks of the quantisation that have read amax
+  float scale;         // amax / 448 (1 for an all-zero input): the GEMM's input scale
+  unsigned pad;
+};
+void launch_fp8_amax(const KernelLaunch& k, cudaStream_t s, const void* x, int64_t n, DType t,
+                     Fp8QuantState* st);
+void launch_fp8_quant(const KernelLaunch& k, cudaStream_t s, const void* x, int64_t n, DType t,
+                      Fp8QuantState* st, void* q);
 
 void launch_rmsnorm(const KernelLaunch& k, cudaStream_t s, const void* x, const void* gamma,
                     void* y, int64_t rows, int64_t dim, float eps, DType t);

@@ -88,6 +88,33 @@ KernelLaunch plan_gemm(int64_t m, int64_t n, int64_t k_dim, DType t) {
   return k;
 }
 
+std::vector<KernelLaunch> plan_gemm_fp8(int64_t m, int64_t n, int64_t k_dim, DType act,
+                                        int sm_count) {
+  require(act == DType::bf16 || act == DType::fp16,
+          std::string("--dtype: fp8 GEMMs take bf16 or fp16 inputs, not ") + dtype_name(act));
+  const int64_t elems = m * k_dim, v = vector_elems(act);
+  require(elems % v == 0 && k_dim % 16 == 0,
+          "gemm_fp8: k must be a multiple of 16 (cuBLASLt's FP8 operands; got " +
+              std::to_string(k_dim) + ")");
+  const double xb = static_cast<double>(elems) * dtype_bytes(act), xq = static_cast<double>(elems);
+  const int64_t grid = std::max<int64_t>(
+      1, std::min<int64_t>(ceil_div(elems / v, kElementwiseThreads),
+                           static_cast<int64_t>(sm_count) * kFp8QuantBlocksPerSm));
+  KernelLaunch amax = elementwise("fp8_amax_kernel", 0);
+  amax.grid.x = grid;
+  amax.scratch_bytes = xb;  // a second read of x
+  KernelLaunch quant = elementwise("fp8_quant_kernel", 0);
+  quant.grid.x = grid;
+  quant.bytes_read = xb;
+  quant.scratch_bytes = xq;  // the e4m3 copy written
+  KernelLaunch mm = plan_gemm(m, n, k_dim, DType::fp8);
+  mm.kernel = "cublasLt_matmul_fp8";
+  mm.bytes_read = static_cast<double>(n) * k_dim;  // the weights; x's read is the quant's
+  mm.bytes_written = static_cast<double>(m) * n * dtype_bytes(act);
+  mm.scratch_bytes = xq;  // the e4m3 copy read back
+  return {amax, quant, mm};
+}
+
 KernelLaunch plan_rope(int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
                        DType t) {
   require_even_head_dim(head_dim);

@@ -78,6 +78,18 @@ inline int64_t vector_elems(DType t) {
   return kVectorBytes / static_cast<int64_t>(dtype_bytes(t));
 }
 
+// FP8 GEMMs (Device::gemm_fp8; issue 30, item 5) as vLLM runs fp8 on an unquantised checkpoint:
+// e4m3 weights with one scale per tensor, the bf16/fp16 input quantised per tensor on the fly
+// with a dynamic scale (its absolute maximum over e4m3's largest finite value), and cuBLASLt's
+// FP8 matmul writing the input's dtype. Three launches: the maximum, the quantisation (which
+// publishes the scale and re-arms the maximum for the next GEMM), the matmul. Their bytes are
+// the cost model's for the GEMM (x at `act`'s width and the weights at one byte read, y
+// written); the quantised copy (written, read back) and the maximum's read of x are scratch.
+inline constexpr float kFp8E4m3Max = 448.0f;
+inline constexpr int kFp8QuantBlocksPerSm = 4;  // grid-stride: a grid that fills the GPU once
+std::vector<KernelLaunch> plan_gemm_fp8(int64_t m, int64_t n, int64_t k, DType act,
+                                        int sm_count = kDefaultSmCount);
+
 // Flash-decoding: one block per (split, KV head, sequence) scores all the query heads of its
 // group against its chunk of positions, so each KV element is read from memory once. With
 // more than one split a combine kernel merges the partial softmax states.
@@ -138,6 +150,10 @@ struct LayerDims {
   int64_t head_dim = 0;
   int64_t inter = 0;  // local MLP width
   int tp = 1;
+  // One dtype for every kernel. Under fp8 each GEMM is one launch, the quantisation of its
+  // input fused into the kernel before it as TensorRT-LLM runs FP8 (what the model backend
+  // prices); the CUDA backend's own FP8 GEMMs quantise in two more launches (plan_gemm_fp8),
+  // which this plan does not count.
   DType dtype = DType::bf16;
   int sm_count = kDefaultSmCount;
   // The kernels CudaDevice really launches where TpModel fuses (caps().fused_elementwise and no
