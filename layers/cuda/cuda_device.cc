@@ -231,7 +231,7 @@ void CudaDevice::gemm_fp8(const void* x, const void* w, float w_scale, void* y, 
   if (!caps_.fp8_gemm)
     throw BadInput("--dtype: fp8 GEMMs need compute capability 8.9 or later (" + caps_.name + ")");
   if (m == 0 || n == 0) return;
-  const std::vector<KernelLaunch> p = plan_gemm_fp8(m, n, k, act, d.sms);
+  const std::array<KernelLaunch, 3> p = plan_gemm_fp8(m, n, k, act, d.sms);
   const auto elems = static_cast<std::size_t>(m * k);
   if (elems > d.fp8_x.bytes()) {
     TPB_ASSERT(!d.capturing, "gemm_fp8: workspace grown under graph capture (no warm-up)");

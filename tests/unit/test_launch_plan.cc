@@ -386,9 +386,9 @@ TEST(LaunchPlan, Fp8GemmCarriesTheCostModelsGemm) {
           {Op::down_proj, d.hidden, d.inter}};
       for (const auto& [op, n, k] : gemms) {
         SCOPED_TRACE(describe(q) + " " + op_name(op));
-        const std::vector<KernelLaunch> p = plan_gemm_fp8(T, n, k, DType::bf16);
+        const std::array<KernelLaunch, 3> p = plan_gemm_fp8(T, n, k, DType::bf16);
         ASSERT_EQ(p.size(), 3u);
-        const PlanTotals t = plan_totals(p);
+        const PlanTotals t = plan_totals({p.begin(), p.end()});
         const OpCost c = op_cost(q, op);
         EXPECT_EQ(t.launches, 3);
         EXPECT_DOUBLE_EQ(t.flops, c.flops);

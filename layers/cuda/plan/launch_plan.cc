@@ -88,8 +88,8 @@ KernelLaunch plan_gemm(int64_t m, int64_t n, int64_t k_dim, DType t) {
   return k;
 }
 
-std::vector<KernelLaunch> plan_gemm_fp8(int64_t m, int64_t n, int64_t k_dim, DType act,
-                                        int sm_count) {
+std::array<KernelLaunch, 3> plan_gemm_fp8(int64_t m, int64_t n, int64_t k_dim, DType act,
+                                          int sm_count) {
   require(act == DType::bf16 || act == DType::fp16,
           std::string("--dtype: fp8 GEMMs take bf16 or fp16 inputs, not ") + dtype_name(act));
   const int64_t elems = m * k_dim, v = vector_elems(act);

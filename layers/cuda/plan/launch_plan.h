@@ -3,6 +3,7 @@
 // checks that a step's plan sums to the cost model's step_cost(). Host-only: no CUDA headers
 // and no JSON, so it builds into the unit tests and the MPI-free GPU device check alike.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -87,8 +88,9 @@ inline int64_t vector_elems(DType t) {
 // written); the quantised copy (written, read back) and the maximum's read of x are scratch.
 inline constexpr float kFp8E4m3Max = 448.0f;
 inline constexpr int kFp8QuantBlocksPerSm = 4;  // grid-stride: a grid that fills the GPU once
-std::vector<KernelLaunch> plan_gemm_fp8(int64_t m, int64_t n, int64_t k, DType act,
-                                        int sm_count = kDefaultSmCount);
+// A fixed array, not a vector: CudaDevice plans every FP8 GEMM of the timed loop with it.
+std::array<KernelLaunch, 3> plan_gemm_fp8(int64_t m, int64_t n, int64_t k, DType act,
+                                          int sm_count = kDefaultSmCount);
 
 // Flash-decoding: one block per (split, KV head, sequence) scores all the query heads of its
 // group against its chunk of positions, so each KV element is read from memory once. With
