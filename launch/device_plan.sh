@@ -75,6 +75,7 @@ plan_steps() {
   step check 40 "$TPB" run "${C[@]}" "${M8[@]}" --phase decode "${CHECK[@]}" --steps 3 --check --out "$R/check"
   step peer 60 python3 "$BUNDLE/peer_torch.py" --modes eager,graph "${PEER[@]}" --out "$R/peer.jsonl"
   step serve 45 "$TPB" serve "${C[@]}" "${M8[@]}" "${SERVE[@]}" --out "$R/serve"
+  step serve-cudnn 45 "$TPB" serve "${C[@]}" "${M8[@]}" "${SERVE[@]}" "${ATTN[@]}" --out "$R/serve-cudnn"
   step calibrate 45 "$TPB" calibrate "${CAL[@]}" --collective "$COLL" --model "${M8[1]}" --op-profile off --out "$R/calibrate"
   step layer-check 45 "$BUNDLE/tpb_device_check" --quick
   step 70b-layer 30 "$TPB" sweep "${C[@]}" "${M70[@]}" --phase decode --batch 1,64 --context 4096 --steps 10 --warmup 2 --out "$R/70b-layer"

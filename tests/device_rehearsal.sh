@@ -161,7 +161,7 @@ run_check full bash /bundle/device-check.sh --rehearse --deadline 240
 brought_back full
 tar -xzf "$OUTDIR/device-check.tgz" -C "$WORK" ./steps.tsv && mv "$WORK/steps.tsv" "$WORK/full.steps"
 tar -tzf "$OUTDIR/device-check.tgz" >"$WORK/full.files"
-for s in decode-first decode-eager decode-graph prefill check serve calibrate 70b-layer; do
+for s in decode-first decode-eager decode-graph prefill check serve serve-cudnn calibrate 70b-layer; do
   [[ "$(step_rc full "$s")" == 0 ]] || fail "full: step $s exit '$(step_rc full "$s")': $(grep -A2 "^$s" "$WORK/full.txt")"
   grep -q "^./$s.log$" "$WORK/full.files" || fail "full: no $s.log in the archive"
 done

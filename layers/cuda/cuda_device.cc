@@ -466,6 +466,9 @@ int CudaDevice::device_index() const {
 int CudaDevice::sm_count() const {
   return impl_->sms;
 }
+bool CudaDevice::cudnn_attention(DType t) const {
+  return sdpa_runs(impl_->attention, t);
+}
 std::string CudaDevice::pci_bus_id() const {
   return impl_->pci;
 }
@@ -474,10 +477,20 @@ std::string CudaDevice::gemm_algos() const {
 }
 std::vector<std::string> CudaDevice::kernel_choices() const {
   std::vector<std::string> out;
-  out.push_back(impl_->sdpa ? impl_->sdpa->describe() +
-                                  " for bf16 and fp16 prefill and decode; native kernels for "
-                                  "fp32 and the serving steps' varlen attention"
-                            : "attention: native kernels (layers/cuda/kernels)");
+  if (impl_->sdpa) {
+    const CudnnSdpa::Builds b = impl_->sdpa->builds();
+    char built[160];
+    std::snprintf(built, sizeof built,
+                  "; %lld graph(s) built since the device opened, %.2f s of host time, each inside "
+                  "the first step of its shape",
+                  static_cast<long long>(b.graphs), b.seconds);
+    out.push_back(impl_->sdpa->describe() +
+                  " for bf16 and fp16 prefill, decode and serve's mixed steps (paged, ragged); "
+                  "native kernels for fp32" +
+                  built);
+  } else {
+    out.push_back("attention: native kernels (layers/cuda/kernels)");
+  }
   std::istringstream lines(gemm_algos());
   for (std::string l; std::getline(lines, l);)
     if (!l.empty()) out.push_back(l);

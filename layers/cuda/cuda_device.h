@@ -11,8 +11,9 @@
 
 namespace tpb {
 
-struct SdpaLayout;  // plan/sdpa_plan.h
-struct VarlenMeta;  // varlen_plan.h
+struct SdpaLayout;   // plan/sdpa_plan.h
+struct Int32Upload;  // cuda_device_impl.h
+struct VarlenMeta;   // varlen_plan.h
 
 class CudaDevice final : public Device {
  public:
@@ -93,7 +94,8 @@ class CudaDevice final : public Device {
   void* stream() const;  // the cudaStream_t all of this device's work runs on
   int device_index() const;
   int sm_count() const;
-  std::string pci_bus_id() const;  // "0000:1B:00.0", for NVML
+  bool cudnn_attention(DType t) const;  // --attention cudnn runs dtype t's attention
+  std::string pci_bus_id() const;       // "0000:1B:00.0", for NVML
   std::string gemm_algos() const;  // the cuBLASLt heuristic's choice per GEMM shape, one a line
   void profiler_capture(bool on) override;
   void range_push(const char* name) override;
@@ -113,6 +115,11 @@ class CudaDevice final : public Device {
   // counts what is in use.
   void regrow(DeviceBuffer& b, std::size_t bytes);
   const int32_t* varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m);
+  // `data` on the device through `u` (uploaded only when it differs from u's last upload).
+  const int32_t* upload_int32(Int32Upload& u, const std::vector<int32_t>& data);
+  // --attention cudnn's paged attention of a mixed step (cuda_varlen.cc).
+  void attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                             const StepBatch& b, const KvLayout& kv, const AttnShape& s, DType t);
   std::unique_ptr<Impl> impl_;
   DeviceCaps caps_;
 };

@@ -20,20 +20,32 @@
 
 namespace tpb {
 
-// Mixed steps: the step's packed batch (varlen_plan.h) on the device, and what it was packed
-// from, so the layers of one step upload it once; the argmax results of sampling.
+// An int32 array the kernels of a mixed step read, uploaded from pinned staging on the stream
+// when it differs from what the device holds: the first op of a step uploads it, the layers
+// after it reuse it (CudaDevice::upload_int32).
+struct Int32Upload {
+  Int32Upload() = default;
+  Int32Upload(const Int32Upload&) = delete;
+  Int32Upload& operator=(const Int32Upload&) = delete;
+  ~Int32Upload();  // frees the pinned staging and the event
+  DeviceBuffer dev;
+  std::vector<int32_t> uploaded;  // the data `dev` holds
+  int32_t* pinned = nullptr;      // staging for the upload
+  std::size_t pinned_n = 0;
+  cudaEvent_t copied = nullptr;  // the last upload has read `pinned`
+};
+
+// Mixed steps: the step's packed batch (varlen_plan.h) and, under --attention cudnn, cuDNN's
+// per-step arrays (sdpa_paged_plan.h) on the device; the argmax results of sampling.
 struct CudaVarlenState {
   CudaVarlenState() = default;
   CudaVarlenState(const CudaVarlenState&) = delete;
   CudaVarlenState& operator=(const CudaVarlenState&) = delete;
-  ~CudaVarlenState();             // frees the pinned buffers and the event
-  DeviceBuffer meta;              // int32 [VarlenMeta::data]
-  std::vector<int32_t> uploaded;  // the data `meta` holds
-  int32_t* pinned = nullptr;      // staging for the upload
-  std::size_t pinned_n = 0;
-  cudaEvent_t copied = nullptr;  // the last upload has read `pinned`
-  DeviceBuffer argmax;           // [rows] float maxima, then [rows] int32 columns
-  void* argmax_host = nullptr;   // pinned, the same layout
+  ~CudaVarlenState();           // frees the argmax's pinned buffer
+  Int32Upload meta;             // VarlenMeta::data
+  Int32Upload sdpa;             // SdpaPagedMeta::data
+  DeviceBuffer argmax;          // [rows] float maxima, then [rows] int32 columns
+  void* argmax_host = nullptr;  // pinned, the same layout
   std::size_t argmax_rows = 0;
   int64_t block_tokens = 0;  // the KV ops' block size, last seen (rope packs with it)
   DeviceBuffer partials;     // attention's split-K partial states, grown as steps need

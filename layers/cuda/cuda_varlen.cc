@@ -1,5 +1,6 @@
 // CudaDevice's mixed-step ops (tpbench serve): the batch packed once per step (varlen_plan.h)
-// and the varlen kernels, and greedy sampling's local argmax.
+// and the varlen kernels, or cuDNN's paged attention under --attention cudnn
+// (sdpa_paged_plan.h), and greedy sampling's local argmax.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "base/cuda_check.h"
 #include "layers/cuda/cuda_device_impl.h"
 #include "layers/cuda/kernels/kernels.h"
+#include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/cuda/plan/varlen_plan.h"
 
 namespace tpb {
@@ -16,49 +18,54 @@ namespace {
 
 // Made on the first mixed-step op or argmax.
 CudaVarlenState& varlen_state(std::unique_ptr<CudaVarlenState>& v) {
-  if (!v) {
-    v = std::make_unique<CudaVarlenState>();
-    TPB_CUDA_CHECK(cudaEventCreateWithFlags(&v->copied, cudaEventDisableTiming));
-  }
+  if (!v) v = std::make_unique<CudaVarlenState>();
   return *v;
 }
 
 }  // namespace
 
-CudaVarlenState::~CudaVarlenState() {
+Int32Upload::~Int32Upload() {
   if (copied) TPB_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(copied));
   if (pinned) TPB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(pinned));
+}
+
+CudaVarlenState::~CudaVarlenState() {
   if (argmax_host) TPB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(argmax_host));
+}
+
+// Stream-ordered after the previous step's kernels that read the old copy.
+const int32_t* CudaDevice::upload_int32(Int32Upload& u, const std::vector<int32_t>& data) {
+  Impl& d = *impl_;
+  TPB_ASSERT(!d.capturing, "mixed steps are not captured in CUDA graphs");
+  if (data == u.uploaded && u.dev.get()) return u.dev.as<int32_t>();
+  if (!u.copied) TPB_CUDA_CHECK(cudaEventCreateWithFlags(&u.copied, cudaEventDisableTiming));
+  const std::size_t n = data.size(), bytes = n * sizeof(int32_t);
+  // The previous upload may still be reading the staging buffer.
+  TPB_CUDA_CHECK(cudaEventSynchronize(u.copied));
+  if (n > u.pinned_n) {
+    if (u.pinned) TPB_CUDA_CHECK(cudaFreeHost(u.pinned));
+    u.pinned = nullptr;
+    const std::size_t cap = std::max<std::size_t>(n, 2 * u.pinned_n);
+    TPB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&u.pinned), cap * sizeof(int32_t)));
+    u.pinned_n = cap;
+  }
+  if (bytes > u.dev.bytes()) {
+    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
+    regrow(u.dev, u.pinned_n * sizeof(int32_t));
+  }
+  std::memcpy(u.pinned, data.data(), bytes);
+  TPB_CUDA_CHECK(cudaMemcpyAsync(u.dev.get(), u.pinned, bytes, cudaMemcpyHostToDevice, d.stream));
+  TPB_CUDA_CHECK(cudaEventRecord(u.copied, d.stream));
+  u.uploaded = data;
+  return u.dev.as<int32_t>();
 }
 
 // The device copy of b's packed form. The rows of one step go through every layer with the same
 // batch, so the upload happens when the packed data differs from what the device holds (the
-// first op of a step), stream-ordered after the previous step's kernels that read it.
+// first op of a step).
 const int32_t* CudaDevice::varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m) {
-  Impl& d = *impl_;
-  TPB_ASSERT(!d.capturing, "mixed steps are not captured in CUDA graphs");
-  CudaVarlenState& v = varlen_state(d.varlen);
   m = pack_varlen(b, block_tokens);
-  if (m.data == v.uploaded) return v.meta.as<int32_t>();
-  const std::size_t n = m.data.size(), bytes = n * sizeof(int32_t);
-  // The previous upload may still be reading the staging buffer.
-  TPB_CUDA_CHECK(cudaEventSynchronize(v.copied));
-  if (n > v.pinned_n) {
-    if (v.pinned) TPB_CUDA_CHECK(cudaFreeHost(v.pinned));
-    v.pinned = nullptr;
-    const std::size_t cap = std::max<std::size_t>(n, 2 * v.pinned_n);
-    TPB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&v.pinned), cap * sizeof(int32_t)));
-    v.pinned_n = cap;
-  }
-  if (bytes > v.meta.bytes()) {
-    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
-    regrow(v.meta, v.pinned_n * sizeof(int32_t));
-  }
-  std::memcpy(v.pinned, m.data.data(), bytes);
-  TPB_CUDA_CHECK(cudaMemcpyAsync(v.meta.get(), v.pinned, bytes, cudaMemcpyHostToDevice, d.stream));
-  TPB_CUDA_CHECK(cudaEventRecord(v.copied, d.stream));
-  v.uploaded = m.data;
-  return v.meta.as<int32_t>();
+  return upload_int32(varlen_state(impl_->varlen).meta, m.data);
 }
 
 void CudaDevice::rope_varlen(void* qkv, const StepBatch& b, const AttnShape& s, float theta,
@@ -89,6 +96,10 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
                                   void* out, const StepBatch& b, const KvLayout& kv,
                                   const AttnShape& s, DType t) {
   Impl& d = *impl_;
+  if (sdpa_runs(d.attention, t)) {
+    attention_varlen_sdpa(qkv, k_cache, v_cache, out, b, kv, s, t);
+    return;
+  }
   VarlenMeta m;
   const int32_t* meta = varlen_meta(b, kv.block_tokens, m);
   CudaVarlenState& v = *d.varlen;
@@ -104,6 +115,26 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
   else
     cuda_kernels::launch_attention_varlen(p, d.stream, qkv, k_cache, v_cache, out,
                                           v.partials.as<float>(), meta, m, s, t);
+}
+
+// Every sequence of the step in one cuDNN call, decode rows and prompt chunks alike, as `run`
+// under --attention cudnn runs its decode and prefill attention; its graph is built on the
+// first step of each bucketed shape (sdpa_paged_plan.h).
+void CudaDevice::attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache,
+                                       void* out, const StepBatch& b, const KvLayout& kv,
+                                       const AttnShape& s, DType t) {
+  Impl& d = *impl_;
+  CudaVarlenState& v = varlen_state(d.varlen);
+  v.block_tokens = kv.block_tokens;
+  const SdpaPagedLayout l = sdpa_paged_layout(b, s.q_heads, s.kv_heads, s.head_dim, kv);
+  const SdpaPagedMeta m = pack_sdpa_paged(b, l);
+  const int32_t* meta = upload_int32(v.sdpa, m.data);
+  const int64_t ws = d.sdpa->paged_workspace_bytes(l, t);  // builds the shape's graph once
+  if (ws > static_cast<int64_t>(d.sdpa_ws.bytes())) {
+    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
+    regrow(d.sdpa_ws, static_cast<std::size_t>(ws));
+  }
+  d.sdpa->run_paged(l, m, t, qkv, k_cache, v_cache, out, meta, ws > 0 ? d.sdpa_ws.get() : nullptr);
 }
 
 void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,

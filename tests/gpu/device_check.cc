@@ -233,6 +233,16 @@ int check_cudnn_attention(CudaDevice& native, bool quick) {
                 static_cast<long long>(k.n), dtype_name(k.t));
     failures += check_layer(*dev, k.s, k.prefill, k.batch, k.n, k.t);
   }
+  // Serve's mixed steps through cuDNN's paged attention: every sequence in one call, decodes
+  // beside chunks with a cached part, five sequences in a graph of eight (three padding).
+  for (const CheckShape& s :
+       quick ? std::vector<CheckShape>{kSmall128} : std::vector<CheckShape>{kSmall128, kLlama8b}) {
+    std::printf("  %s mixed step (paged, ragged) bf16\n", s.name);
+    failures += check_varlen(*dev, s, DType::bf16);
+  }
+  std::printf("  one layer's attention, serve's paged call against run's (cuDNN both):\n");
+  for (int64_t b : quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 16, 64})
+    time_varlen_vs_decode(*dev, kLlama8b, b, 1024);
   const int layers = quick ? 2 : 4;
   const int64_t prompt = quick ? 512 : 4096;
   std::printf("  %s x %d layers, bf16, TP=1, p50 step ms: %-9s %-9s %s\n", kLlama8b.name, layers,

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/cuda/plan/varlen_plan.h"
 #include "layers/fill_hash.h"
 #include "layers/reference/ref_ops.h"
@@ -17,15 +18,16 @@ namespace {
 
 using ref::Vec;
 
-// Three decodes at contexts 1, 37 and 200, and a `chunk`-token chunk whose first 20 positions
-// are cached (chunk 1: a fourth decode, so the step runs the paged decode kernel): blocks of 16
-// positions, handed out in a shuffled order so tables are not contiguous. A 45-token chunk leaves
-// attention few blocks, so its positions are split (the combine runs, and the short sequences'
-// later splits are empty); 300 tokens need no split.
+// Four decodes after 1, 37, 200 and 0 cached positions (the last a one-token prompt), and a
+// `chunk`-token chunk whose first 20 positions are cached (chunk 1: a fifth decode, so the step
+// runs the paged decode kernel; five sequences are a cuDNN graph of eight, three padding):
+// blocks of 16 positions, handed out in a shuffled order so tables are not contiguous. A
+// 45-token chunk leaves attention few blocks, so its positions are split (the combine runs, and
+// the short sequences' later splits are empty); 300 tokens need no split.
 StepBatch ragged_batch(int64_t block_tokens, int64_t chunk, int64_t& num_blocks) {
   StepBatch b;
   b.seqs = {SeqSlice{1, 1, true, {}}, SeqSlice{37, 1, true, {}}, SeqSlice{20, chunk, true, {}},
-            SeqSlice{200, 1, true, {}}};
+            SeqSlice{200, 1, true, {}}, SeqSlice{0, 1, true, {}}};
   num_blocks = 0;
   for (const SeqSlice& s : b.seqs) num_blocks += blocks_needed(s, block_tokens);
   std::vector<int32_t> order(static_cast<std::size_t>(num_blocks));
@@ -164,11 +166,21 @@ int check_varlen_batch(CudaDevice& dev, const CheckShape& s, DType t, int64_t ch
   in0 = down(qkv, tokens * row), kref = down(kc, cache), vref = down(vc, cache);
   dev.attention_varlen(qkv.get(), kc.get(), vc.get(), att.get(), b, kv, a, t);
   ref_attention_varlen(in0, kref, vref, want, b, bt, a);
-  const VarlenAttnPlan plan =
-      plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t, dev.sm_count());
-  std::printf("    chunk %lld: %lld tokens, %s, %lld split(s) of %lld positions\n",
-              static_cast<long long>(chunk), static_cast<long long>(tokens), plan.main.kernel,
-              static_cast<long long>(plan.splits), static_cast<long long>(plan.chunk));
+  if (dev.cudnn_attention(t)) {
+    const SdpaPagedLayout l = sdpa_paged_layout(b, s.q_heads, s.kv_heads, s.head_dim, kv);
+    std::printf(
+        "    chunk %lld: %lld tokens, cuDNN paged SDPA, graph of %lld sequences x %lld "
+        "tokens x %lld blocks\n",
+        static_cast<long long>(chunk), static_cast<long long>(tokens),
+        static_cast<long long>(l.batch), static_cast<long long>(l.s_q),
+        static_cast<long long>(l.pages));
+  } else {
+    const VarlenAttnPlan plan =
+        plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t, dev.sm_count());
+    std::printf("    chunk %lld: %lld tokens, %s, %lld split(s) of %lld positions\n",
+                static_cast<long long>(chunk), static_cast<long long>(tokens), plan.main.kernel,
+                static_cast<long long>(plan.splits), static_cast<long long>(plan.chunk));
+  }
   report("attention_varlen", down(att, tokens * s.q_heads * s.head_dim), want);
   dev.synchronize();
   return failed;

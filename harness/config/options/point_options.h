@@ -98,8 +98,8 @@ inline constexpr OptionDef check{"check", T::boolean, "false",
 inline constexpr OptionDef cuda_graph{"cuda_graph", T::boolean, "false",
     "capture one step in a CUDA graph and replay it"};
 inline constexpr OptionDef attention{"attention", T::choice, "native",
-    "attention kernels (cuda): tpbench's own, or cuDNN's fused SDPA for bf16/fp16 prefill and "
-    "decode (serving steps and fp32 keep the native ones)", 0, 0, "", "native|cudnn"};
+    "attention kernels (cuda): tpbench's own, or cuDNN's fused SDPA for bf16/fp16 prefill, "
+    "decode and serve's paged steps (fp32 keeps the native ones)", 0, 0, "", "native|cudnn"};
 inline constexpr OptionDef inject{"inject", T::list, "",
     "imbalance spec rank=R:key=value (repeatable): slowdown=1.3, host_delay=2ms, "
     "jitter=0.1@500us, clock_offset=5ms, mem_reserve=8, mem_contend=1, ... (bare times: "

@@ -3,14 +3,13 @@
 // samples and PyTorch's cuDNN attention build it.
 #include "layers/cuda/cudnn/cudnn_sdpa.h"
 
-#include <cudnn_frontend.h>
 #include <dlfcn.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "base/errors.h"
+#include "layers/cuda/cudnn/cudnn_sdpa_impl.h"
 
 // The frontend's run-time loading (NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING) reads the library
 // handle from this name, which it declares extern and leaves to the program to define: the
@@ -22,13 +21,30 @@ void* cudnn_dlhandle = nullptr;
 namespace tpb {
 namespace fe = cudnn_frontend;
 
+void cudnn_check(fe::error_t e, const char* what) {
+  if (e.is_bad()) throw BackendError(std::string("cudnn sdpa: ") + what + ": " + e.get_message());
+}
+
+fe::DataType_t cudnn_io_type(DType t) {
+  return t == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
+}
+
+void cudnn_require_dtype(DType t) {
+  if (!sdpa_runs(AttnImpl::cudnn, t))
+    throw BackendError(std::string("cudnn sdpa: no ") + dtype_name(t) + " (bf16 and fp16 only)");
+}
+
+void cudnn_finish_graph(fe::graph::Graph& g, cudnnHandle_t h) {
+  cudnn_check(g.validate(), "validate");
+  cudnn_check(g.build_operation_graph(h), "build_operation_graph");
+  cudnn_check(g.create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans");
+  cudnn_check(g.check_support(h), "check_support");
+  cudnn_check(g.build_plans(h), "build_plans");
+}
+
 namespace {
 
 constexpr int64_t kQ = 1, kK = 2, kV = 3, kO = 4;
-
-void check(fe::error_t e, const char* what) {
-  if (e.is_bad()) throw BackendError(std::string("cudnn sdpa: ") + what + ": " + e.get_message());
-}
 
 std::vector<int64_t> vec(const std::array<int64_t, 4>& a) {
   return {a.begin(), a.end()};
@@ -44,9 +60,9 @@ std::vector<int64_t> shape_key(const SdpaLayout& l, DType t) {
   return k;
 }
 
-std::shared_ptr<fe::graph::Graph> build_graph(const SdpaLayout& l, DType t, cudnnHandle_t h) {
+CudnnGraph build_graph(const SdpaLayout& l, DType t, cudnnHandle_t h) {
   auto g = std::make_shared<fe::graph::Graph>();
-  g->set_io_data_type(t == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
+  g->set_io_data_type(cudnn_io_type(t))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
   auto in = [&](const char* name, int64_t uid, const SdpaTensor& x) {
@@ -64,29 +80,22 @@ std::shared_ptr<fe::graph::Graph> build_graph(const SdpaLayout& l, DType t, cudn
     opts.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
   auto outs = g->sdpa(q, k, v, opts);
   outs[0]->set_output(true).set_uid(kO).set_dim(vec(l.o.dim)).set_stride(vec(l.o.stride));
-  check(g->validate(), "validate");
-  check(g->build_operation_graph(h), "build_operation_graph");
-  check(g->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans");
-  check(g->check_support(h), "check_support");
-  check(g->build_plans(h), "build_plans");
+  cudnn_finish_graph(*g, h);
   return g;
 }
 
 }  // namespace
 
-struct CudnnSdpa::Impl {
-  cudnnHandle_t handle = nullptr;
-  std::map<std::vector<int64_t>, std::shared_ptr<fe::graph::Graph>> graphs;
-
-  const fe::graph::Graph& graph(const SdpaLayout& l, DType t) {
-    if (!sdpa_runs(AttnImpl::cudnn, t))
-      throw BackendError(std::string("cudnn sdpa: no ") + dtype_name(t) + " (bf16 and fp16 only)");
-    auto key = shape_key(l, t);
-    auto it = graphs.find(key);
-    if (it == graphs.end()) it = graphs.emplace(std::move(key), build_graph(l, t, handle)).first;
-    return *it->second;
-  }
-};
+const fe::graph::Graph& CudnnSdpa::Impl::graph(const SdpaLayout& l, DType t) {
+  cudnn_require_dtype(t);
+  auto key = shape_key(l, t);
+  auto it = graphs.find(key);
+  if (it == graphs.end())
+    it = graphs
+             .emplace(std::move(key), timed_build(built, [&] { return build_graph(l, t, handle); }))
+             .first;
+  return *it->second;
+}
 
 CudnnSdpa::CudnnSdpa(cudaStream_t stream) : impl_(std::make_unique<Impl>()) {
   if (!fe::cudnn_dlhandle) {
@@ -108,12 +117,13 @@ CudnnSdpa::CudnnSdpa(cudaStream_t stream) : impl_(std::make_unique<Impl>()) {
 
 CudnnSdpa::~CudnnSdpa() {
   impl_->graphs.clear();  // plans before the handle they were built on
+  impl_->paged_graphs.clear();
   if (impl_->handle) (void)fe::detail::destroy_handle(impl_->handle);
 }
 
 int64_t CudnnSdpa::workspace_bytes(const SdpaLayout& l, DType t) {
   int64_t bytes = 0;
-  check(impl_->graph(l, t).get_workspace_size(bytes), "get_workspace_size");
+  cudnn_check(impl_->graph(l, t).get_workspace_size(bytes), "get_workspace_size");
   return bytes;
 }
 
@@ -121,7 +131,11 @@ void CudnnSdpa::run(const SdpaLayout& l, DType t, const void* q, const void* k, 
                     void* o, void* workspace) {
   std::unordered_map<int64_t, void*> ptrs = {
       {kQ, const_cast<void*>(q)}, {kK, const_cast<void*>(k)}, {kV, const_cast<void*>(v)}, {kO, o}};
-  check(impl_->graph(l, t).execute(impl_->handle, ptrs, workspace), "execute");
+  cudnn_check(impl_->graph(l, t).execute(impl_->handle, ptrs, workspace), "execute");
+}
+
+CudnnSdpa::Builds CudnnSdpa::builds() const {
+  return impl_->built;
 }
 
 std::string CudnnSdpa::describe() const {

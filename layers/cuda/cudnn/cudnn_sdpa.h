@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/dtype.h"
+#include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/cuda/plan/sdpa_plan.h"
 
 namespace tpb {
@@ -31,8 +32,22 @@ class CudnnSdpa {
   // workspace_bytes(l, t) bytes (or null when that is 0).
   void run(const SdpaLayout& l, DType t, const void* q, const void* k, const void* v, void* o,
            void* workspace);
+  // The paged form for serve's mixed steps (sdpa_paged_plan.h), graphs built and kept the same
+  // way, one per bucketed shape. `meta` is the device copy of pack_sdpa_paged's data for this
+  // step, `m` its host form (the offsets of its parts).
+  int64_t paged_workspace_bytes(const SdpaPagedLayout& l, DType t);
+  void run_paged(const SdpaPagedLayout& l, const SdpaPagedMeta& m, DType t, const void* qkv,
+                 const void* k_cache, const void* v_cache, void* o, const int32_t* meta,
+                 void* workspace);
   // "cuDNN 9.19.0 SDPA (frontend 1.32.0)": what kernel_choices records.
   std::string describe() const;
+  // The graphs built so far and the host seconds building them took: a build happens inside
+  // the first step of each new shape, so kernel_choices reports them.
+  struct Builds {
+    int64_t graphs = 0;
+    double seconds = 0;
+  };
+  Builds builds() const;
 
  private:
   struct Impl;

@@ -26,8 +26,24 @@ void CudnnSdpa::run(const SdpaLayout& l, DType t, const void* q, const void* k, 
   (void)l, (void)t, (void)q, (void)k, (void)v, (void)o, (void)workspace;
 }
 
+int64_t CudnnSdpa::paged_workspace_bytes(const SdpaPagedLayout& l, DType t) {
+  (void)l, (void)t;
+  return 0;
+}
+
+void CudnnSdpa::run_paged(const SdpaPagedLayout& l, const SdpaPagedMeta& m, DType t,
+                          const void* qkv, const void* k_cache, const void* v_cache, void* o,
+                          const int32_t* meta, void* workspace) {
+  (void)l, (void)m, (void)t, (void)qkv, (void)k_cache, (void)v_cache, (void)o, (void)meta,
+      (void)workspace;
+}
+
 std::string CudnnSdpa::describe() const {
   return "";
+}
+
+CudnnSdpa::Builds CudnnSdpa::builds() const {
+  return {};
 }
 
 }  // namespace tpb

@@ -9,18 +9,13 @@
 #include "base/errors.h"
 
 namespace tpb {
-namespace {
 
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-
-int32_t narrow(int64_t v, const char* what) {
-  if (v < 0 || v > kInt32Max)
+int32_t narrow_int32(int64_t v, const char* what) {
+  if (v < 0 || v > std::numeric_limits<int32_t>::max())
     throw BadInput(std::string("mixed step: ") + what + " " + std::to_string(v) +
                    " does not fit the cuda kernels' int32 indices");
   return static_cast<int32_t>(v);
 }
-
-}  // namespace
 
 VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens) {
   if (block_tokens < 1) throw BadInput("mixed step: block_tokens must be >= 1");
@@ -46,15 +41,15 @@ VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens) {
                      std::to_string(s.blocks.size()) + " blocks for " + std::to_string(len) +
                      " positions (needs " + std::to_string(need) + ")");
     for (int64_t j = 0; j < s.new_tokens; ++j, ++row) {
-      m.data[static_cast<std::size_t>(m.token_seq + row)] = narrow(i, "sequence");
-      m.data[static_cast<std::size_t>(m.token_pos + row)] = narrow(s.cached + j, "position");
+      m.data[static_cast<std::size_t>(m.token_seq + row)] = narrow_int32(i, "sequence");
+      m.data[static_cast<std::size_t>(m.token_pos + row)] = narrow_int32(s.cached + j, "position");
     }
-    m.data[static_cast<std::size_t>(m.seq_row0 + i)] = narrow(row - s.new_tokens, "row");
-    m.data[static_cast<std::size_t>(m.seq_len + i)] = narrow(len, "length");
-    m.data[static_cast<std::size_t>(m.seq_table0 + i)] = narrow(table, "table offset");
+    m.data[static_cast<std::size_t>(m.seq_row0 + i)] = narrow_int32(row - s.new_tokens, "row");
+    m.data[static_cast<std::size_t>(m.seq_len + i)] = narrow_int32(len, "length");
+    m.data[static_cast<std::size_t>(m.seq_table0 + i)] = narrow_int32(table, "table offset");
     for (int64_t k = 0; k < need; ++k)
       m.data[static_cast<std::size_t>(m.tables + table++)] =
-          narrow(s.blocks[static_cast<std::size_t>(k)], "block");
+          narrow_int32(s.blocks[static_cast<std::size_t>(k)], "block");
     m.max_len = std::max(m.max_len, len);
   }
   return m;
@@ -132,11 +127,27 @@ VarlenAttnPlan plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_
   if (head_dim % 32 != 0 || head_dim > 256)
     throw BadInput("attention: the cuda varlen kernel supports head_dim 32, 64, ..., 256 (got " +
                    std::to_string(head_dim) + ")");
-  const int64_t tokens = b.tokens();
   int64_t max_len = 1;
   for (const SeqSlice& s : b.seqs) max_len = std::max(max_len, s.cached + s.new_tokens);
   VarlenAttnPlan p = varlen_launch(b, q_heads, kv_heads, head_dim, t, sm_count, max_len);
+  const KernelLaunch w = mixed_attention_work(b, q_heads, kv_heads, head_dim, t);
   KernelLaunch& k = p.main;
+  k.op = w.op;
+  k.flops = w.flops;
+  k.bytes_read = w.bytes_read;
+  if (p.splits == 1) {
+    k.bytes_written = w.bytes_written;
+    return p;
+  }
+  p.combine = plan_attention_combine(b.tokens() * q_heads, p.splits, head_dim, t);
+  p.workspace_bytes = p.combine.scratch_bytes;
+  k.scratch_bytes = p.workspace_bytes;
+  return p;
+}
+
+KernelLaunch mixed_attention_work(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
+                                  int64_t head_dim, DType t) {
+  KernelLaunch k;
   k.op = Op::attention;
   const double e = dtype_bytes(t), row = static_cast<double>(head_dim) * e;
   for (const SeqSlice& s : b.seqs) {
@@ -144,16 +155,10 @@ VarlenAttnPlan plan_attention_varlen(const StepBatch& b, int64_t q_heads, int64_
     k.flops += 4.0 * q_heads * head_dim * (n * c + n * (n + 1) / 2);
     k.bytes_read += (c + n) * 2 * kv_heads * row;
   }
-  const double q = static_cast<double>(tokens) * q_heads * row;
+  const double q = static_cast<double>(b.tokens()) * q_heads * row;
   k.bytes_read += q;
-  if (p.splits == 1) {
-    k.bytes_written = q;
-    return p;
-  }
-  p.combine = plan_attention_combine(tokens * q_heads, p.splits, head_dim, t);
-  p.workspace_bytes = p.combine.scratch_bytes;
-  k.scratch_bytes = p.workspace_bytes;
-  return p;
+  k.bytes_written = q;
+  return k;
 }
 
 KernelLaunch plan_row_argmax(int64_t rows, int64_t cols, DType t) {

@@ -25,6 +25,15 @@ struct VarlenMeta {
 
 // Throws BadInput when a position or a block does not fit int32, or a block table is short.
 VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens);
+// `v` as the int32 the kernels index with; throws BadInput("mixed step: <what> ...") when it
+// does not fit.
+int32_t narrow_int32(int64_t v, const char* what);
+
+// The attention work of a mixed step as the cost model's mixed_attention counts it, whichever
+// kernel runs it: 4d FLOPs per (query head, position) pair, K and V of each sequence read
+// once, Q read and the output written once (op, flops and bytes set; no kernel or grid).
+KernelLaunch mixed_attention_work(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
+                                  int64_t head_dim, DType t);
 
 // Rope and KV writes over the step's tokens: the fixed kernels' grids, one thread per pair or
 // element, positions read from token_pos.
@@ -46,9 +55,8 @@ KernelLaunch plan_kv_write_varlen(int64_t tokens, int64_t kv_heads, int64_t head
 // reads a position's K row a warp at a time and its V row a thread per element, one position
 // after another; the decode kernel's 16-byte loads, several rows in flight per lane, are the
 // ones run's decode steps measure.
-// Work as the cost model's mixed_attention counts it: 4d FLOPs per (query head, position)
-// pair, K and V of each sequence read once (the blocks of one sequence's tokens share them
-// through L2), Q read and the output written once; the partials are scratch_bytes.
+// Work: mixed_attention_work's (the blocks of one sequence's tokens share its K and V through
+// L2); the partials are scratch_bytes.
 inline constexpr int kVarlenThreads = 128;  // 4 warps
 inline constexpr int kVarlenTile = 64;      // positions per shared-memory tile
 struct VarlenAttnPlan {
