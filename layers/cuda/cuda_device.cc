@@ -469,6 +469,9 @@ int CudaDevice::sm_count() const {
 bool CudaDevice::cudnn_attention(DType t) const {
   return sdpa_runs(impl_->attention, t);
 }
+std::string CudaDevice::cudnn_paged_refused() const {
+  return impl_->paged_refused;
+}
 std::string CudaDevice::pci_bus_id() const {
   return impl_->pci;
 }
@@ -484,9 +487,14 @@ std::vector<std::string> CudaDevice::kernel_choices() const {
                   "; %lld graph(s) built since the device opened, %.2f s of host time, each inside "
                   "the first step of its shape",
                   static_cast<long long>(b.graphs), b.seconds);
+    const std::string& refused = impl_->paged_refused;
     out.push_back(impl_->sdpa->describe() +
-                  " for bf16 and fp16 prefill, decode and serve's mixed steps (paged, ragged); "
-                  "native kernels for fp32" +
+                  (refused.empty()
+                       ? " for bf16 and fp16 prefill, decode and serve's mixed steps (paged, "
+                         "ragged); native kernels for fp32"
+                       : " for bf16 and fp16 prefill and decode; native kernels for fp32 and "
+                         "serve's mixed steps, whose paged graph cuDNN refused (" +
+                             refused + ")") +
                   built);
   } else {
     out.push_back("attention: native kernels (layers/cuda/kernels)");

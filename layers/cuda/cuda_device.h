@@ -95,7 +95,9 @@ class CudaDevice final : public Device {
   int device_index() const;
   int sm_count() const;
   bool cudnn_attention(DType t) const;  // --attention cudnn runs dtype t's attention
-  std::string pci_bus_id() const;       // "0000:1B:00.0", for NVML
+  // Why cuDNN refused serve's paged graph (mixed steps then run natively); empty if it did not.
+  std::string cudnn_paged_refused() const;
+  std::string pci_bus_id() const;  // "0000:1B:00.0", for NVML
   std::string gemm_algos() const;  // the cuBLASLt heuristic's choice per GEMM shape, one a line
   void profiler_capture(bool on) override;
   void range_push(const char* name) override;
@@ -117,8 +119,9 @@ class CudaDevice final : public Device {
   const int32_t* varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m);
   // `data` on the device through `u` (uploaded only when it differs from u's last upload).
   const int32_t* upload_int32(Int32Upload& u, const std::vector<int32_t>& data);
-  // --attention cudnn's paged attention of a mixed step (cuda_varlen.cc).
-  void attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache, void* out,
+  // --attention cudnn's paged attention of a mixed step (cuda_varlen.cc); false when cuDNN
+  // refused its graph (Impl::paged_refused says why).
+  bool attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache, void* out,
                              const StepBatch& b, const KvLayout& kv, const AttnShape& s, DType t);
   std::unique_ptr<Impl> impl_;
   DeviceCaps caps_;

@@ -62,12 +62,15 @@ struct CudaDevice::Impl {
   DeviceBuffer lt_workspace;
   std::unique_ptr<LtGemm> gemm;
   std::unique_ptr<GpuClock> clock;
-  DeviceBuffer decode_ws;                   // split-K partials, grown on first use (a warm-up step)
-  cublasHandle_t blas = nullptr;            // prefill attention's batched GEMMs, on `stream`
-  DeviceBuffer prefill_ws;                  // its fp32 scores, grown like decode_ws
-  AttnImpl attention = AttnImpl::native;    // --attention
-  std::unique_ptr<CudnnSdpa> sdpa;          // --attention cudnn: made when the device opens
-  DeviceBuffer sdpa_ws;                     // its workspace, grown like decode_ws
+  DeviceBuffer decode_ws;                 // split-K partials, grown on first use (a warm-up step)
+  cublasHandle_t blas = nullptr;          // prefill attention's batched GEMMs, on `stream`
+  DeviceBuffer prefill_ws;                // its fp32 scores, grown like decode_ws
+  AttnImpl attention = AttnImpl::native;  // --attention
+  std::unique_ptr<CudnnSdpa> sdpa;        // --attention cudnn: made when the device opens
+  DeviceBuffer sdpa_ws;                   // its workspace, grown like decode_ws
+  // cuDNN's reason when it refused serve's paged graph (an older cuDNN, an unsupported
+  // shape): the mixed steps then run the native kernels, and kernel_choices says why.
+  std::string paged_refused;
   DeviceBuffer fp8_x;                       // gemm_fp8's quantised input, grown like decode_ws
   DeviceBuffer fp8_state;                   // its cuda_kernels::Fp8QuantState, zeroed once
   std::unique_ptr<CudaVarlenState> varlen;  // mixed steps (cuda_varlen.cc), made on first use

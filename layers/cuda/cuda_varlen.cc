@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/cuda_check.h"
+#include "base/errors.h"
 #include "layers/cuda/cuda_device_impl.h"
 #include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/plan/sdpa_paged_plan.h"
@@ -96,10 +97,9 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
                                   void* out, const StepBatch& b, const KvLayout& kv,
                                   const AttnShape& s, DType t) {
   Impl& d = *impl_;
-  if (sdpa_runs(d.attention, t)) {
-    attention_varlen_sdpa(qkv, k_cache, v_cache, out, b, kv, s, t);
+  if (sdpa_runs(d.attention, t) && d.paged_refused.empty() &&
+      attention_varlen_sdpa(qkv, k_cache, v_cache, out, b, kv, s, t))
     return;
-  }
   VarlenMeta m;
   const int32_t* meta = varlen_meta(b, kv.block_tokens, m);
   CudaVarlenState& v = *d.varlen;
@@ -119,8 +119,9 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
 
 // Every sequence of the step in one cuDNN call, decode rows and prompt chunks alike, as `run`
 // under --attention cudnn runs its decode and prefill attention; its graph is built on the
-// first step of each bucketed shape (sdpa_paged_plan.h).
-void CudaDevice::attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache,
+// first step of each bucketed shape (sdpa_paged_plan.h). False, with the reason kept, when
+// cuDNN refuses to build it: the caller runs the native kernels.
+bool CudaDevice::attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache,
                                        void* out, const StepBatch& b, const KvLayout& kv,
                                        const AttnShape& s, DType t) {
   Impl& d = *impl_;
@@ -129,12 +130,19 @@ void CudaDevice::attention_varlen_sdpa(const void* qkv, const void* k_cache, con
   const SdpaPagedLayout l = sdpa_paged_layout(b, s.q_heads, s.kv_heads, s.head_dim, kv);
   const SdpaPagedMeta m = pack_sdpa_paged(b, l);
   const int32_t* meta = upload_int32(v.sdpa, m.data);
-  const int64_t ws = d.sdpa->paged_workspace_bytes(l, t);  // builds the shape's graph once
+  int64_t ws = 0;
+  try {
+    ws = d.sdpa->paged_workspace_bytes(l, t);  // builds the shape's graph once
+  } catch (const BackendError& e) {
+    d.paged_refused = e.what();
+    return false;
+  }
   if (ws > static_cast<int64_t>(d.sdpa_ws.bytes())) {
     TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
     regrow(d.sdpa_ws, static_cast<std::size_t>(ws));
   }
   d.sdpa->run_paged(l, m, t, qkv, k_cache, v_cache, out, meta, ws > 0 ? d.sdpa_ws.get() : nullptr);
+  return true;
 }
 
 void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,

@@ -240,6 +240,11 @@ int check_cudnn_attention(CudaDevice& native, bool quick) {
     std::printf("  %s mixed step (paged, ragged) bf16\n", s.name);
     failures += check_varlen(*dev, s, DType::bf16);
   }
+  if (const std::string why = dev->cudnn_paged_refused(); !why.empty()) {
+    std::printf("  FAIL: cuDNN refused the paged graph, so the steps above ran natively: %s\n",
+                why.c_str());
+    ++failures;
+  }
   std::printf("  one layer's attention, serve's paged call against run's (cuDNN both):\n");
   for (int64_t b : quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 16, 64})
     time_varlen_vs_decode(*dev, kLlama8b, b, 1024);
