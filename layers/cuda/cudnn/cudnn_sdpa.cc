@@ -34,6 +34,36 @@ void cudnn_require_dtype(DType t) {
     throw BackendError(std::string("cudnn sdpa: no ") + dtype_name(t) + " (bf16 and fp16 only)");
 }
 
+CudnnGraph new_sdpa_graph(DType t) {
+  auto g = std::make_shared<fe::graph::Graph>();
+  g->set_io_data_type(cudnn_io_type(t))
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  return g;
+}
+
+std::vector<int64_t> cudnn_dims(const std::array<int64_t, 4>& a) {
+  return {a.begin(), a.end()};
+}
+
+std::shared_ptr<fe::graph::Tensor_attributes> cudnn_tensor(fe::graph::Graph& g, const char* name,
+                                                           int64_t uid, const SdpaTensor& x) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim(cudnn_dims(x.dim))
+                      .set_stride(cudnn_dims(x.stride)));
+}
+
+void cudnn_output(fe::graph::Tensor_attributes& o, int64_t uid, const SdpaTensor& x) {
+  o.set_output(true).set_uid(uid).set_dim(cudnn_dims(x.dim)).set_stride(cudnn_dims(x.stride));
+}
+
+void append_key(std::vector<int64_t>& key, const SdpaTensor& x) {
+  key.insert(key.end(), x.dim.begin(), x.dim.end());
+  key.insert(key.end(), x.stride.begin(), x.stride.end());
+}
+
 void cudnn_finish_graph(fe::graph::Graph& g, cudnnHandle_t h) {
   cudnn_check(g.validate(), "validate");
   cudnn_check(g.build_operation_graph(h), "build_operation_graph");
@@ -46,31 +76,17 @@ namespace {
 
 constexpr int64_t kQ = 1, kK = 2, kV = 3, kO = 4;
 
-std::vector<int64_t> vec(const std::array<int64_t, 4>& a) {
-  return {a.begin(), a.end()};
-}
-
 // Everything a graph is built from, as one ordered key.
 std::vector<int64_t> shape_key(const SdpaLayout& l, DType t) {
   std::vector<int64_t> k = {static_cast<int64_t>(t), l.causal ? 1 : 0};
-  for (const SdpaTensor* x : {&l.q, &l.k, &l.v, &l.o}) {
-    k.insert(k.end(), x->dim.begin(), x->dim.end());
-    k.insert(k.end(), x->stride.begin(), x->stride.end());
-  }
+  for (const SdpaTensor* x : {&l.q, &l.k, &l.v, &l.o}) append_key(k, *x);
   return k;
 }
 
 CudnnGraph build_graph(const SdpaLayout& l, DType t, cudnnHandle_t h) {
-  auto g = std::make_shared<fe::graph::Graph>();
-  g->set_io_data_type(cudnn_io_type(t))
-      .set_intermediate_data_type(fe::DataType_t::FLOAT)
-      .set_compute_data_type(fe::DataType_t::FLOAT);
+  CudnnGraph g = new_sdpa_graph(t);
   auto in = [&](const char* name, int64_t uid, const SdpaTensor& x) {
-    return g->tensor(fe::graph::Tensor_attributes()
-                         .set_name(name)
-                         .set_uid(uid)
-                         .set_dim(vec(x.dim))
-                         .set_stride(vec(x.stride)));
+    return cudnn_tensor(*g, name, uid, x);
   };
   auto q = in("Q", kQ, l.q), k = in("K", kK, l.k), v = in("V", kV, l.v);
   auto opts =
@@ -79,7 +95,7 @@ CudnnGraph build_graph(const SdpaLayout& l, DType t, cudnnHandle_t h) {
   if (l.causal)
     opts.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
   auto outs = g->sdpa(q, k, v, opts);
-  outs[0]->set_output(true).set_uid(kO).set_dim(vec(l.o.dim)).set_stride(vec(l.o.stride));
+  cudnn_output(*outs[0], kO, l.o);
   cudnn_finish_graph(*g, h);
   return g;
 }
@@ -88,13 +104,7 @@ CudnnGraph build_graph(const SdpaLayout& l, DType t, cudnnHandle_t h) {
 
 const fe::graph::Graph& CudnnSdpa::Impl::graph(const SdpaLayout& l, DType t) {
   cudnn_require_dtype(t);
-  auto key = shape_key(l, t);
-  auto it = graphs.find(key);
-  if (it == graphs.end())
-    it = graphs
-             .emplace(std::move(key), timed_build(built, [&] { return build_graph(l, t, handle); }))
-             .first;
-  return *it->second;
+  return cached_graph(graphs, shape_key(l, t), built, [&] { return build_graph(l, t, handle); });
 }
 
 CudnnSdpa::CudnnSdpa(cudaStream_t stream) : impl_(std::make_unique<Impl>()) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cudnn_frontend.h>
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -21,23 +22,41 @@ void cudnn_check(cudnn_frontend::error_t e, const char* what);
 cudnn_frontend::DataType_t cudnn_io_type(DType t);
 // Throws BackendError unless cuDNN's SDPA runs `t` (bf16 and fp16).
 void cudnn_require_dtype(DType t);
+// A graph of `t` inputs and outputs with float intermediates and compute, as every SDPA graph
+// of this backend (and cuDNN's own samples) sets it.
+CudnnGraph new_sdpa_graph(DType t);
+// A tensor of `g` with x's dims and strides (elements, [B, H, S, D]) and the id `uid`.
+std::shared_ptr<cudnn_frontend::graph::Tensor_attributes> cudnn_tensor(
+    cudnn_frontend::graph::Graph& g, const char* name, int64_t uid, const SdpaTensor& x);
+std::vector<int64_t> cudnn_dims(const std::array<int64_t, 4>& a);
+// Marks `o` as the graph's output `uid` with x's dims and strides.
+void cudnn_output(cudnn_frontend::graph::Tensor_attributes& o, int64_t uid, const SdpaTensor& x);
+// Appends x's dims and strides to a graph's cache key.
+void append_key(std::vector<int64_t>& key, const SdpaTensor& x);
 // Checks a built graph against the handle, makes its plans (heuristics mode A's first
 // supported one) and builds them: the steps every graph of this backend ends with.
 void cudnn_finish_graph(cudnn_frontend::graph::Graph& g, cudnnHandle_t h);
 
-// `build()`'s graph, its host time counted in `b`.
+using CudnnGraphCache = std::map<std::vector<int64_t>, CudnnGraph>;
+
+// The graph `cache` holds under `key`, built by `build()` the first time (its host time and
+// count added to `b`).
 template <class F>
-CudnnGraph timed_build(CudnnSdpa::Builds& b, F build) {
-  const auto t0 = std::chrono::steady_clock::now();
-  CudnnGraph g = build();
-  b.graphs += 1;
-  b.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return g;
+const cudnn_frontend::graph::Graph& cached_graph(CudnnGraphCache& cache, std::vector<int64_t> key,
+                                                 CudnnSdpa::Builds& b, F build) {
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    it = cache.emplace(std::move(key), build()).first;
+    b.graphs += 1;
+    b.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return *it->second;
 }
 
 struct CudnnSdpa::Impl {
   cudnnHandle_t handle = nullptr;
-  std::map<std::vector<int64_t>, CudnnGraph> graphs, paged_graphs;
+  CudnnGraphCache graphs, paged_graphs;
   Builds built;
 
   const cudnn_frontend::graph::Graph& graph(const SdpaLayout& l, DType t);

@@ -18,30 +18,16 @@ namespace {
 constexpr int64_t kQ = 1, kK = 2, kV = 3, kO = 4, kSeqQ = 5, kSeqKv = 6, kRaggedQ = 7, kRaggedO = 8,
                   kTableK = 9, kTableV = 10;
 
-std::vector<int64_t> vec(const std::array<int64_t, 4>& a) {
-  return {a.begin(), a.end()};
-}
-
 std::vector<int64_t> paged_key(const SdpaPagedLayout& l, DType t) {
   std::vector<int64_t> k = {static_cast<int64_t>(t), l.batch, l.s_q, l.pages, l.block_tokens};
-  for (const SdpaTensor* x : {&l.q, &l.k, &l.o}) {
-    k.insert(k.end(), x->dim.begin(), x->dim.end());
-    k.insert(k.end(), x->stride.begin(), x->stride.end());
-  }
+  for (const SdpaTensor* x : {&l.q, &l.k, &l.o}) append_key(k, *x);
   return k;
 }
 
 CudnnGraph build_paged_graph(const SdpaPagedLayout& l, DType t, cudnnHandle_t h) {
-  auto g = std::make_shared<fe::graph::Graph>();
-  g->set_io_data_type(cudnn_io_type(t))
-      .set_intermediate_data_type(fe::DataType_t::FLOAT)
-      .set_compute_data_type(fe::DataType_t::FLOAT);
+  CudnnGraph g = new_sdpa_graph(t);
   auto data = [&](const char* name, int64_t uid, const SdpaTensor& x) {
-    return g->tensor(fe::graph::Tensor_attributes()
-                         .set_name(name)
-                         .set_uid(uid)
-                         .set_dim(vec(x.dim))
-                         .set_stride(vec(x.stride)));
+    return cudnn_tensor(*g, name, uid, x);
   };
   auto ints = [&](const char* name, int64_t uid, std::vector<int64_t> dim) {
     std::vector<int64_t> stride = {dim[1] * dim[2] * dim[3], dim[2] * dim[3], dim[3], 1};
@@ -67,7 +53,7 @@ CudnnGraph build_paged_graph(const SdpaPagedLayout& l, DType t, cudnnHandle_t h)
                   .set_paged_attention_v_table(ints("table_v", kTableV, {l.batch, 1, l.pages, 1}))
                   .set_paged_attention_max_seq_len_kv(static_cast<int>(l.pages * l.block_tokens));
   auto outs = g->sdpa(q, k, v, opts);
-  outs[0]->set_output(true).set_uid(kO).set_dim(vec(l.o.dim)).set_stride(vec(l.o.stride));
+  cudnn_output(*outs[0], kO, l.o);
   outs[0]->set_ragged_offset(ints("ragged_o", kRaggedO, {l.batch + 1, 1, 1, 1}));
   cudnn_finish_graph(*g, h);
   return g;
@@ -77,14 +63,8 @@ CudnnGraph build_paged_graph(const SdpaPagedLayout& l, DType t, cudnnHandle_t h)
 
 const fe::graph::Graph& CudnnSdpa::Impl::paged_graph(const SdpaPagedLayout& l, DType t) {
   cudnn_require_dtype(t);
-  auto key = paged_key(l, t);
-  auto it = paged_graphs.find(key);
-  if (it == paged_graphs.end())
-    it = paged_graphs
-             .emplace(std::move(key),
-                      timed_build(built, [&] { return build_paged_graph(l, t, handle); }))
-             .first;
-  return *it->second;
+  return cached_graph(paged_graphs, paged_key(l, t), built,
+                      [&] { return build_paged_graph(l, t, handle); });
 }
 
 int64_t CudnnSdpa::paged_workspace_bytes(const SdpaPagedLayout& l, DType t) {
