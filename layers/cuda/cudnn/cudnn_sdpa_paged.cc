@@ -47,11 +47,14 @@ CudnnGraph build_paged_graph(const SdpaPagedLayout& l, DType t, cudnnHandle_t h)
                   .set_padding_mask(true)
                   .set_seq_len_q(ints("seq_len_q", kSeqQ, {l.batch, 1, 1, 1}))
                   .set_seq_len_kv(ints("seq_len_kv", kSeqKv, {l.batch, 1, 1, 1}))
-                  .set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT)
-                  .set_diagonal_band_right_bound(0)
                   .set_paged_attention_k_table(ints("table_k", kTableK, {l.batch, 1, l.pages, 1}))
                   .set_paged_attention_v_table(ints("table_v", kTableV, {l.batch, 1, l.pages, 1}))
                   .set_paged_attention_max_seq_len_kv(static_cast<int>(l.pages * l.block_tokens));
+  // A decode-only step (one query per sequence, at its bottom) sees every position without a
+  // mask; cuDNN's decode path (s_q 1) takes no band before 9.10.
+  if (l.s_q > 1)
+    opts.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT)
+        .set_diagonal_band_right_bound(0);
   auto outs = g->sdpa(q, k, v, opts);
   cudnn_output(*outs[0], kO, l.o);
   outs[0]->set_ragged_offset(ints("ragged_o", kRaggedO, {l.batch + 1, 1, 1, 1}));

@@ -4,7 +4,8 @@
 // qkv rows (ragged: each sequence's first row by offset), K and V through the sequences' block
 // tables, and the causal mask is aligned to the bottom right of each sequence's own lengths,
 // so that new token j of a sequence with `cached` positions sees [0, cached + j]: a decode row
-// sees its whole context, a prompt chunk its cached part and itself causally.
+// sees its whole context (a decode-only step takes no mask), a prompt chunk its cached part and
+// itself causally.
 // Host only, as the rest of the launch plan: the graph's shape, the int32 arrays it reads per
 // step, and the work the plan counts.
 #pragma once
