@@ -4,6 +4,7 @@
 // must agree with; the kernel itself is checked against the host reference by tpb_device_check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "base/errors.h"
 #include "layers/cost_model.h"
+#include "layers/cpu/cpu_device.h"
 #include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/cuda/plan/varlen_plan.h"
 #include "layers/model_shape.h"
@@ -125,6 +127,82 @@ TEST(SdpaPagedPlan, OneLaunchDoingTheCostModelsMixedAttention) {
     EXPECT_EQ(k.scratch_bytes, 0.0);  // the scores stay on chip
     EXPECT_EQ(k.launches, 1);
   }
+}
+
+// cuDNN's documented reading of the graph's tensors, written out plainly: Q and O element
+// (b, h, s, e) at ragged_q[b] (ragged_o[b]) + h, s, e times the strides (the batch stride is
+// not used when a tensor is ragged); K and V of sequence b at position p in the container's
+// block table[b][p / block_tokens], row p % block_tokens; query head h reads KV head
+// h / (q_heads / kv_heads); query s of b sees positions p < seq_len_kv[b] with
+// p <= s + seq_len_kv[b] - seq_len_q[b] (the band at the bottom right); rows s >= seq_len_q[b]
+// are not written.
+void sdpa_as_cudnn_reads(const SdpaPagedLayout& l, const SdpaPagedMeta& m, const float* q,
+                         const float* k, const float* v, float* o) {
+  const int64_t hq = l.q.dim[1], hk = l.k.dim[1], d = l.q.dim[3];
+  auto at = [&](int64_t part, int64_t i) { return m.data[static_cast<std::size_t>(part + i)]; };
+  for (int64_t b = 0; b < l.batch; ++b) {
+    const int64_t sq = at(m.seq_len_q, b), skv = at(m.seq_len_kv, b);
+    for (int64_t h = 0; h < hq; ++h)
+      for (int64_t s = 0; s < sq; ++s) {
+        const float* qr = q + at(m.ragged_q, b) + h * l.q.stride[1] + s * l.q.stride[2];
+        const int64_t kh = h / (hq / hk), last = std::min(skv - 1, s + skv - sq);
+        std::vector<double> w(static_cast<std::size_t>(last + 1));
+        double mx = -INFINITY, sum = 0;
+        auto kv_row = [&](const float* base, int64_t p) {
+          const int64_t blk = at(m.table, b * l.pages + p / l.block_tokens);
+          return base + blk * l.k.stride[0] + kh * l.k.stride[1] +
+                 (p % l.block_tokens) * l.k.stride[2];
+        };
+        for (int64_t p = 0; p <= last; ++p) {
+          double dot = 0;
+          for (int64_t e = 0; e < d; ++e) dot += double(qr[e]) * kv_row(k, p)[e];
+          w[p] = dot * l.scale;
+          mx = std::max(mx, w[p]);
+        }
+        for (double& x : w) sum += (x = std::exp(x - mx));
+        float* orow = o + at(m.ragged_o, b) + h * l.o.stride[1] + s * l.o.stride[2];
+        for (int64_t e = 0; e < d; ++e) {
+          double acc = 0;
+          for (int64_t p = 0; p <= last; ++p) acc += w[p] * kv_row(v, p)[e];
+          orow[e] = static_cast<float>(acc / sum);
+        }
+      }
+  }
+}
+
+float value(std::size_t i, uint64_t salt) {
+  const uint64_t h = (i * 2654435761u + salt * 40503u) % 1000003u;
+  return static_cast<float>(h) / 500001.5f - 1.0f;
+}
+
+TEST(SdpaPagedPlan, ItsTensorsReadAsCudnnReadsThemAreTheCpuBackendsPagedAttention) {
+  // Five sequences (a graph of 8), GQA group 2, blocks of 4 handed out in reverse: decodes at
+  // several lengths, a chunk after a cached part and a first chunk; the CPU backend's paged
+  // attention (layers/cpu, written apart from this layout) is the expected output.
+  const int64_t hq = 4, hk = 2, d = 8, bt = 4;
+  StepBatch b;
+  for (auto [cached, n] :
+       std::vector<std::pair<int64_t, int64_t>>{{5, 1}, {0, 7}, {9, 3}, {0, 1}, {13, 1}}) {
+    b.seqs.push_back(SeqSlice{cached, n, true, {}});
+  }
+  int64_t blocks = 0;
+  for (const SeqSlice& s : b.seqs) blocks += blocks_needed(s, bt);
+  const KvLayout kv{blocks, bt};
+  int64_t next = blocks;
+  for (SeqSlice& s : b.seqs)
+    for (int64_t i = 0; i < blocks_needed(s, bt); ++i) s.blocks.push_back(int32_t(--next));
+  const int64_t row = (hq + 2 * hk) * d, tokens = b.tokens();
+  std::vector<float> qkv(tokens * row), kc(blocks * bt * hk * d), vc(kc.size());
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] = value(i, 1);
+  for (std::size_t i = 0; i < kc.size(); ++i) kc[i] = value(i, 2), vc[i] = value(i, 3);
+  std::vector<float> want(tokens * hq * d), got(want.size(), NAN), scratch;
+  cpu_attention_varlen(qkv.data(), kc.data(), vc.data(), want.data(), b, kv,
+                       AttnShape{int64_t(b.seqs.size()), hq, hk, d, 0}, scratch);
+  const SdpaPagedLayout l = sdpa_paged_layout(b, hq, hk, d, kv);
+  ASSERT_EQ(l.batch, 8);
+  sdpa_as_cudnn_reads(l, pack_sdpa_paged(b, l), qkv.data(), kc.data(), vc.data(), got.data());
+  for (std::size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-5) << "element " << i << " of " << want.size();
 }
 
 }  // namespace
