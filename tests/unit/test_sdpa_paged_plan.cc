@@ -94,6 +94,9 @@ TEST(SdpaPagedPlan, RefusesWhatTheGraphCannotHold) {
   b.seqs[0].blocks = {7};  // 6 positions need 2 blocks of 4
   const SdpaPagedLayout l = sdpa_paged_layout(mixed(), 32, 8, 128, KvLayout{10, 4});
   EXPECT_THROW(pack_sdpa_paged(b, l), BadInput);
+  b.seqs[0].blocks = {7, -2};  // a negative block
+  EXPECT_THROW(pack_sdpa_paged(b, l), BadInput);
+  EXPECT_THROW(pack_varlen(b, 4), BadInput);
   b = mixed();
   b.seqs[1].new_tokens = 9;  // more tokens than the layout's s_q of 4
   b.seqs[1].blocks = {9, 3, 5};

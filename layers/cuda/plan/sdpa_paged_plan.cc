@@ -78,8 +78,7 @@ SdpaPagedMeta pack_sdpa_paged(const StepBatch& b, const SdpaPagedLayout& l) {
                      std::to_string(need) + ", the layout " + std::to_string(l.pages) + ")");
     at(m.seq_len_q, i) = narrow_int32(s.new_tokens, "new tokens");
     at(m.seq_len_kv, i) = narrow_int32(s.cached + s.new_tokens, "length");
-    for (int64_t k = 0; k < need; ++k)
-      at(m.table, i * l.pages + k) = narrow_int32(s.blocks[static_cast<std::size_t>(k)], "block");
+    copy_blocks(s, need, &at(m.table, i * l.pages));
     row += s.new_tokens;
   }
   return m;

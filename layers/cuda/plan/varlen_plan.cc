@@ -17,6 +17,16 @@ int32_t narrow_int32(int64_t v, const char* what) {
   return static_cast<int32_t>(v);
 }
 
+void copy_blocks(const SeqSlice& s, int64_t need, int32_t* dst) {
+  const int32_t* src = s.blocks.data();
+  // One pass that vectorises (no early exit), then the copy: a serve step packs every
+  // sequence's table for each layer's attention.
+  int32_t low = 0;
+  for (int64_t k = 0; k < need; ++k) low = std::min(low, src[k]);
+  if (low < 0) narrow_int32(low, "block");  // throws, naming it
+  std::copy_n(src, need, dst);
+}
+
 VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens) {
   if (block_tokens < 1) throw BadInput("mixed step: block_tokens must be >= 1");
   VarlenMeta m;
@@ -47,9 +57,8 @@ VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens) {
     m.data[static_cast<std::size_t>(m.seq_row0 + i)] = narrow_int32(row - s.new_tokens, "row");
     m.data[static_cast<std::size_t>(m.seq_len + i)] = narrow_int32(len, "length");
     m.data[static_cast<std::size_t>(m.seq_table0 + i)] = narrow_int32(table, "table offset");
-    for (int64_t k = 0; k < need; ++k)
-      m.data[static_cast<std::size_t>(m.tables + table++)] =
-          narrow_int32(s.blocks[static_cast<std::size_t>(k)], "block");
+    copy_blocks(s, need, m.data.data() + m.tables + table);
+    table += need;
     m.max_len = std::max(m.max_len, len);
   }
   return m;

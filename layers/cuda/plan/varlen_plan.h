@@ -28,6 +28,8 @@ VarlenMeta pack_varlen(const StepBatch& b, int64_t block_tokens);
 // `v` as the int32 the kernels index with; throws BadInput("mixed step: <what> ...") when it
 // does not fit.
 int32_t narrow_int32(int64_t v, const char* what);
+// The first `need` blocks of s's table to dst; throws BadInput for a negative block.
+void copy_blocks(const SeqSlice& s, int64_t need, int32_t* dst);
 
 // The attention work of a mixed step as the cost model's mixed_attention counts it, whichever
 // kernel runs it: 4d FLOPs per (query head, position) pair, K and V of each sequence read
