@@ -12,13 +12,15 @@ entry's conditions' dtypes: `--dtype` (the weights'; fp8 runs bf16 activations a
 all-reduces) and `--kv-dtype` where the conditions name the KV cache's. How an entry is predicted:
   decode_tokens_per_s         1 / the decode step (`run --phase decode --batch 1`, LM head on)
   ttft_ms                     the prefill step of the prompt (`run --phase prefill`, LM head on)
-  static_batch_output_...     B x output / (B x the prefill of one prompt + (output - 1) decode
-                              steps of B at the mean context prompt + output / 2), per GPU
-                              (/ TP): a static batch, as gptSessionBenchmark runs it (decode
-                              steps are linear in the context, so the mean context gives their
-                              sum; a prefill of B long prompts is B prompts' FLOPs, and one
-                              prefill step of all B at once is refused as oom by the model's
-                              activation accounting at B = 52 x 2048 on 80 GB)
+  static_batch_output_...     B x output / (the context phase + (output - 1) decode steps of B at
+                              the mean context prompt + output / 2), per GPU (/ TP): a static
+                              batch, as gptSessionBenchmark runs it (decode steps are linear in
+                              the context, so the mean context gives their sum). The context phase
+                              is one prefill step of all B prompts, as the engine runs it, where
+                              the model fits that step in memory; else B prefill steps of one
+                              prompt (B prompts' FLOPs: the model's activation accounting refuses
+                              one step of B = 52 x 2048 on 80 GB as oom, where an engine would
+                              bound its tokens per step)
   allreduce_busbw/algbw/time  `collectives --backend model` at the entry's size, ranks, algorithm
                               (nccl: NCCL's choice; oneshot/twoshot: the custom all-reduce's
                               kernel; auto: as the serving engine dispatches)
@@ -42,6 +44,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(ROOT, "tests", "validate", "published.json")
 MEDIAN_TARGET, WORST_TARGET = 0.10, 0.25
+
+
+class OutOfMemory(RuntimeError):
+    """A modelled point the model refused as oom (its memory accounting)."""
 
 
 def run(cmd):
@@ -74,6 +80,8 @@ def step_s(tpbench, work, model, dtypes, p, tp, phase, batch, size):
     run(cmd)
     with open(os.path.join(out, "results.json")) as f:
         pt = json.load(f)["points"][0]
+    if pt["status"] == "oom":
+        raise OutOfMemory(f"{' '.join(cmd)}: {pt.get('reason')}")
     if pt["status"] != "ok":
         raise RuntimeError(f"{' '.join(cmd)}: {pt['status']} ({pt.get('reason')})")
     return pt["metrics"]["step_time_s"]["p50"]
@@ -109,7 +117,10 @@ def predict(tpbench, work, e):
         return 1e3 * step_s(tpbench, work, model, dtypes, p, tp, "prefill", 1, p["prompt"])
     if metric == "static_batch_output_tokens_per_s_per_gpu":
         b, isl, osl = p["batch"], p["prompt"], p["output"]
-        pre = b * step_s(tpbench, work, model, dtypes, p, tp, "prefill", 1, isl)
+        try:
+            pre = step_s(tpbench, work, model, dtypes, p, tp, "prefill", b, isl)
+        except OutOfMemory:
+            pre = b * step_s(tpbench, work, model, dtypes, p, tp, "prefill", 1, isl)
         dec = step_s(tpbench, work, model, dtypes, p, tp, "decode", b, isl + osl // 2)
         return b * osl / (pre + (osl - 1) * dec) / tp
     if metric == "step_ms":
