@@ -21,20 +21,37 @@ double seconds(const nlohmann::json& j, const char* key, const std::string& wher
   return v.get<double>();
 }
 
+// No GQA model groups more than 64 query heads on one KV head; a pass below 1 would read less
+// than the cache.
+double kv_passes(const nlohmann::json& j, const std::string& where) {
+  if (!j.contains("gqa_decode_kv_passes")) return 1;
+  const nlohmann::json& v = j["gqa_decode_kv_passes"];
+  if (!v.is_number() || v.get<double>() < 1 || v.get<double>() > 64)
+    throw BadInput("--engine: '" + where + "': gqa_decode_kv_passes must be a number in [1, 64]");
+  return v.get<double>();
+}
+
 EngineProfile parse_engine(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw BadInput("--engine: '" + where + "' must hold an object");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "name" && it.key() != "description" && it.key() != "host_per_kernel_s" &&
-        it.key() != "step_overhead_s" && it.key() != "syncs_per_step" && it.key() != "source")
+        it.key() != "step_overhead_s" && it.key() != "prefill_overhead_s" &&
+        it.key() != "syncs_per_step" && it.key() != "custom_allreduce" &&
+        it.key() != "gqa_decode_kv_passes" && it.key() != "source")
       throw BadInput("--engine: '" + where + "': unknown field '" + it.key() + "'");
   EngineProfile e;
   e.name = j.value("name", "");
   e.description = j.value("description", "");
   e.host_per_kernel_s = seconds(j, "host_per_kernel_s", where);
   e.step_overhead_s = seconds(j, "step_overhead_s", where);
+  e.prefill_overhead_s = seconds(j, "prefill_overhead_s", where);
   if (j.contains("syncs_per_step") && !j["syncs_per_step"].is_boolean())
     throw BadInput("--engine: '" + where + "': syncs_per_step must be true or false");
   e.syncs_per_step = j.value("syncs_per_step", true);
+  e.gqa_decode_kv_passes = kv_passes(j, where);
+  if (j.contains("custom_allreduce") && !j["custom_allreduce"].is_boolean())
+    throw BadInput("--engine: '" + where + "': custom_allreduce must be true or false");
+  e.custom_allreduce = j.value("custom_allreduce", true);
   if (!j.contains("source") || !j["source"].is_string() || j["source"].get<std::string>().empty())
     throw BadInput("--engine: '" + where + "': source must say what the figures come from");
   e.source = j["source"].get<std::string>();
@@ -60,7 +77,10 @@ nlohmann::ordered_json engine_to_json(const EngineProfile& e) {
           {"description", e.description},
           {"host_per_kernel_s", e.host_per_kernel_s},
           {"step_overhead_s", e.step_overhead_s},
+          {"prefill_overhead_s", e.prefill_overhead_s},
           {"syncs_per_step", e.syncs_per_step},
+          {"gqa_decode_kv_passes", e.gqa_decode_kv_passes},
+          {"custom_allreduce", e.custom_allreduce},
           {"source", e.source}};
 }
 

@@ -16,9 +16,22 @@ struct EngineProfile {
   double host_per_kernel_s = 0;
   // Host or scheduler work per step before its first kernel (input preparation, scheduling).
   double step_overhead_s = 0;
+  // Host work before a prefill step's first kernel, on top of step_overhead_s: a runtime's
+  // fixed cost of a context phase (a first token) that its decode steps do not pay.
+  double prefill_overhead_s = 0;
   // Whether the host waits for each step's tokens before issuing the next step (sampling on
   // the host), so its issue clock cannot run ahead across steps.
   bool syncs_per_step = true;
+  // Passes a decode step's attention makes over each KV head's cache, per group of query heads
+  // sharing it: 1 where a kernel reads it once for the group (FlashInfer, FlashAttention,
+  // TensorRT-LLM's XQA, tpbench's); up to the group size where a kernel runs one block per
+  // query head (TensorRT-LLM's masked MHA before XQA), less what the L2 serves. The model
+  // prices min(passes, group) x the cache's bytes; the MBU's bytes stay the model's one pass.
+  double gqa_decode_kv_passes = 1;
+  // Whether `--algo auto` may take the custom all-reduce where vLLM and SGLang would (their
+  // engines, and TensorRT-LLM's built with its custom all-reduce); false: every all-reduce is
+  // NCCL's choice, as an engine without one runs it.
+  bool custom_allreduce = true;
   std::string source;
   bool host_bound() const { return host_per_kernel_s > 0; }
 };

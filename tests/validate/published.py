@@ -17,10 +17,10 @@ all-reduces) and `--kv-dtype` where the conditions name the KV cache's. How an e
                               batch, as gptSessionBenchmark runs it (decode steps are linear in
                               the context, so the mean context gives their sum). The context phase
                               is one prefill step of all B prompts, as the engine runs it, where
-                              the model fits that step in memory; else B prefill steps of one
-                              prompt (B prompts' FLOPs: the model's activation accounting refuses
-                              one step of B = 52 x 2048 on 80 GB as oom, where an engine would
-                              bound its tokens per step)
+                              the model fits that step in memory; else the fewest steps of B/2,
+                              B/4, ... prompts that fit (the model's activation accounting refuses
+                              one step of B = 52 x 2048 on 80 GB as oom, where an engine bounds
+                              its tokens per step)
   allreduce_busbw/algbw/time  `collectives --backend model` at the entry's size, ranks, algorithm
                               (nccl: NCCL's choice; oneshot/twoshot: the custom all-reduce's
                               kernel; auto: as the serving engine dispatches)
@@ -75,6 +75,8 @@ def step_s(tpbench, work, model, dtypes, p, tp, phase, batch, size):
     cmd += ["--context", str(size)] if phase == "decode" else ["--prompt", str(size)]
     if p.get("cuda_graph"):
         cmd.append("--cuda-graph")
+    if p.get("engine"):
+        cmd += ["--engine", p["engine"]]
     if p.get("algo"):  # else tpbench's auto: the engine's custom all-reduce where it takes one
         cmd += ["--algo", p["algo"]]
     run(cmd)
@@ -107,6 +109,24 @@ def measured_step_ms(m):
     raise RuntimeError(f"no ok point {m['phase']} {m['size']} in {m['file']}")
 
 
+def context_phase_s(tpbench, work, model, dtypes, p, tp, b, isl):
+    """A static batch's context phase: one prefill step of all b prompts where the model fits
+    it in memory, else the fewest steps of at most half as many prompts as the last try
+    (b // n steps of n prompts and one of the rest), as an engine bounds its tokens per step."""
+    n = b
+    while True:
+        try:
+            full = step_s(tpbench, work, model, dtypes, p, tp, "prefill", n, isl)
+            break
+        except OutOfMemory:
+            if n == 1:
+                raise
+            n = (n + 1) // 2
+    rest = b % n
+    tail = step_s(tpbench, work, model, dtypes, p, tp, "prefill", rest, isl) if rest else 0.0
+    return (b // n) * full + tail
+
+
 def predict(tpbench, work, e):
     c, p, metric = e["conditions"], e["predict"], e["metric"]
     model, tp = c.get("model"), c.get("tp", 1)
@@ -117,10 +137,7 @@ def predict(tpbench, work, e):
         return 1e3 * step_s(tpbench, work, model, dtypes, p, tp, "prefill", 1, p["prompt"])
     if metric == "static_batch_output_tokens_per_s_per_gpu":
         b, isl, osl = p["batch"], p["prompt"], p["output"]
-        try:
-            pre = step_s(tpbench, work, model, dtypes, p, tp, "prefill", b, isl)
-        except OutOfMemory:
-            pre = b * step_s(tpbench, work, model, dtypes, p, tp, "prefill", 1, isl)
+        pre = context_phase_s(tpbench, work, model, dtypes, p, tp, b, isl)
         dec = step_s(tpbench, work, model, dtypes, p, tp, "decode", b, isl + osl // 2)
         return b * osl / (pre + (osl - 1) * dec) / tp
     if metric == "step_ms":

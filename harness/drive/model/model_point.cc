@@ -116,7 +116,7 @@ namespace {
 
 // What prices the point's all-reduces: --algo and whether the preset models a custom all-reduce.
 std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
-  const ModelAlgo a = parse_model_algo(spec.algo, "--algo");
+  const ModelAlgo a = point_algo(spec);
   if (a == ModelAlgo::oneshot || a == ModelAlgo::twoshot)
     return std::string("the custom all-reduce's ") + model_algo_name(a) +
            " kernel over NVLink P2P (the topology preset's custom_allreduce figures)";
@@ -127,6 +127,9 @@ std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
            std::to_string(fabric.custom_ar->max_for(spec.tp)) + " bytes at TP " +
            std::to_string(spec.tp) +
            "), NCCL's tuning model on the topology preset's fabric otherwise";
+  if (a == ModelAlgo::nccl && parse_model_algo(spec.algo, "--algo") == ModelAlgo::automatic)
+    return "NCCL's tuning model on the topology preset's fabric (engine " + spec.engine.name +
+           ": no custom all-reduce)";
   return "NCCL's tuning model on the topology preset's fabric";
 }
 

@@ -10,6 +10,7 @@
 #include "harness/drive/model/table_fraction.h"
 #include "harness/serve/serve_random.h"
 #include "layers/cuda/plan/launch_plan_query.h"
+#include "layers/model_shape.h"
 
 namespace tpb {
 
@@ -53,6 +54,20 @@ std::pair<double, double> achievable_fractions(const RunSpec& spec, const OpCost
   return {ff, fb};
 }
 
+// The bytes an op's kernels move: the model's, plus the engine's extra passes over the KV cache
+// in a decode step's attention (EngineProfile::gqa_decode_kv_passes), at most one per query
+// head of a group.
+double moved_bytes(const RunSpec& spec, const OpCost& c, Phase phase) {
+  const double bytes = c.bytes_read + c.bytes_written;
+  if (c.op != Op::attention || phase != Phase::decode || spec.engine.gqa_decode_kv_passes <= 1)
+    return bytes;
+  // The rank's own group: a KV head replicated across ranks (n_kv_heads < tp) serves fewer.
+  const ShardShape sh = shard_shape(spec.shape, spec.tp);
+  const double group = static_cast<double>(sh.q_heads) / static_cast<double>(sh.kv_heads);
+  const double passes = std::min(spec.engine.gqa_decode_kv_passes, std::max(1.0, group));
+  return bytes + (passes - 1) * c.kv_read_bytes;
+}
+
 PricedOp compute_op(const RunSpec& spec, const OpCost& c, Phase phase, int64_t tokens,
                     const Peaks& peaks, double kernels) {
   const OpEfficiency& e = spec.hw.efficiency;
@@ -68,7 +83,7 @@ PricedOp compute_op(const RunSpec& spec, const OpCost& c, Phase phase, int64_t t
   PricedOp p{c.op,
              0,
              c.flops / peaks.flops / (f * ff),
-             (c.bytes_read + c.bytes_written) / peaks.bw / (f * fb),
+             moved_bytes(spec, c, phase) / peaks.bw / (f * fb),
              kernels * spec.hw.achievable.kernel.per_kernel(spec.cuda_graph),
              kernels};
   p.s = std::max(p.flop_s, p.byte_s) + p.fixed_s;
@@ -95,10 +110,15 @@ KernelCounts model_kernel_counts(const RunSpec& spec, const CostQuery& q) {
   return n;
 }
 
+ModelAlgo point_algo(const RunSpec& spec) {
+  const ModelAlgo a = parse_model_algo(spec.algo, "--algo");
+  return a == ModelAlgo::automatic && !spec.engine.custom_allreduce ? ModelAlgo::nccl : a;
+}
+
 StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, int64_t tokens,
                         const Peaks& peaks, const Fabric& fabric, ModelGroup g,
                         const KernelCounts& kernels) {
-  const ModelAlgo algo = parse_model_algo(spec.algo, "--algo");
+  const ModelAlgo algo = point_algo(spec);
   auto price = [&](const OpCost& c) {
     if (!op_is_collective(c.op))
       return compute_op(spec, c, phase, tokens, peaks, kernels[static_cast<std::size_t>(c.op)]);
@@ -107,6 +127,7 @@ StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, 
         c.op, model_collective(fabric, CollKind::all_reduce, bytes, g, algo).time_s, 0, 0, 0, 1};
   };
   StepOpPlan plan;
+  plan.host_s = phase == Phase::prefill ? spec.engine.prefill_overhead_s : 0;
   for (const OpCost& c : cost.layer_ops) plan.layer.push_back(price(c));
   // The real step's end: the local argmax (sample) comes before the gather that picks among
   // the ranks' candidates (in comm alone, tp > 1); the pick is host work on S x tp pairs and
@@ -160,7 +181,7 @@ void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
     // An engine that samples on the host waits for the step before it to issue this one; one
     // that does not issues on from where it stopped, ahead of the device.
     if (spec_.engine.syncs_per_step) host_[m] = std::max(host_[m], t_[m]);
-    host_[m] += spec_.engine.step_overhead_s;
+    host_[m] += spec_.engine.step_overhead_s + plan.host_s;
     t_[m] = std::max(t_[m], host_[m]);
     if (i.jitter_p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_[m]) < i.jitter_p)
       seg(m, Op::injected, 0, s, i.jitter_us * 1e-6);

@@ -39,10 +39,15 @@ using KernelCounts = std::array<double, static_cast<std::size_t>(Op::count)>;
 // A shape the CUDA kernels refuse (the launch plan throws) counts one kernel per compute op.
 KernelCounts model_kernel_counts(const RunSpec& spec, const CostQuery& q);
 
+// The point's all-reduce algorithm: --algo, where `auto` is NCCL's choice alone under an
+// engine without a custom all-reduce (EngineProfile::custom_allreduce).
+ModelAlgo point_algo(const RunSpec& spec);
+
 // One step's ops, in the real step's order: the layer's ops (run for every layer) and the
 // step's end (final_norm, lm_head, sample, sample_gather; once).
 struct StepOpPlan {
   std::vector<PricedOp> layer, tail;
+  double host_s = 0;  // the engine's host work before the step's first kernel, per step kind
 };
 
 // The ops of a step whose costs are `cost`, priced for a group of shape `g`: compute at
