@@ -5,6 +5,8 @@
 // with the published figures it was fitted to.
 #include "collectives/model/custom_allreduce.h"
 
+#include "base/errors.h"
+
 namespace tpb {
 
 namespace {
@@ -36,6 +38,16 @@ CustomTime custom_time(const CustomAllReduce& c, double line_GBps, CustomShot sh
   const double bw = line_GBps * k.p2p_efficiency;
   const double n = ranks;
   return {k.latency_us, shot == CustomShot::one ? bw / (n - 1) : bw * n / (2 * (n - 1))};
+}
+
+ModelTime eager_call(const Fabric& f, ModelTime t) {
+  if (t.proto != ModelProto::p2p) return t;
+  if (!f.custom_ar || !f.custom_ar->eager_copy_us)
+    throw BadInput("--eager: topology '" + f.name +
+                   "' does not model an eager call's copy (no custom_allreduce.eager_copy)");
+  t.latency_s += *f.custom_ar->eager_copy_us * 1e-6;
+  t.time_s += *f.custom_ar->eager_copy_us * 1e-6;
+  return t;
 }
 
 }  // namespace tpb

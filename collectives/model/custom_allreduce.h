@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "collectives/model/collective_model.h"
 #include "collectives/model/fabric.h"
 
 namespace tpb {
@@ -32,5 +33,11 @@ struct CustomTime {
 // two-shot: a reduce-scatter then an all-gather, each reading (n - 1) / n x S from peers.
 // algbw is S over the data term: line x eff / (n - 1), and line x eff x n / (2 (n - 1)).
 CustomTime custom_time(const CustomAllReduce& c, double line_GBps, CustomShot shot, int ranks);
+
+// An eager call of the all-reduce `t` on an unregistered input (--eager): the custom
+// all-reduce's copy into its registered buffer runs first, on the same stream, and adds the
+// preset's eager_copy to the latency. NCCL takes any input: its time is returned unchanged.
+// Throws BadInput naming --eager when a custom all-reduce's fabric has no eager_copy.
+ModelTime eager_call(const Fabric& f, ModelTime t);
 
 }  // namespace tpb

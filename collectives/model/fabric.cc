@@ -105,7 +105,7 @@ CustomKernel parse_kernel(const nlohmann::json& j, const std::string& where) {
 // The custom all-reduce reads peers' memory over NVLink: a preset without NVLink inside the
 // node has none (vLLM refuses it beyond two PCIe GPUs; two PCIe GPUs are not modelled).
 CustomAllReduce parse_custom(const nlohmann::json& j, LinkHw intra, const std::string& where) {
-  only_keys(j, {"max_bytes", "oneshot", "twoshot", "source", "note"}, where);
+  only_keys(j, {"max_bytes", "oneshot", "twoshot", "eager_copy", "source", "note"}, where);
   require_source(j, where);
   if (intra != LinkHw::nvlink) bad(where + ": a custom all-reduce needs hw nvlink inside the node");
   for (const char* k : {"oneshot", "twoshot"})
@@ -120,6 +120,12 @@ CustomAllReduce parse_custom(const nlohmann::json& j, LinkHw intra, const std::s
         static_cast<int64_t>(number(j["max_bytes"], std::to_string(2 * (i + 1)), 16, 1e12, mw));
   c.oneshot = parse_kernel(j["oneshot"], where + ".oneshot");
   c.twoshot = parse_kernel(j["twoshot"], where + ".twoshot");
+  if (j.contains("eager_copy")) {
+    const std::string ew = where + ".eager_copy";
+    only_keys(j["eager_copy"], {"latency_us", "source"}, ew);
+    require_source(j["eager_copy"], ew);
+    c.eager_copy_us = number(j["eager_copy"], "latency_us", 0, 1000, ew);
+  }
   return c;
 }
 

@@ -54,6 +54,9 @@ struct CustomAllReduce {
     return max_bytes[static_cast<std::size_t>(ranks / 2 - 1)];
   }
   CustomKernel oneshot, twoshot;
+  // An eager call on an unregistered input (vLLM copies it into its registered buffer, then
+  // launches the kernel): what the copy adds to the kernel's time. Absent: not modelled.
+  std::optional<double> eager_copy_us;
 };
 
 struct Fabric {

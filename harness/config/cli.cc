@@ -31,7 +31,8 @@ struct CliValues {
   std::string config_file, resume, compare_out;  // compare_out: --out of compare and report
   std::string from, format;                      // format: export's --format
   long long from_point = -1;
-  bool no_plots = false, check = false, inplace = false, baseline = false, cuda_graph = false;
+  bool no_plots = false, check = false, inplace = false, baseline = false, cuda_graph = false,
+       eager = false;
   bool json = false, quiet = false;
   bool save_result = false;  // serve: vLLM's --save-result
 };
@@ -99,6 +100,7 @@ void add_collectives(CLI::App& app, CliValues& v) {
   add_declared(coll, v, opt::kCollectiveOptions);
   coll->add_flag(field_name(opt::inplace.key), v.inplace, help_of(opt::inplace));
   coll->add_flag(field_name(opt::baseline.key), v.baseline, help_of(opt::baseline));
+  coll->add_flag(field_name(opt::eager.key), v.eager, help_of(opt::eager));
   add_config_options(coll, v);
 }
 
@@ -269,6 +271,7 @@ void given_flags(const CliValues& v, nlohmann::json& config) {
   if (!v.resume.empty()) config["resume"] = v.resume;
   if (v.inplace) config["inplace"] = true;
   if (v.baseline) config["baseline"] = true;
+  if (v.eager) config["eager"] = true;
   if (!v.compare_out.empty()) config["out"] = v.compare_out;
   if (v.no_plots) config["no_plots"] = true;
   if (v.json) config["json"] = true;

@@ -5,6 +5,7 @@
 
 #include "base/errors.h"
 #include "collectives/model/collective_model.h"
+#include "collectives/model/custom_allreduce.h"
 #include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/config_fields.h"
@@ -35,6 +36,19 @@ std::vector<int64_t> size_list(int64_t lo, int64_t hi, int64_t step, int64_t fac
   return sizes;
 }
 
+// What the fabric cannot run (nvls without NVLink SHARP, a group across nodes on a one-node
+// preset, an eager call without the preset's eager_copy) is refused here, before any output,
+// not at the size that meets it.
+void check_model_sizes(const CollectivesSpec& s) {
+  const Fabric fabric = load_fabric(s.topology, s.config_dir);
+  const int nodes = s.world > s.gpus_per_node ? s.world / s.gpus_per_node : 1;
+  for (int64_t b : s.sizes) {
+    const ModelTime t =
+        model_collective(fabric, s.kind, b, {s.world, nodes}, parse_model_algo(s.algo, "--algo"));
+    if (s.eager) eager_call(fabric, t);
+  }
+}
+
 }  // namespace
 
 CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
@@ -62,6 +76,9 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   s.dtype = parse_dtype_or_nccl(f.str(opt::coll_dtype), "--dtype");
   s.inplace = f.boolean(opt::inplace);
   s.baseline = f.boolean(opt::baseline);
+  s.eager = f.boolean(opt::eager);
+  if (s.eager && !bt.virtual_ranks)
+    throw BadInput("--eager: models an eager custom all-reduce call; --backend model only");
   s.root = static_cast<int>(f.integer(opt::root.key, 0, 0, world - 1));
   const int64_t lo = size_field(f, cfg, opt::minbytes);
   const int64_t hi = size_field(f, cfg, opt::maxbytes);
@@ -105,14 +122,7 @@ CollectivesSpec resolve_coll_spec(const nlohmann::json& cfg, int world,
   if (step == 0 && factor < 2 && lo < hi)
     throw BadInput("--stepfactor: must be >= 2 when minbytes < maxbytes (or give --stepbytes)");
   s.sizes = size_list(lo, hi, step, factor);
-  if (bt.virtual_ranks) {
-    // What the fabric cannot run (nvls without NVLink SHARP, a group across nodes on a
-    // one-node preset) is refused here, before any output, not at the first size.
-    const Fabric fabric = load_fabric(s.topology, s.config_dir);
-    const int nodes = s.world > s.gpus_per_node ? s.world / s.gpus_per_node : 1;
-    model_collective(fabric, s.kind, s.sizes.front(), {s.world, nodes},
-                     parse_model_algo(s.algo, "--algo"));
-  }
+  if (bt.virtual_ranks) check_model_sizes(s);
   return s;
 }
 
@@ -130,6 +140,7 @@ nlohmann::ordered_json coll_spec_to_json(const CollectivesSpec& s) {
                            {opt::average.key, s.average},
                            {opt::output_file.key, s.output_file},
                            {opt::baseline.key, s.baseline},
+                           {opt::eager.key, s.eager},
                            {opt::root.key, s.root},
                            {"sizes", s.sizes},
                            {opt::warmup_iters.key, s.warmup},

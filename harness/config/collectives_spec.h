@@ -42,6 +42,9 @@ struct CollectivesSpec {
   int world = 0;              // virtual ranks (0: the MPI world measures)
   std::string algo = "auto";  // ring | tree | nvls | auto
   int gpus_per_node = 0;      // ranks per node (default: the preset's)
+  // --eager: the custom all-reduce called outside a CUDA graph on an unregistered input, as an
+  // eager benchmark times it (the preset's custom_allreduce.eager_copy on top of the kernel).
+  bool eager = false;
 };
 
 // Validates the flat config; throws BadInput naming the flag.

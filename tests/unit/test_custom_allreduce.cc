@@ -186,5 +186,26 @@ TEST(CustomAllReduce, PresetSectionNeedsNvlinkAndSources) {
   EXPECT_THROW(parse_fabric(m, "x"), BadInput);  // P2P reads over PCIe: not modelled
 }
 
+// An eager call (collectives --eager) adds nvlink4's fitted 3.1 us copy to a custom kernel's
+// latency and nothing to its bandwidth; NCCL takes any input and is unchanged; a preset
+// without eager_copy (nvlink3 carries none) refuses it by the flag's name.
+TEST(CustomAllReduce, AnEagerCallAddsTheCopy) {
+  const Fabric f = load_fabric("nvlink4", kConfigs);
+  const ModelTime k = at(f, 32 * kKiB, 8, ModelAlgo::oneshot);
+  const ModelTime e = eager_call(f, k);
+  EXPECT_NEAR(e.time_s - k.time_s, 3.1e-6, 1e-12);
+  EXPECT_NEAR(e.latency_s - k.latency_s, 3.1e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(e.algbw_GBps, k.algbw_GBps);
+  const ModelTime n = at(f, 32 * kKiB, 8, ModelAlgo::nccl);
+  EXPECT_DOUBLE_EQ(eager_call(f, n).time_s, n.time_s);
+  const Fabric a100 = load_fabric("nvlink3", kConfigs);
+  try {
+    eager_call(a100, at(a100, 32 * kKiB, 8, ModelAlgo::oneshot));
+    ADD_FAILURE() << "nvlink3 took --eager";
+  } catch (const BadInput& x) {
+    EXPECT_NE(std::string(x.what()).find("--eager"), std::string::npos) << x.what();
+  }
+}
+
 }  // namespace
 }  // namespace tpb

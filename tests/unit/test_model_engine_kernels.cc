@@ -43,8 +43,8 @@ RunSpec spec_for(const std::string& model, const std::string& phase, int tp,
 StepOpPlan plan_of(const RunSpec& spec) {
   const Fabric f = load_fabric(spec.topology, spec.config_dir);
   const CostQuery q = spec.cost_query();
-  return step_op_plan(spec, step_cost(q), q.phase, q.batch * tokens_per_step(q),
-                      model_peaks(spec), f, {spec.tp, 1}, model_kernel_counts(spec, q));
+  return step_op_plan(spec, step_cost(q), q.phase, q.batch * tokens_per_step(q), model_peaks(spec),
+                      f, {spec.tp, 1}, model_kernel_counts(spec, q));
 }
 
 const PricedOp& attention_of(const StepOpPlan& p) {
@@ -82,14 +82,14 @@ TEST(ModelEngineKernels, ExtraPassesReadTheCacheAgain) {
 // No kernel reads a KV head more often than it has query heads on it: 8 passes on a group of
 // 4 are 4, and a model without GQA (Llama-2-7B) is never re-read.
 TEST(ModelEngineKernels, PassesStopAtTheGroup) {
-  const PricedOp four = attention_of(plan_of(spec_for("llama-3.1-8b", "decode", 1,
-                                                       passes_engine(4))));
-  const PricedOp eight = attention_of(plan_of(spec_for("llama-3.1-8b", "decode", 1,
-                                                        passes_engine(8))));
+  const PricedOp four =
+      attention_of(plan_of(spec_for("llama-3.1-8b", "decode", 1, passes_engine(4))));
+  const PricedOp eight =
+      attention_of(plan_of(spec_for("llama-3.1-8b", "decode", 1, passes_engine(8))));
   EXPECT_DOUBLE_EQ(four.byte_s, eight.byte_s);
   const PricedOp mha = attention_of(plan_of(spec_for("llama-2-7b", "decode", 1, "none")));
-  const PricedOp mha8 = attention_of(plan_of(spec_for("llama-2-7b", "decode", 1,
-                                                      passes_engine(8))));
+  const PricedOp mha8 =
+      attention_of(plan_of(spec_for("llama-2-7b", "decode", 1, passes_engine(8))));
   EXPECT_DOUBLE_EQ(mha.byte_s, mha8.byte_s);
 }
 
@@ -102,8 +102,8 @@ TEST(ModelEngineKernels, TheGroupIsTheRanksAndPrefillIsUntouched) {
   const PricedOp a = attention_of(plan_of(tp8));
   const PricedOp a1 = attention_of(plan_of(spec_for("llama-3.1-8b", "decode", 8, "none")));
   EXPECT_NEAR(a.byte_s - a1.byte_s, 3 * kv_read_bytes(tp8) / model_peaks(tp8).bw, 1e-12);
-  const PricedOp p = attention_of(plan_of(spec_for("llama-3.1-8b", "prefill", 1,
-                                                    passes_engine(4))));
+  const PricedOp p =
+      attention_of(plan_of(spec_for("llama-3.1-8b", "prefill", 1, passes_engine(4))));
   const PricedOp p1 = attention_of(plan_of(spec_for("llama-3.1-8b", "prefill", 1, "none")));
   EXPECT_DOUBLE_EQ(p.s, p1.s);
 }
@@ -123,8 +123,8 @@ double second_step_s(const RunSpec& spec) {
 // A runtime's first-token cost delays a prefill step's first kernel by exactly its length (the
 // host waits for the step before, then works); a decode step does not pay it.
 TEST(ModelEngineKernels, APrefillStepPaysTheRuntimesFixedCost) {
-  const std::string f = write_engine("tpb-engine-prefill",
-                                     {{"prefill_overhead_s", 2e-3}, {"source", "a test"}});
+  const std::string f =
+      write_engine("tpb-engine-prefill", {{"prefill_overhead_s", 2e-3}, {"source", "a test"}});
   EXPECT_NEAR(second_step_s(spec_for("tiny", "prefill", 1, f)) -
                   second_step_s(spec_for("tiny", "prefill", 1, "none")),
               2e-3, 1e-12);
@@ -141,8 +141,8 @@ double all_reduce_s(const StepOpPlan& p) {
 // An engine without a custom all-reduce runs NCCL's where `auto` would take vLLM's one-shot
 // (a 4-rank decode step's few KiB); an explicit --algo is the user's, whatever the engine.
 TEST(ModelEngineKernels, AnEngineWithoutACustomAllReduceRunsNccls) {
-  const std::string nccl_only = write_engine(
-      "tpb-engine-nccl", {{"custom_allreduce", false}, {"source", "a test"}});
+  const std::string nccl_only =
+      write_engine("tpb-engine-nccl", {{"custom_allreduce", false}, {"source", "a test"}});
   RunSpec with_custom = spec_for("llama-3.1-8b", "decode", 4, "none");
   RunSpec without = spec_for("llama-3.1-8b", "decode", 4, nccl_only);
   RunSpec asked_nccl = spec_for("llama-3.1-8b", "decode", 4, "none");

@@ -19,6 +19,7 @@ and, in closed form (the model is linear in the size), the custom all-reduce of
 configs/topologies/nvlink4.json, each kernel's latency and P2P efficiency from two sizes:
   custom_allreduce.oneshot <- vllm-ca1-tp4-512k, vllm-ca1-tp4-4m
   custom_allreduce.twoshot <- vllm-ca2-tp4-512k, vllm-ca2-tp4-4m
+  custom_allreduce.eager_copy <- sglang-vllm-ca-tp4-512 (less the one-shot kernel above)
 Held-out entries are never read. Each entry is predicted at its conditions' dtypes (the H100
 entries at --dtype fp8 --kv-dtype fp8: FP8 weights, bf16 activations and all-reduces, an fp8 KV
 cache) and under its engine. Prints the constants; the profiles are edited by hand.
@@ -69,6 +70,21 @@ def fit_custom(ents):
         lat_us = (t1 - reads * s1 * per_byte) * 1e6
         print(f"nvlink4 custom_allreduce.{kernel}: latency_us {lat_us:.2f}, "
               f"p2p_efficiency {1 / per_byte / line:.4f} (<- {a_id}, {b_id})")
+        if kernel == "oneshot":
+            fit_eager_copy(ents[EAGER_FIT], lat_us, per_byte)
+
+
+EAGER_FIT = "sglang-vllm-ca-tp4-512"
+
+
+def fit_eager_copy(e, lat_us, per_byte):
+    """The eager call's copy: the fit entry's time less its one-shot kernel's (same kernel
+    constants as the preset's)."""
+    assert e["role"] == "fit" and e["predict"]["algo"] == "oneshot" and e["predict"]["eager"]
+    n, size = e["conditions"]["tp"], e["predict"]["bytes"]
+    kernel_us = lat_us + (n - 1) * size * per_byte * 1e6
+    print(f"nvlink4 custom_allreduce.eager_copy: latency_us {e['value'] - kernel_us:.2f} "
+          f"(<- {e['id']}: {e['value']} us less the one-shot kernel's {kernel_us:.2f})")
 
 
 def load(kind, name):

@@ -23,7 +23,8 @@ all-reduces) and `--kv-dtype` where the conditions name the KV cache's. How an e
                               its tokens per step)
   allreduce_busbw/algbw/time  `collectives --backend model` at the entry's size, ranks, algorithm
                               (nccl: NCCL's choice; oneshot/twoshot: the custom all-reduce's
-                              kernel; auto: as the serving engine dispatches)
+                              kernel; auto: as the serving engine dispatches), with --eager
+                              where the figure is an eager call on an unregistered input
   step_ms                     the step itself (`run`, LM head off, --cuda-graph when measured so)
 Checks (exit 1): the corpus's structure (>= 16 published entries from >= 5 sources, >= 3 GPU
 types counting tpbench's H200, TP 1 and 8 both present, every entry with a source, conditions
@@ -94,7 +95,8 @@ def collective(tpbench, work, p):
     js = os.path.join(out, "nccl.json")
     run([tpbench, "collectives", "--backend", "model", "--world", str(p["world"]),
          "--topology", p["topology"], "--algo", p["algo"], "-b", str(p["bytes"]),
-         "-e", str(p["bytes"]), "-d", p["dtype"], "-J", js, "--out", out])
+         "-e", str(p["bytes"]), "-d", p["dtype"], "-J", js, "--out", out] +
+        (["--eager"] if p.get("eager") else []))
     with open(js) as f:
         return json.load(f)["results"][0]["out_of_place"]
 

@@ -42,6 +42,9 @@ inline constexpr OptionDef inplace{"inplace", T::boolean, "false",
     "the in-place half only (else out-of-place, then in-place, as nccl-tests)"};
 inline constexpr OptionDef baseline{"baseline", T::boolean, "false",
     "also time a plain blocking MPI collective loop per size (mpi only)"};
+inline constexpr OptionDef eager{"eager", T::boolean, "false",
+    "model: a custom all-reduce (oneshot, twoshot, or auto's) called eagerly on an unregistered "
+    "input, so the copy into its registered buffer comes first (the preset's eager_copy)"};
 // clang-format on
 
 // nccl-tests' options first, then the shared ones (point_options.h) collectives takes.

@@ -5,6 +5,7 @@
 #include "harness/verbs/seam/model_backend.h"
 
 #include "collectives/model/collective_model.h"
+#include "collectives/model/custom_allreduce.h"
 #include "collectives/model/fabric.h"
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_serve.h"
@@ -31,6 +32,7 @@ int model_nodes(const CollectivesSpec& s) {
 
 CollModelRecord model_record(const CollectivesSpec& s, const ModelTime& t) {
   const bool custom = t.proto == ModelProto::p2p;
+  const bool eager = custom && s.eager;
   return {s.algo,
           model_algo_name(t.algo),
           model_proto_name(t.proto),
@@ -38,12 +40,16 @@ CollModelRecord model_record(const CollectivesSpec& s, const ModelTime& t) {
           s.gpus_per_node,
           t.latency_s,
           t.algbw_GBps,
-          custom ? "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or "
-                   "two-shot kernel, dispatched as vLLM does) on the preset's custom_allreduce "
-                   "figures; time = latency + bytes / algbw"
-                 : "NCCL's tuning model (src/graph/tuning.cc, NCCL 2.20.3) on the preset's link "
-                   "figures; time = latency + bytes / algbw, the fastest protocol for the "
-                   "algorithm"};
+          eager    ? "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or "
+                     "two-shot kernel, dispatched as vLLM does) on the preset's custom_allreduce "
+                     "figures, called eagerly: the latency holds the copy into the registered "
+                     "buffer (eager_copy); time = latency + bytes / algbw"
+          : custom ? "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or "
+                     "two-shot kernel, dispatched as vLLM does) on the preset's custom_allreduce "
+                     "figures; time = latency + bytes / algbw"
+                   : "NCCL's tuning model (src/graph/tuning.cc, NCCL 2.20.3) on the preset's link "
+                     "figures; time = latency + bytes / algbw, the fastest protocol for the "
+                     "algorithm"};
 }
 
 Fabric fabric_of(const RunSpec& spec) {
@@ -115,8 +121,9 @@ class ModelBackend final : public VerbBackend {
   std::vector<CollPointRecord> collectives_size(const CollectivesSpec& s, const CollCounts& c,
                                                 const World&,
                                                 const std::vector<std::string>& hosts) override {
-    const ModelTime t = model_collective(*fabric_, s.kind, c.bytes, {s.world, model_nodes(s)},
-                                         parse_model_algo(s.algo, "--algo"));
+    ModelTime t = model_collective(*fabric_, s.kind, c.bytes, {s.world, model_nodes(s)},
+                                   parse_model_algo(s.algo, "--algo"));
+    if (s.eager) t = eager_call(*fabric_, t);
     CollPointRecord p = coll_point(s, c, virtual_ranks(s, t), hosts);
     p.params.model = model_record(s, t);
     p.clock_sync.method = "none: the virtual ranks share the model's clock";
