@@ -3,24 +3,16 @@
 // as long as its issue time, and a large step stays the device's; a profile names its source.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "base/errors.h"
 #include "collectives/model/fabric.h"
 #include "harness/config/run_spec.h"
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_group.h"
 #include "layers/profile/engine.h"
+#include "tests/support/engine_file.h"
 
 namespace tpb {
 namespace {
-
-std::string write_engine(const std::string& stem, const nlohmann::json& j) {
-  const auto path = std::filesystem::temp_directory_path() / (stem + ".json");
-  std::ofstream(path) << j.dump();
-  return path.string();
-}
 
 RunSpec one_rank(int64_t batch, const std::string& engine) {
   return resolve_run_spec({{"backend", "model"},

@@ -3,9 +3,6 @@
 // query head), and a fixed cost per prefill step (a runtime's first-token setup).
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "base/errors.h"
 #include "collectives/model/fabric.h"
 #include "harness/config/run_spec.h"
@@ -13,15 +10,10 @@
 #include "harness/drive/model/virtual_group.h"
 #include "layers/model_shape.h"
 #include "layers/profile/engine.h"
+#include "tests/support/engine_file.h"
 
 namespace tpb {
 namespace {
-
-std::string write_engine(const std::string& stem, const nlohmann::json& j) {
-  const auto path = std::filesystem::temp_directory_path() / (stem + ".json");
-  std::ofstream(path) << j.dump();
-  return path.string();
-}
 
 RunSpec spec_for(const std::string& model, const std::string& phase, int tp,
                  const std::string& engine) {
@@ -115,7 +107,8 @@ double second_step_s(const RunSpec& spec) {
   VirtualGroup g(spec, members);
   g.step(0, 2, plan);
   g.step(1, 2, plan);
-  for (const SegmentRecord& s : g.take_traces()[0].segs)
+  const std::vector<RankTrace> traces = g.take_traces();
+  for (const SegmentRecord& s : traces[0].segs)
     if (s.op == Op::step && s.step == 1) return s.t1 - s.t0;
   return 0;
 }
