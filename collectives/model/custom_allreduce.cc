@@ -40,13 +40,16 @@ CustomTime custom_time(const CustomAllReduce& c, double line_GBps, CustomShot sh
   return {k.latency_us, shot == CustomShot::one ? bw / (n - 1) : bw * n / (2 * (n - 1))};
 }
 
-ModelTime eager_call(const Fabric& f, ModelTime t) {
+ModelTime eager_call(const Fabric& f, ModelTime t, int64_t bytes) {
   if (t.proto != ModelProto::p2p) return t;
-  if (!f.custom_ar || !f.custom_ar->eager_copy_us)
+  if (!f.custom_ar || !f.custom_ar->eager_copy)
     throw BadInput("--eager: topology '" + f.name +
                    "' does not model an eager call's copy (no custom_allreduce.eager_copy)");
-  t.latency_s += *f.custom_ar->eager_copy_us * 1e-6;
-  t.time_s += *f.custom_ar->eager_copy_us * 1e-6;
+  const CustomAllReduce::EagerCopy& c = *f.custom_ar->eager_copy;
+  const double copy_data_s = 2.0 * static_cast<double>(bytes) / (c.hbm_GBps * 1e9);
+  t.latency_s += c.latency_us * 1e-6;
+  t.time_s += c.latency_us * 1e-6 + copy_data_s;
+  if (bytes > 0) t.algbw_GBps = static_cast<double>(bytes) / (t.time_s - t.latency_s) / 1e9;
   return t;
 }
 

@@ -34,10 +34,11 @@ struct CustomTime {
 // algbw is S over the data term: line x eff / (n - 1), and line x eff x n / (2 (n - 1)).
 CustomTime custom_time(const CustomAllReduce& c, double line_GBps, CustomShot shot, int ranks);
 
-// An eager call of the all-reduce `t` on an unregistered input (--eager): the custom
-// all-reduce's copy into its registered buffer runs first, on the same stream, and adds the
-// preset's eager_copy to the latency. NCCL takes any input: its time is returned unchanged.
+// An eager call of the all-reduce `t` of `bytes` on an unregistered input (--eager): the custom
+// all-reduce's copy into its registered buffer runs first, on the same stream: the preset's
+// eager_copy latency joins the latency, and its bytes, read and written at eager_copy's HBM
+// rate, the data term. NCCL takes any input: its time is returned unchanged.
 // Throws BadInput naming --eager when a custom all-reduce's fabric has no eager_copy.
-ModelTime eager_call(const Fabric& f, ModelTime t);
+ModelTime eager_call(const Fabric& f, ModelTime t, int64_t bytes);
 
 }  // namespace tpb

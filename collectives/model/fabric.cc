@@ -122,9 +122,10 @@ CustomAllReduce parse_custom(const nlohmann::json& j, LinkHw intra, const std::s
   c.twoshot = parse_kernel(j["twoshot"], where + ".twoshot");
   if (j.contains("eager_copy")) {
     const std::string ew = where + ".eager_copy";
-    only_keys(j["eager_copy"], {"latency_us", "source"}, ew);
+    only_keys(j["eager_copy"], {"latency_us", "hbm_GBps", "source"}, ew);
     require_source(j["eager_copy"], ew);
-    c.eager_copy_us = number(j["eager_copy"], "latency_us", 0, 1000, ew);
+    c.eager_copy = {number(j["eager_copy"], "latency_us", 0, 1000, ew),
+                    number(j["eager_copy"], "hbm_GBps", 1, 1e5, ew)};
   }
   return c;
 }

@@ -55,8 +55,13 @@ struct CustomAllReduce {
   }
   CustomKernel oneshot, twoshot;
   // An eager call on an unregistered input (vLLM copies it into its registered buffer, then
-  // launches the kernel): what the copy adds to the kernel's time. Absent: not modelled.
-  std::optional<double> eager_copy_us;
+  // launches the kernel): what the copy adds to the kernel's time, a fixed part (the copy's
+  // launch and its gap before the kernel) and its bytes, read and written once each at the
+  // HBM rate hbm_GBps. Absent: not modelled.
+  struct EagerCopy {
+    double latency_us = 0, hbm_GBps = 0;
+  };
+  std::optional<EagerCopy> eager_copy;
 };
 
 struct Fabric {

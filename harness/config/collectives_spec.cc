@@ -45,7 +45,7 @@ void check_model_sizes(const CollectivesSpec& s) {
   for (int64_t b : s.sizes) {
     const ModelTime t =
         model_collective(fabric, s.kind, b, {s.world, nodes}, parse_model_algo(s.algo, "--algo"));
-    if (s.eager) eager_call(fabric, t);
+    if (s.eager) eager_call(fabric, t, b);
   }
 }
 

@@ -187,21 +187,25 @@ TEST(CustomAllReduce, PresetSectionNeedsNvlinkAndSources) {
   EXPECT_THROW(parse_fabric(m, "x"), BadInput);  // P2P reads over PCIe: not modelled
 }
 
-// An eager call (collectives --eager) adds nvlink4's fitted 3.1 us copy to a custom kernel's
-// latency and nothing to its bandwidth; NCCL takes any input and is unchanged; a preset
-// without eager_copy (nvlink3 carries none) refuses it by the flag's name.
+// An eager call (collectives --eager) adds nvlink4's copy to a custom kernel: its fitted fixed
+// part to the latency, and its bytes, read and written once each at the preset's HBM rate, to
+// the data term (at 4 MB: 2 x 4 MiB / 2814 GB/s, 2.98 us, by hand); NCCL takes any input and is
+// unchanged; a preset without eager_copy (nvlink3 carries none) refuses it by the flag's name.
 TEST(CustomAllReduce, AnEagerCallAddsTheCopy) {
   const Fabric f = load_fabric("nvlink4", kConfigs);
-  const ModelTime k = at(f, 32 * kKiB, 8, ModelAlgo::oneshot);
-  const ModelTime e = eager_call(f, k);
-  EXPECT_NEAR(e.time_s - k.time_s, 3.1e-6, 1e-12);
-  EXPECT_NEAR(e.latency_s - k.latency_s, 3.1e-6, 1e-12);
-  EXPECT_DOUBLE_EQ(e.algbw_GBps, k.algbw_GBps);
-  const ModelTime n = at(f, 32 * kKiB, 8, ModelAlgo::nccl);
-  EXPECT_DOUBLE_EQ(eager_call(f, n).time_s, n.time_s);
+  const int64_t size = 4 * kMiB;
+  const ModelTime k = at(f, size, 8, ModelAlgo::twoshot);
+  const ModelTime e = eager_call(f, k, size);
+  const double latency = f.custom_ar->eager_copy->latency_us * 1e-6;
+  EXPECT_NEAR(e.latency_s - k.latency_s, latency, 1e-12);
+  EXPECT_NEAR(e.time_s - k.time_s, latency + 2.0 * 4194304 / 2814e9, 1e-12);
+  EXPECT_NEAR(e.time_s, e.latency_s + size / (e.algbw_GBps * 1e9), 1e-12);
+  EXPECT_LT(e.algbw_GBps, k.algbw_GBps);
+  const ModelTime n = at(f, size, 8, ModelAlgo::nccl);
+  EXPECT_DOUBLE_EQ(eager_call(f, n, size).time_s, n.time_s);
   const Fabric a100 = load_fabric("nvlink3", kConfigs);
   const std::string why =
-      bad_input([&] { eager_call(a100, at(a100, 32 * kKiB, 8, ModelAlgo::oneshot)); });
+      bad_input([&] { eager_call(a100, at(a100, 32 * kKiB, 8, ModelAlgo::oneshot), 32 * kKiB); });
   EXPECT_NE(why.find("--eager"), std::string::npos) << why;
 }
 

@@ -79,12 +79,15 @@ EAGER_FIT = "sglang-vllm-ca-tp4-512"
 
 def fit_eager_copy(e, lat_us, per_byte):
     """The eager call's copy: the fit entry's time less its one-shot kernel's (same kernel
-    constants as the preset's)."""
+    constants as the preset's) and less the copy's bytes at the preset's HBM rate."""
     assert e["role"] == "fit" and e["predict"]["algo"] == "oneshot" and e["predict"]["eager"]
     n, size = e["conditions"]["tp"], e["predict"]["bytes"]
     kernel_us = lat_us + (n - 1) * size * per_byte * 1e6
-    print(f"nvlink4 custom_allreduce.eager_copy: latency_us {e['value'] - kernel_us:.2f} "
-          f"(<- {e['id']}: {e['value']} us less the one-shot kernel's {kernel_us:.2f})")
+    hbm = load("topologies", "nvlink4")["model"]["custom_allreduce"]["eager_copy"]["hbm_GBps"]
+    bytes_us = 2 * size / (hbm * 1e9) * 1e6
+    print(f"nvlink4 custom_allreduce.eager_copy: latency_us "
+          f"{e['value'] - kernel_us - bytes_us:.2f} (<- {e['id']}: {e['value']} us less the "
+          f"one-shot kernel's {kernel_us:.2f} and the copy's bytes' {bytes_us:.4f})")
 
 
 def load(kind, name):

@@ -42,8 +42,9 @@ CollModelRecord model_record(const CollectivesSpec& s, const ModelTime& t) {
           t.algbw_GBps,
           eager    ? "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or "
                      "two-shot kernel, dispatched as vLLM does) on the preset's custom_allreduce "
-                     "figures, called eagerly: the latency holds the copy into the registered "
-                     "buffer (eager_copy); time = latency + bytes / algbw"
+                     "figures, called eagerly: the copy into the registered buffer comes first "
+                     "(eager_copy: its fixed part in the latency, its bytes read and written at "
+                     "its HBM rate in algbw); time = latency + bytes / algbw"
           : custom ? "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or "
                      "two-shot kernel, dispatched as vLLM does) on the preset's custom_allreduce "
                      "figures; time = latency + bytes / algbw"
@@ -123,7 +124,7 @@ class ModelBackend final : public VerbBackend {
                                                 const std::vector<std::string>& hosts) override {
     ModelTime t = model_collective(*fabric_, s.kind, c.bytes, {s.world, model_nodes(s)},
                                    parse_model_algo(s.algo, "--algo"));
-    if (s.eager) t = eager_call(*fabric_, t);
+    if (s.eager) t = eager_call(*fabric_, t, c.bytes);
     CollPointRecord p = coll_point(s, c, virtual_ranks(s, t), hosts);
     p.params.model = model_record(s, t);
     p.clock_sync.method = "none: the virtual ranks share the model's clock";
