@@ -187,6 +187,29 @@ TEST(CustomAllReduce, PresetSectionNeedsNvlinkAndSources) {
   EXPECT_THROW(parse_fabric(m, "x"), BadInput);  // P2P reads over PCIe: not modelled
 }
 
+// A preset's eager_copy carries its fixed part, the HBM rate its bytes move at and a source;
+// a missing or out-of-range rate is refused by its field's name.
+TEST(CustomAllReduce, EagerCopyNeedsItsRateAndSource) {
+  nlohmann::json m = nlohmann::json::parse(R"({"gpus_per_node": 8,
+      "intra": {"hw": "nvlink", "line_GBps": 450, "efficiency": 0.8, "source": "s"},
+      "custom_allreduce": {"max_bytes": {"2": 67108864, "4": 33554432, "6": 524288, "8": 262144},
+        "oneshot": {"latency_us": 6, "p2p_efficiency": 0.9},
+        "twoshot": {"latency_us": 13, "p2p_efficiency": 0.5}, "source": "s",
+        "eager_copy": {"latency_us": 3, "source": "a fit"}}})");
+  const std::string missing = bad_input([&] { parse_fabric(m, "x"); });
+  EXPECT_NE(missing.find("eager_copy"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("hbm_GBps"), std::string::npos) << missing;
+  m["custom_allreduce"]["eager_copy"]["hbm_GBps"] = 0;
+  const std::string zero = bad_input([&] { parse_fabric(m, "x"); });
+  EXPECT_NE(zero.find("hbm_GBps"), std::string::npos) << zero;
+  m["custom_allreduce"]["eager_copy"]["hbm_GBps"] = 2814;
+  const Fabric f = parse_fabric(m, "x");
+  ASSERT_TRUE(f.custom_ar && f.custom_ar->eager_copy);
+  EXPECT_DOUBLE_EQ(f.custom_ar->eager_copy->hbm_GBps, 2814);
+  m["custom_allreduce"]["eager_copy"].erase("source");
+  EXPECT_THROW(parse_fabric(m, "x"), BadInput);
+}
+
 // An eager call (collectives --eager) adds nvlink4's copy to a custom kernel: its fitted fixed
 // part to the latency, and its bytes, read and written once each at the preset's HBM rate, to
 // the data term (at 4 MB: 2 x 4 MiB / 2814 GB/s, 2.98 us, by hand); NCCL takes any input and is
