@@ -30,27 +30,25 @@ int model_nodes(const CollectivesSpec& s) {
   return s.world > s.gpus_per_node ? s.world / s.gpus_per_node : 1;
 }
 
+// What priced the size, for params.model.source: the custom all-reduce (called eagerly, its
+// copy into the registered buffer first) or NCCL's tuning model.
+std::string model_source(const CollectivesSpec& s, const ModelTime& t) {
+  if (t.proto != ModelProto::p2p)
+    return "NCCL's tuning model (src/graph/tuning.cc, NCCL 2.20.3) on the preset's link figures; "
+           "time = latency + bytes / algbw, the fastest protocol for the algorithm";
+  const std::string custom =
+      "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or two-shot "
+      "kernel, dispatched as vLLM does) on the preset's custom_allreduce figures";
+  const std::string eager =
+      ", called eagerly: the copy into the registered buffer comes first (eager_copy: its fixed "
+      "part in the latency, its bytes read and written at its HBM rate in algbw)";
+  return custom + (s.eager ? eager : "") + "; time = latency + bytes / algbw";
+}
+
 CollModelRecord model_record(const CollectivesSpec& s, const ModelTime& t) {
-  const bool custom = t.proto == ModelProto::p2p;
-  const bool eager = custom && s.eager;
-  return {s.algo,
-          model_algo_name(t.algo),
-          model_proto_name(t.proto),
-          model_nodes(s),
-          s.gpus_per_node,
-          t.latency_s,
-          t.algbw_GBps,
-          eager    ? "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or "
-                     "two-shot kernel, dispatched as vLLM does) on the preset's custom_allreduce "
-                     "figures, called eagerly: the copy into the registered buffer comes first "
-                     "(eager_copy: its fixed part in the latency, its bytes read and written at "
-                     "its HBM rate in algbw); time = latency + bytes / algbw"
-          : custom ? "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or "
-                     "two-shot kernel, dispatched as vLLM does) on the preset's custom_allreduce "
-                     "figures; time = latency + bytes / algbw"
-                   : "NCCL's tuning model (src/graph/tuning.cc, NCCL 2.20.3) on the preset's link "
-                     "figures; time = latency + bytes / algbw, the fastest protocol for the "
-                     "algorithm"};
+  return {s.algo,         model_algo_name(t.algo), model_proto_name(t.proto),
+          model_nodes(s), s.gpus_per_node,         t.latency_s,
+          t.algbw_GBps,   model_source(s, t)};
 }
 
 Fabric fabric_of(const RunSpec& spec) {
