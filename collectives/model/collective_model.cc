@@ -1,20 +1,21 @@
-// NCCL's tuning model, restated. The constants are NCCL's, read in src/graph/tuning.cc of
-// NCCL 2.20.3 (NVIDIA/nccl commit b6475625, makefiles/version.mk: 2.20.3; earlier text here
-// called it the 2.19 line): baseLat, hwLat, the LL bandwidth caps, the protocol/algorithm
-// bandwidth factors, the tree correction table and the ring's multi-node Simple latency
-// plateau. The link figures come from the preset. Departures from NCCL's model, each for a
-// stated reason:
+// NCCL's tuning model, restated. The constants are NCCL's, read in src/graph/tuning.cc of the
+// release the fabric names (nccl_tuning.h: 2.20.3 by default, NVIDIA/nccl commit b6475625,
+// makefiles/version.mk: 2.20.3; earlier text here called it the 2.19 line; or 2.27.3): baseLat,
+// hwLat, the LL bandwidth caps, the protocol/algorithm bandwidth factors, the tree correction
+// table and the ring's multi-node Simple latency plateau. The link figures come from the
+// preset. Departures from NCCL's model, each for a stated reason:
 //  - bus bandwidth is the preset's per-GPU intra figure, bounded across nodes by what the
 //    node's NICs carry (one ring per channel crosses every node boundary once, so a node's
 //    egress equals the ring's bus bandwidth); NCCL derives it from its channel search, which
 //    needs the machine;
-//  - the per-channel LL128 and tree caps are left out (they need NCCL's channel count);
+//  - the per-channel LL128 and tree caps are left out (they need NCCL's channel count), and so
+//    is the network's own latency (graphs->latencyInter, the net plugin's);
 //  - the ring plateau's size threshold needs the channel count too: taken as 2 channels per
 //    NIC the ring crosses (ASSUMED, not NCCL's search); the plateau's height is NCCL's 1.4
 //    (compute capability 8.0 and later: every modelled preset; Volta's 1.9 is not modelled);
 //  - NVLS (NVLink SHARP, one node): each GPU moves S (1 + 1/n) bytes per direction (S out as
 //    the switch pulls every rank's slice for the reduction, S/n back; S/n out and S back for
-//    the multicast all-gather), so algbw = line x efficiency x n / (n + 1). NCCL 2.19 writes a
+//    the multicast all-gather), so algbw = line x efficiency x n / (n + 1). NCCL writes a
 //    fixed 5/6; the measured algbw rising with n (NVIDIA/nccl issue 1455: 258 GB/s at 5 GPUs to
 //    273 at 8 on H100) is what n / (n + 1) describes.
 #include "collectives/model/collective_model.h"
@@ -40,19 +41,10 @@ constexpr std::array<const char*, 8> kModelAlgoNames{"ring",    "tree", "nvls", 
 constexpr int kRing = 0, kTree = 1, kNvls = 2;
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
 
-// Microseconds. baseLat[algorithm][protocol] and hwLat[hw][algorithm][protocol].
-constexpr double kBaseLat[3][3] = {{6.6, 14.0, 8.4}, {6.8, 14.0, 0.0}, {0, 0, 0}};
-constexpr double kHwLat[3][3][3] = {
-    {{0.6, 1.9, 3.4}, {0.6, 1.25, 28}, {0, 0, 23}},   // NVLink: ring, tree, NVLS
-    {{1.0, 2.5, 5.7}, {1.0, 1.9, 28}, {0, 0, 0}},     // PCI
-    {{2.7, 4.0, 14.0}, {5.0, 8.5, 28}, {0, 0, 18}}};  // network
-// LL's bandwidth ceiling, GB/s: Hopper on one node; x86 (Intel) at 2 and at 4+ nodes.
-constexpr double kLLMaxOneNode = 87.7, kLLMaxTwoNodes = 39.0, kLLMaxMoreNodes = 20.4;
 // Network post overhead per inter-node ring step, us (Intel x86), three times for Simple.
 constexpr double kNetOverheadUs = 1.0;
 // Trees run below their model at medium sizes; NCCL scales their bandwidth by this, indexed by
-// log2(bytes / 64), 64 B .. 256 MB (2.20.3's treeCorrectionFactor; until this commit the
-// table here was an older NCCL's, 22 sizes, with other LL128 and Simple rows).
+// log2(bytes / 64), 64 B .. 256 MB (treeCorrectionFactor, the same in 2.20.3 and 2.27.3).
 constexpr int kTreeSizes = 23;
 constexpr double kTreeCorrection[3][kTreeSizes] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
@@ -82,8 +74,24 @@ struct Shape {
   int n, nodes, ppn;
 };
 
+// LL's ceiling: on one node by the GPUs' generation, across nodes by the node count.
 double ll_max(const Shape& s) {
-  return s.nodes == 1 ? kLLMaxOneNode : s.nodes == 2 ? kLLMaxTwoNodes : kLLMaxMoreNodes;
+  const NcclTuning& t = *s.f.nccl;
+  if (s.nodes > 1) return s.nodes == 2 ? t.ll_max_two_nodes : t.ll_max_more_nodes;
+  if (t.ll_max_one_node[0] == t.ll_max_one_node[1] && t.ll_max_one_node[1] == t.ll_max_one_node[2])
+    return t.ll_max_one_node[0];  // one figure for every generation: the preset need not say
+  if (!s.f.gpu_arch)
+    throw BadInput("--topology: NCCL " + std::string(t.version) +
+                   "'s one-node LL ceiling depends on the GPU generation, and topology '" +
+                   s.f.name + "' has no gpu_arch");
+  return t.ll_max_one_node[static_cast<int>(*s.f.gpu_arch)];
+}
+
+// One inter-node step's latency (hwLat's network row); with one rank per node 2.27 takes the
+// tree's for every algorithm ("latencies are fully exposed").
+double net_lat(const Shape& s, int algo, int p) {
+  const NcclTuning& t = *s.f.nccl;
+  return t.hw_lat[2][t.ppn1_takes_tree_net_latency && s.ppn == 1 ? kTree : algo][p];
 }
 
 // The ring's bus bandwidth: the intra links, and across nodes what the node's NICs carry.
@@ -103,20 +111,23 @@ std::pair<double, double> ring_model(const Shape& s, int p, int64_t bytes) {
   const bool ar = s.kind == CollKind::all_reduce;
   const bool chain = s.kind == CollKind::broadcast || s.kind == CollKind::reduce;
   const int steps = ar ? 2 * (s.n - 1) : chain ? s.n : s.n - 1;
-  const int inter = ar ? (s.nodes > 1 ? 2 * s.nodes : 0) : chain ? s.nodes : s.nodes - 1;
+  const int ar_inter = s.f.nccl->inter_steps_nodes_minus_one ? 2 * (s.nodes - 1) : 2 * s.nodes;
+  const int inter = ar ? (s.nodes > 1 ? ar_inter : 0) : chain ? s.nodes : s.nodes - 1;
+  const NcclTuning& t = *s.f.nccl;
   double bus = ring_bus(s);
   if (p == kLL)
-    bus = std::min(ll_max(s),
-                   bus * ((s.nodes > 1 || ar || s.kind == CollKind::reduce) ? 0.25 : 1.0 / 3));
-  if (p == kLL128) bus *= s.ppn < 2 ? 0.7 : 0.92;
+    bus = std::min(ll_max(s), bus * ((s.nodes > 1 || ar || s.kind == CollKind::reduce)
+                                         ? t.ring_ll_factor_ar
+                                         : t.ring_ll_factor_other));
+  if (p == kLL128) bus *= s.ppn < 2 ? t.ring_ll128_factor_ppn1 : t.ring_ll128_factor;
   const int intra_hw = hw_index(s.f.intra.hw);
-  double lat = kBaseLat[kRing][p];
+  double lat = t.base_lat[kRing][p];
   if (chain) {
-    lat += kHwLat[s.nodes == 1 ? intra_hw : 2][kRing][p];  // pipelined: one step's latency
+    lat += t.hw_lat[s.nodes == 1 ? intra_hw : 2][kRing][p];  // pipelined: one step's latency
   } else {
-    double intra_lat = kHwLat[intra_hw][kRing][p];
+    double intra_lat = t.hw_lat[intra_hw][kRing][p];
     if (s.nodes > 1) intra_lat = std::max(intra_lat, kNetOverheadUs * (p == kSimple ? 3 : 1));
-    lat += (steps - inter) * intra_lat + inter * kHwLat[2][kRing][p];
+    lat += (steps - inter) * intra_lat + inter * net_lat(s, kRing, p);
   }
   const int64_t channels = int64_t{kChannelsPerNic} * std::min(s.f.nics_per_node, s.ppn);
   if (ar && p == kSimple && s.nodes > 1 && bytes / (channels * s.n) >= kPlateauBytesPerChannelRank)
@@ -131,15 +142,17 @@ std::pair<double, double> tree_model(const Shape& s, int p, int64_t bytes) {
   double algbw = bus * 0.5;
   const int log_size = log2i(bytes >> 6);
   if (log_size < kTreeSizes) algbw *= kTreeCorrection[p][log_size];
-  const double intra_lat = kHwLat[hw_index(s.f.intra.hw)][kTree][p];
+  const NcclTuning& t = *s.f.nccl;
+  const double intra_lat = t.hw_lat[hw_index(s.f.intra.hw)][kTree][p];
   const double lat =
-      kBaseLat[kTree][p] + 2 * ((s.ppn - 1) * intra_lat + log2i(s.nodes) * kHwLat[2][kTree][p]);
+      t.base_lat[kTree][p] + 2 * ((s.ppn - 1) * intra_lat + log2i(s.nodes) * net_lat(s, kTree, p));
   return {lat, algbw};
 }
 
 std::pair<double, double> nvls_model(const Shape& s) {
   const double algbw = s.f.intra.line_GBps * *s.f.nvls_efficiency * s.n / (s.n + 1.0);
-  return {kBaseLat[kNvls][kSimple] + kHwLat[0][kNvls][kSimple], algbw};
+  const NcclTuning& t = *s.f.nccl;
+  return {t.base_lat[kNvls][kSimple] + t.hw_lat[0][kNvls][kSimple], algbw};
 }
 
 bool is_custom(ModelAlgo a) {

@@ -130,6 +130,18 @@ CustomAllReduce parse_custom(const nlohmann::json& j, LinkHw intra, const std::s
   return c;
 }
 
+// "nccl" (the release whose tuning constants apply) and "gpu_arch" (where they depend on it).
+void parse_release(const nlohmann::json& m, const std::string& w, Fabric& f) {
+  if (m.contains("nccl")) {
+    if (!m["nccl"].is_string()) bad(w + ": nccl must name a release (\"2.20.3\" or \"2.27.3\")");
+    f.nccl = &nccl_tuning(m["nccl"].get<std::string>(), "--topology: " + w + ".nccl");
+  }
+  if (m.contains("gpu_arch")) {
+    f.gpu_arch = parse_gpu_arch(m["gpu_arch"].is_string() ? m["gpu_arch"].get<std::string>() : "");
+    if (!f.gpu_arch) bad(w + ": gpu_arch must be ampere, hopper or blackwell");
+  }
+}
+
 }  // namespace
 
 double MeasuredCurve::time_s(int64_t bytes) const {
@@ -154,10 +166,10 @@ const char* link_hw_name(LinkHw hw) {
 
 Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {
   const std::string w = where + ": model";
-  only_keys(
-      m,
-      {"gpus_per_node", "intra", "inter", "nvls", "custom_allreduce", "measured", "source", "note"},
-      w);
+  only_keys(m,
+            {"gpus_per_node", "intra", "inter", "nvls", "custom_allreduce", "measured", "nccl",
+             "gpu_arch", "source", "note"},
+            w);
   Fabric f;
   f.gpus_per_node = static_cast<int>(number(m, "gpus_per_node", 1, 1024, w));
   if (m.contains("measured")) {
@@ -170,6 +182,7 @@ Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {
     return f;
   }
   if (!m.contains("intra")) bad(w + ": intra (the links inside a node) is required");
+  parse_release(m, w, f);
   f.intra = parse_tier(m["intra"], w + ".intra", false);
   if (m.contains("inter")) {
     f.inter = parse_tier(m["inter"], w + ".inter", true);
@@ -188,9 +201,13 @@ Fabric parse_fabric(const nlohmann::json& m, const std::string& where) {
 }
 
 Fabric load_fabric(const std::string& text, const std::string& config_dir) {
-  const std::string name = text == "default" ? "nvlink4" : text;
-  if (name.find(':') != std::string::npos)
-    bad("'" + text + "': a modelled preset takes no modifiers (use --algo)");
+  const std::size_t colon = text.find(':');
+  const std::string stem = text.substr(0, colon);
+  const std::string name = stem == "default" ? "nvlink4" : stem;
+  const std::string modifier = colon == std::string::npos ? "" : text.substr(colon + 1);
+  static constexpr std::string_view kRelease = "nccl-";
+  if (colon != std::string::npos && modifier.rfind(kRelease, 0) != 0)
+    bad("'" + text + "': a modelled preset's one modifier is :nccl-VERSION (2.20.3 or 2.27.3)");
   const ConfigFile file = load_config(preset_kind(), name, config_dir);
   if (!file.json.is_object() || !file.json.contains("model"))
     bad("preset '" + name + "' describes no modelled interconnect (no model section); " +
@@ -199,6 +216,10 @@ Fabric load_fabric(const std::string& text, const std::string& config_dir) {
   f.name = file.json.value("name", file.stem);
   f.description = file.json.value("description", "");
   f.preset = file.json;
+  if (!modifier.empty() && f.measured)
+    bad("'" + text + "': a measured curve answers every collective; it has no NCCL model");
+  if (!modifier.empty())
+    f.nccl = &nccl_tuning(modifier.substr(kRelease.size()), "--topology: '" + text + "'");
   return f;
 }
 

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/model/nccl_tuning.h"
+
 namespace tpb {
 
 // NCCL's latency classes (src/graph/tuning.cc hwLat: NVLink, PCI, network).
@@ -75,12 +77,19 @@ struct Fabric {
   std::optional<double> nvls_efficiency;
   std::optional<CustomAllReduce> custom_ar;  // absent: NCCL runs every all-reduce
   std::optional<MeasuredCurve> measured;     // present: collectives come from it, not the model
+  // The NCCL release whose tuning constants the model uses: the preset's "nccl", or
+  // --topology PRESET:nccl-VERSION; NCCL 2.20.3 when neither says.
+  const NcclTuning* nccl = &default_nccl_tuning();
+  // The GPUs' generation ("gpu_arch"): where a release's constants depend on it. Absent: a
+  // release that needs it refuses the preset.
+  std::optional<GpuArch> gpu_arch;
   nlohmann::json preset;  // the whole preset file as read, sources included (for the results)
 };
 
-// The "model" section of the preset named (or the path given) by `text`. "default" is
-// nvlink4. Throws BadInput naming --topology: unknown preset, a preset without a model
-// section, a field out of range.
+// The "model" section of the preset named (or the path given) by `text`, optionally suffixed
+// ":nccl-VERSION" to model another NCCL release's tuning. "default" is nvlink4. Throws
+// BadInput naming --topology: unknown preset or release, a preset without a model section, a
+// field out of range.
 Fabric load_fabric(const std::string& text, const std::string& config_dir);
 
 // Parses one "model" section; `where` names the file in messages.

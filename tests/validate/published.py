@@ -35,6 +35,7 @@ Usage: tests/validate/published.py [--tpbench build-cpu/tpbench] [--targets]
 """
 import argparse
 import concurrent.futures
+import copy
 import json
 import os
 import statistics
@@ -151,6 +152,15 @@ def predict(tpbench, work, e):
             "allreduce_time_us": r["time"]}[metric]
 
 
+def with_release(e, version):
+    """A copy of entry `e` predicted on its topology under NCCL `version`'s tuning table."""
+    e = copy.deepcopy(e)
+    if e["kind"] == "published":
+        p = e["predict"]
+        p["topology"] = f"{p.get('topology', 'nvlink4')}:nccl-{version}"
+    return e
+
+
 def structure(doc):
     """The corpus's own checks: a list of problems (empty when it holds)."""
     bad, ents = [], doc["entries"]
@@ -192,6 +202,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tpbench", default=os.path.join(ROOT, "build-cpu", "tpbench"))
     ap.add_argument("--targets", action="store_true", help="fail when the held-out targets miss")
+    ap.add_argument("--nccl", metavar="VERSION",
+                    help="price NCCL under another release's tuning table (--topology "
+                         "PRESET:nccl-VERSION): a what-if, not the registered prediction")
     a = ap.parse_args()
     tpbench = os.path.abspath(a.tpbench)
     with open(CORPUS) as f:
@@ -199,6 +212,10 @@ def main():
     problems = structure(doc)
     work = tempfile.mkdtemp(prefix="tpb-published.")
     ents = doc["entries"]
+    if a.nccl:
+        ents = [with_release(e, a.nccl) for e in ents]
+        print(f"what-if: every topology under NCCL {a.nccl}'s tuning table, "
+              "not the corpus's registered predictions")
     with concurrent.futures.ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
         futs = [pool.submit(predict, tpbench, work, e) for e in ents]
     errs = {"published": [], "tpbench-kernels": [], "pass 4": []}

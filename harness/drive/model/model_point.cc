@@ -116,6 +116,8 @@ namespace {
 
 // What prices the point's all-reduces: --algo and whether the preset models a custom all-reduce.
 std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
+  const std::string nccl = std::string("NCCL's tuning model (NCCL ") + fabric.nccl->version +
+                           ") on the topology preset's fabric";
   const ModelAlgo a = point_algo(spec);
   if (a == ModelAlgo::oneshot || a == ModelAlgo::twoshot)
     return std::string("the custom all-reduce's ") + model_algo_name(a) +
@@ -125,12 +127,10 @@ std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
            "two-shot, the preset's custom_allreduce figures) for a one-node group of 2, 4, 6 or 8 "
            "below the preset's max_bytes for its size (" +
            std::to_string(fabric.custom_ar->max_for(spec.tp)) + " bytes at TP " +
-           std::to_string(spec.tp) +
-           "), NCCL's tuning model on the topology preset's fabric otherwise";
+           std::to_string(spec.tp) + "), " + nccl + " otherwise";
   if (a == ModelAlgo::nccl && parse_model_algo(spec.algo, "--algo") == ModelAlgo::automatic)
-    return "NCCL's tuning model on the topology preset's fabric (engine " + spec.engine.name +
-           ": no custom all-reduce)";
-  return "NCCL's tuning model on the topology preset's fabric";
+    return nccl + " (engine " + spec.engine.name + ": no custom all-reduce)";
+  return nccl;
 }
 
 // How the point's compute ops are priced, as virtual_group.cc's compute_op prices them: the

@@ -32,10 +32,11 @@ int model_nodes(const CollectivesSpec& s) {
 
 // What priced the size, for params.model.source: the custom all-reduce (called eagerly, its
 // copy into the registered buffer first) or NCCL's tuning model.
-std::string model_source(const CollectivesSpec& s, const ModelTime& t) {
+std::string model_source(const CollectivesSpec& s, const Fabric& f, const ModelTime& t) {
   if (t.proto != ModelProto::p2p)
-    return "NCCL's tuning model (src/graph/tuning.cc, NCCL 2.20.3) on the preset's link figures; "
-           "time = latency + bytes / algbw, the fastest protocol for the algorithm";
+    return std::string("NCCL's tuning model (src/graph/tuning.cc, NCCL ") + f.nccl->version +
+           ") on the preset's link figures; time = latency + bytes / algbw, the fastest protocol "
+           "for the algorithm";
   const std::string custom =
       "the serving engines' custom all-reduce over NVLink P2P (vLLM's one-shot or two-shot "
       "kernel, dispatched as vLLM does) on the preset's custom_allreduce figures";
@@ -45,10 +46,10 @@ std::string model_source(const CollectivesSpec& s, const ModelTime& t) {
   return custom + (s.eager ? eager : "") + "; time = latency + bytes / algbw";
 }
 
-CollModelRecord model_record(const CollectivesSpec& s, const ModelTime& t) {
+CollModelRecord model_record(const CollectivesSpec& s, const Fabric& f, const ModelTime& t) {
   return {s.algo,         model_algo_name(t.algo), model_proto_name(t.proto),
           model_nodes(s), s.gpus_per_node,         t.latency_s,
-          t.algbw_GBps,   model_source(s, t)};
+          t.algbw_GBps,   model_source(s, f, t)};
 }
 
 Fabric fabric_of(const RunSpec& spec) {
@@ -124,7 +125,7 @@ class ModelBackend final : public VerbBackend {
                                    parse_model_algo(s.algo, "--algo"));
     if (s.eager) t = eager_call(*fabric_, t, c.bytes);
     CollPointRecord p = coll_point(s, c, virtual_ranks(s, t), hosts);
-    p.params.model = model_record(s, t);
+    p.params.model = model_record(s, *fabric_, t);
     p.clock_sync.method = "none: the virtual ranks share the model's clock";
     return {std::move(p)};
   }
