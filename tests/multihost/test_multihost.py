@@ -123,6 +123,19 @@ def shaped_attempt(tpbench, out):
             "link_verdict": [v["text"] for v in verdicts if v["topic"] == "link"]}
 
 
+def unshaped_excess(tpbench, out):
+    """Rank 1's excess compute in the decode point with the links unshaped, run now."""
+    tpbench_across(2, tpbench, DECODE + ["--topology", "hosts-tcp", "--out", out])
+    return results(out)["points"][0]["straggler"]["excess_compute_fraction"]
+
+
+def link_made_no_straggler(a, base):
+    """No straggler verdict, or no more excess compute than an unshaped run (the session's, or
+    the one made right after this attempt) plus 10 points: the drift is the machine's."""
+    ref = max(base["excess"], a.get("unshaped_excess_after", 0.0))
+    return "straggler" not in a["codes"] or a["excess"] <= ref + 0.10
+
+
 def test_shaped(tpbench, work, unshaped):
     """One link at 400 Mbit/s. At 1 Gbit/s the link's share of the step (12-13% on this VM in
     December 2026, with the tiny decode step at ~42 ms; the same check passed on faster days) sat
@@ -133,15 +146,23 @@ def test_shaped(tpbench, work, unshaped):
     (the same decode point, unshaped, measured 3-48% excess compute on one rank), so a compute
     straggler can be real in any run. Every attempt must say slow_link with the transfer share
     up; the link must not be what makes a straggler: up to three attempts, one of them without
-    a straggler verdict (or with no more excess compute than the unshaped run plus 10 points)."""
+    a straggler verdict or with no more excess compute than an unshaped run plus 10 points. The
+    unshaped run is the session's, or, after an attempt with a straggler, one made right then
+    with the link cleared: a CI run once saw 25-47% excess in all three shaped attempts against
+    2.4% in the session's unshaped run, and 30.6% unshaped with 8.5% shaped on a rerun."""
     base = FIGURES["unshaped"]
     attempts = []
     hosts("shape", "h1", "--rate", "400mbit")
     try:
         for k in range(3):
             a = shaped_attempt(tpbench, os.path.join(work, f"decode-400m-{k}"))
+            if not link_made_no_straggler(a, base):
+                hosts("shape", "h1", "--clear")
+                a["unshaped_excess_after"] = unshaped_excess(
+                    tpbench, os.path.join(work, f"decode-unshaped-{k}"))
+                hosts("shape", "h1", "--rate", "400mbit")
             attempts.append(a)
-            if "straggler" not in a["codes"] or a["excess"] <= base["excess"] + 0.10:
+            if link_made_no_straggler(a, base):
                 break
     finally:
         hosts("shape", "h1", "--clear")
@@ -154,8 +175,10 @@ def test_shaped(tpbench, work, unshaped):
                                                         for a in attempts),
           " | ".join(last["link_verdict"]))
     check("400 Mbit/s link: no compute straggler from the link",
-          "straggler" not in last["codes"] or last["excess"] <= base["excess"] + 0.10,
+          link_made_no_straggler(last, base),
           "; ".join(f"attempt {k}: codes {a['codes']}, excess compute {100 * a['excess']:.1f}%"
+                    + (f" (unshaped right after: {100 * a['unshaped_excess_after']:.1f}%)"
+                       if "unshaped_excess_after" in a else "")
                     for k, a in enumerate(attempts))
           + f" (unshaped {100 * base['excess']:.1f}%)")
     cmp = sh(tpbench, "compare", unshaped, last["out"])
