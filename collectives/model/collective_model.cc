@@ -1,7 +1,6 @@
 // NCCL's tuning model, restated. The constants are NCCL's, read in src/graph/tuning.cc of the
-// release the fabric names (nccl_tuning.h: 2.20.3 by default, NVIDIA/nccl commit b6475625,
-// makefiles/version.mk: 2.20.3; earlier text here called it the 2.19 line; or 2.27.3): baseLat,
-// hwLat, the LL bandwidth caps, the protocol/algorithm bandwidth factors, the tree correction
+// release the fabric names (nccl_tuning.h: 2.20.3 by default, or 2.27.3): baseLat, hwLat, the
+// LL bandwidth caps, the protocol/algorithm bandwidth factors, the tree correction
 // table and the ring's multi-node Simple latency plateau. The link figures come from the
 // preset. Departures from NCCL's model, each for a stated reason:
 //  - bus bandwidth is the preset's per-GPU intra figure, bounded across nodes by what the
@@ -111,9 +110,9 @@ std::pair<double, double> ring_model(const Shape& s, int p, int64_t bytes) {
   const bool ar = s.kind == CollKind::all_reduce;
   const bool chain = s.kind == CollKind::broadcast || s.kind == CollKind::reduce;
   const int steps = ar ? 2 * (s.n - 1) : chain ? s.n : s.n - 1;
-  const int ar_inter = s.f.nccl->inter_steps_nodes_minus_one ? 2 * (s.nodes - 1) : 2 * s.nodes;
-  const int inter = ar ? (s.nodes > 1 ? ar_inter : 0) : chain ? s.nodes : s.nodes - 1;
   const NcclTuning& t = *s.f.nccl;
+  const int ar_inter = t.inter_steps_nodes_minus_one ? 2 * (s.nodes - 1) : 2 * s.nodes;
+  const int inter = ar ? (s.nodes > 1 ? ar_inter : 0) : chain ? s.nodes : s.nodes - 1;
   double bus = ring_bus(s);
   if (p == kLL)
     bus = std::min(ll_max(s), bus * ((s.nodes > 1 || ar || s.kind == CollKind::reduce)

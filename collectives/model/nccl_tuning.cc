@@ -67,8 +67,4 @@ std::optional<GpuArch> parse_gpu_arch(const std::string& text) {
   return enum_from_name<GpuArch>(kGpuArchNames, text);
 }
 
-const char* gpu_arch_name(GpuArch a) {
-  return enum_name(kGpuArchNames, a);
-}
-
 }  // namespace tpb

@@ -19,8 +19,8 @@ struct NcclTuning {
   // ring, tree, NVLS; protocol LL, LL128, Simple; hw NVLink, PCI, network.
   double base_lat[3][3];
   double hw_lat[3][3][3];
-  // LL's bandwidth ceiling on one node, GB/s, by GPU generation (llMaxBws[compCapIndex][0]);
-  // 0 where the release has no row for it (2.20 had none for Blackwell).
+  // LL's bandwidth ceiling on one node, GB/s, by GPU generation (llMaxBws[compCapIndex][0]; a
+  // release without a generation's row gives it the row NCCL indexes for it).
   double ll_max_one_node[3];
   // Across nodes (x86 Intel row: 2 nodes, more).
   double ll_max_two_nodes, ll_max_more_nodes;
@@ -40,6 +40,5 @@ const NcclTuning& default_nccl_tuning();
 
 // "ampere" | "hopper" | "blackwell"; nullopt for anything else.
 std::optional<GpuArch> parse_gpu_arch(const std::string& text);
-const char* gpu_arch_name(GpuArch a);
 
 }  // namespace tpb
