@@ -232,14 +232,11 @@ ModelTime measured_collective(const Fabric& f, CollKind kind, int64_t bytes, Mod
 
 namespace {
 
-// NCCL's choice among its algorithms (`only`: one of them, or nccl / automatic for all) and
-// their protocols: the fastest, as ncclTopoGetAlgoTime ranks them.
-ModelTime nccl_choice(const Shape& s, int64_t bytes, ModelAlgo only) {
-  ModelTime best;
-  best.time_s = std::numeric_limits<double>::infinity();
-  const bool any = only == ModelAlgo::nccl || only == ModelAlgo::automatic;
+// Every algorithm and protocol NCCL could run for this group, with its latency and its
+// algorithm bandwidth at `bytes`, as ncclTopoTuneModel tabulates them.
+std::vector<NcclCandidate> candidates(const Shape& s, int64_t bytes) {
+  std::vector<NcclCandidate> out;
   for (ModelAlgo a : {ModelAlgo::ring, ModelAlgo::tree, ModelAlgo::nvls}) {
-    if (!any && a != only) continue;
     if (a != ModelAlgo::ring && s.kind != CollKind::all_reduce) continue;
     if (a == ModelAlgo::nvls && (!s.f.nvls_efficiency || s.nodes > 1)) continue;
     for (int p : {kLL, kLL128, kSimple}) {
@@ -248,10 +245,22 @@ ModelTime nccl_choice(const Shape& s, int64_t bytes, ModelAlgo only) {
       const auto [lat_us, algbw] = a == ModelAlgo::ring   ? ring_model(s, p, bytes)
                                    : a == ModelAlgo::tree ? tree_model(s, p, bytes)
                                                           : nvls_model(s);
-      if (algbw <= 0) continue;
-      const double t = (lat_us + static_cast<double>(bytes) / (1000.0 * algbw)) * 1e-6;
-      if (t < best.time_s) best = {a, static_cast<ModelProto>(p), lat_us * 1e-6, algbw, t};
+      if (algbw > 0) out.push_back({a, static_cast<ModelProto>(p), lat_us, algbw});
     }
+  }
+  return out;
+}
+
+// NCCL's choice among its algorithms (`only`: one of them, or nccl / automatic for all) and
+// their protocols: the fastest, as ncclTopoGetAlgoTime ranks them.
+ModelTime nccl_choice(const Shape& s, int64_t bytes, ModelAlgo only) {
+  ModelTime best;
+  best.time_s = std::numeric_limits<double>::infinity();
+  const bool any = only == ModelAlgo::nccl || only == ModelAlgo::automatic;
+  for (const NcclCandidate& c : candidates(s, bytes)) {
+    if (!any && c.algo != only) continue;
+    const double t = (c.latency_us + static_cast<double>(bytes) / (1000.0 * c.algbw_GBps)) * 1e-6;
+    if (t < best.time_s) best = {c.algo, c.proto, c.latency_us * 1e-6, c.algbw_GBps, t};
   }
   return best;
 }
@@ -289,6 +298,14 @@ ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelG
       engine_takes_custom(f, g.ranks, g.nodes, bytes))
     return custom_collective(s, bytes, engine_shot(g.ranks, bytes));
   return nccl_choice(s, bytes, algo);
+}
+
+std::vector<NcclCandidate> nccl_candidates(const Fabric& f, CollKind kind, int64_t bytes,
+                                           ModelGroup g) {
+  if (f.measured || g.ranks < 2 || g.nodes < 1 || g.ranks % g.nodes != 0 ||
+      (g.nodes > 1 && !f.inter))
+    return {};
+  return candidates({f, kind, g.ranks, g.nodes, g.ranks / g.nodes}, bytes);
 }
 
 }  // namespace tpb

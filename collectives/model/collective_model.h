@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "collectives/kinds/coll_kind.h"
 #include "collectives/model/fabric.h"
@@ -50,5 +51,20 @@ struct ModelTime {
 // naming --topology when the group spans nodes on a single-node fabric.
 ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
                            ModelAlgo algo);
+
+// One row of NCCL's tuning table as the model holds it: an algorithm and protocol NCCL could
+// run for the group, its latency and its algorithm bandwidth at `bytes` (the tree's by-size
+// correction applied). NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING prints the same pairs, before
+// that correction, so a run's log can be held against these.
+struct NcclCandidate {
+  ModelAlgo algo;
+  ModelProto proto;
+  double latency_us, algbw_GBps;
+};
+
+// NCCL's candidates for `kind` over the group (those with no bandwidth left out); none for a
+// measured fabric, one rank, or a group the fabric cannot hold.
+std::vector<NcclCandidate> nccl_candidates(const Fabric& f, CollKind kind, int64_t bytes,
+                                           ModelGroup g);
 
 }  // namespace tpb
