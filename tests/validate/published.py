@@ -26,6 +26,9 @@ all-reduces) and `--kv-dtype` where the conditions name the KV cache's. How an e
                               kernel; auto: as the serving engine dispatches), with --eager
                               where the figure is an eager call on an unregistered input
   step_ms                     the step itself (`run`, LM head off, --cuda-graph when measured so)
+NCCL is priced under the release the entry's predict.nccl names (the one its source ran, where
+the source records it or its stack pins it), 2.20.3's table where none is named; --nccl VERSION
+prices every entry under one release, a what-if.
 Checks (exit 1): the corpus's structure (>= 16 published entries from >= 5 sources, >= 3 GPU
 types counting tpbench's H200, TP 1 and 8 both present, every entry with a source, conditions
 and a role) and that every prediction ran. --targets also fails when the held-out median
@@ -70,7 +73,7 @@ def step_s(tpbench, work, model, dtypes, p, tp, phase, batch, size):
     """The modelled p50 step of one point (s); `dtypes` is dtype_args' list."""
     out = tempfile.mkdtemp(dir=work)
     cmd = [tpbench, "run", "--backend", "model", "--model", model] + dtypes + [
-           "--hardware", p["hardware"], "--topology", p.get("topology", "nvlink4"),
+           "--hardware", p["hardware"], "--topology", topology(p),
            "--world", str(tp), "--tp", str(tp), "--phase", phase, "--batch", str(batch),
            "--lm-head", "true" if p.get("lm_head") else "false", "--steps", "2", "--warmup", "1",
            "--out", out, "-q"]
@@ -95,7 +98,7 @@ def collective(tpbench, work, p):
     out = tempfile.mkdtemp(dir=work)
     js = os.path.join(out, "nccl.json")
     run([tpbench, "collectives", "--backend", "model", "--world", str(p["world"]),
-         "--topology", p["topology"], "--algo", p["algo"], "-b", str(p["bytes"]),
+         "--topology", topology(p), "--algo", p["algo"], "-b", str(p["bytes"]),
          "-e", str(p["bytes"]), "-d", p["dtype"], "-J", js, "--out", out] +
         (["--eager"] if p.get("eager") else []))
     with open(js) as f:
@@ -152,12 +155,18 @@ def predict(tpbench, work, e):
             "allreduce_time_us": r["time"]}[metric]
 
 
+def topology(p):
+    """The --topology of prediction `p`: its preset, under the NCCL release it names (the
+    release the source ran, where it records one or its stack pins one; the default else)."""
+    t = p.get("topology", "nvlink4")
+    return f"{t}:nccl-{p['nccl']}" if p.get("nccl") else t
+
+
 def with_release(e, version):
     """A copy of entry `e` predicted on its topology under NCCL `version`'s tuning table."""
     e = copy.deepcopy(e)
     if e["kind"] == "published":
-        p = e["predict"]
-        p["topology"] = f"{p.get('topology', 'nvlink4')}:nccl-{version}"
+        e["predict"]["nccl"] = version
     return e
 
 
