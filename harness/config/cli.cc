@@ -185,9 +185,10 @@ void add_calibrate(CLI::App& app, CliValues& v) {
   add_declared(calibrate, v, opt::kCalibrateOptions);
   calibrate
       ->add_option("--from", v.from,
-                   "rebuild DIR/hardware.json from a recorded calibration.json; measures "
-                   "nothing (no device needed) (default: none)")
-      ->type_name("DIR");
+                   "rebuild DIR/hardware.json from a recorded calibration.json, or write "
+                   "DIR/topology.json from an nccl-tests all_reduce_perf output (its text or "
+                   "-J JSON); measures nothing (no device needed) (default: none)")
+      ->type_name("FILE");
   add_config_options(calibrate, v);
 }
 

@@ -78,7 +78,9 @@ std::string coll_table_row(const CollSizeRow& row, bool baseline) {
   const CollMetricsRecord& m = p.metrics;
   const SkewRecord& skew = p.collectives.skew_s;
   std::string lags;
-  if (p.params.model)
+  if (p.params.model && p.params.model->algo == "measured")
+    lags = " measured curve";  // no algorithm, protocol or latency: the curve is the time
+  else if (p.params.model)
     lags = fmt::format(" {}/{} {:.1f}", p.params.model->algo, p.params.model->protocol,
                        p.params.model->latency_s * 1e6);
   else

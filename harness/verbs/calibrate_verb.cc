@@ -3,7 +3,8 @@
 // behind it. The verb resolves the options, measures (harness/measure/calibration_measure.h),
 // builds the profile (calibration_profile.h) and writes the records (calibration_json.h).
 // `--from FILE` rebuilds hardware.json from a recorded calibration.json, through the same
-// builder.
+// builder, or writes topology.json from an nccl-tests all_reduce_perf output
+// (measure/nccl_tests_import.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "base/config_loader.h"
 #include "base/errors.h"
+#include "base/read_text.h"
 #include "harness/backends/registry.h"
 #include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
@@ -22,6 +24,7 @@
 #include "harness/drive/sweep_point.h"
 #include "harness/measure/calibration_measure.h"
 #include "harness/measure/calibration_profile.h"
+#include "harness/measure/nccl_tests_import.h"
 #include "harness/measure/recorded_runs.h"
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/calibration_json.h"
@@ -128,23 +131,75 @@ std::vector<RecordedRun> read_runs(ConfigFields& f) {
   return runs;
 }
 
+// `--from FILE`'s options: --out, --name and the config dir only. A measurement option with it
+// is refused, not ignored: the result would not have been measured as the command line says.
+std::string from_out_dir(const CliResult& cli) {
+  for (const auto& [key, v] : cli.config.items())
+    if (key != "out" && key != "name" && key != "config_dir" && key != "runs")
+      throw BadInput("--from: rebuilds from a recorded calibration and measures nothing; " +
+                     field_name(key) + " is a measurement option (drop it or drop --from)");
+  const std::string out = ConfigFields(cli.config).str(opt::calibrate_out);
+  if (out.empty())
+    throw BadInput(
+        "--out: calibrate writes DIR/hardware.json (DIR/topology.json from an "
+        "nccl-tests output); give --out DIR");
+  return out;
+}
+
+// What --from names: a calibration.json (nullopt here), or an nccl-tests output (its run).
+std::optional<NcclTestsOutput> nccl_tests_run(const std::string& file, const std::string& text,
+                                              const std::string& where) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_discarded()) {
+    if (j.is_object() && j.contains("results") && j.contains("nccl_version"))
+      return parse_nccl_tests_json(j, where);
+    return std::nullopt;  // a calibration.json, checked by its own reader
+  }
+  if (is_nccl_tests_output(text)) return parse_nccl_tests_text(text, where);
+  throw BadInput(where + ": '" + file +
+                 "' is neither a calibration.json nor an nccl-tests output (no '# nThread' "
+                 "header): cannot rebuild from it");
+}
+
+// `--from FILE` with an nccl-tests all_reduce_perf output: DIR/topology.json, its curve.
+int calibrate_from_nccl_tests(const CliResult& cli, const World& w, const NcclTestsOutput& run,
+                              const std::string& out, const std::string& where) {
+  MeasuredTopologyRecord t;
+  agree(w.comm, [&] {
+    if (cli.config.contains("runs"))
+      throw BadInput(
+          "--runs: adds recorded runs to a calibration record; an nccl-tests output "
+          "takes none");
+    t = nccl_tests_topology(run, ConfigFields(cli.config).str(opt::name), cli.from, where);
+    if (w.rank == 0) ensure_writable_dir(out);
+  });
+  if (w.rank != 0) return 0;
+  write_measured_topology(out, t);
+  if (run.zero_size_rows > 0)
+    std::cout << "calibrate: left out " << run.zero_size_rows << " row(s) of 0 bytes\n";
+  std::cout << fmt::format(
+      "calibrate: {} written from {} ({} sizes, {} to {} bytes, {} ranks) (use --topology {})\n",
+      topology_path(out), cli.from, run.points.size(), run.points.front().first,
+      run.points.back().first, run.ranks, topology_path(out));
+  return 0;
+}
+
 // `--from FILE`: the profile rebuilt from a recorded calibration.json, measuring nothing, so
-// on any machine and with any backend. A measurement option with it is refused, not ignored:
-// the profile would not have been measured as the command line says.
+// on any machine and with any backend.
 int calibrate_from(const CliResult& cli, const World& w) {
   std::string out;
+  std::optional<NcclTestsOutput> run;
+  const std::string where = "--from '" + cli.from + "'";
+  agree(w.comm, [&] {
+    out = from_out_dir(cli);
+    run = nccl_tests_run(cli.from, read_text_file(cli.from, "--from"), where);
+  });
+  if (run) return calibrate_from_nccl_tests(cli, w, *run, out, where);
   HardwareProfileRecord hw;
   RecordedOps added;
   agree(w.comm, [&] {
-    for (const auto& [key, v] : cli.config.items())
-      if (key != "out" && key != "name" && key != "config_dir" && key != "runs")
-        throw BadInput("--from: rebuilds from a recorded calibration and measures nothing; " +
-                       field_name(key) + " is a measurement option (drop it or drop --from)");
     ConfigFields f(cli.config);
-    out = f.str(opt::calibrate_out);
-    if (out.empty()) throw BadInput("--out: calibrate writes DIR/hardware.json; give --out DIR");
     const std::string name = f.str(opt::name);
-    const std::string where = "--from '" + cli.from + "'";
     const CalibrationRecord cal = calibration_from_json(read_json_file(cli.from, "--from"), where);
     // The record's model, for the kernels per step behind the idle per kernel (kernel_idle.h).
     const std::string& model = cal.model.name;

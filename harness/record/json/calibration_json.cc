@@ -319,7 +319,11 @@ void write_calibration(const std::string& dir, const CalibrationRecord& r,
   if (!r.hardware) throw std::logic_error("write_calibration: the record has no profile");
   write_file_atomic(calibration_path(dir), dump(to_json(r)));
   write_hardware_profile(dir, *r.hardware);
-  if (topology) write_file_atomic(topology_path(dir), dump(to_json(*topology)));
+  if (topology) write_measured_topology(dir, *topology);
+}
+
+void write_measured_topology(const std::string& dir, const MeasuredTopologyRecord& t) {
+  write_file_atomic(topology_path(dir), dump(to_json(t)));
 }
 
 void write_hardware_profile(const std::string& dir, const HardwareProfileRecord& hw) {

@@ -34,5 +34,7 @@ void write_calibration(const std::string& dir, const CalibrationRecord& r,
                        const std::optional<MeasuredTopologyRecord>& topology);
 // DIR/hardware.json alone (calibrate --from).
 void write_hardware_profile(const std::string& dir, const HardwareProfileRecord& hw);
+// DIR/topology.json alone (calibrate --from an nccl-tests output).
+void write_measured_topology(const std::string& dir, const MeasuredTopologyRecord& t);
 
 }  // namespace tpb
