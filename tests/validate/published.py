@@ -22,6 +22,8 @@ all-reduces) and `--kv-dtype` where the conditions name the KV cache's. How an e
                               one step of B = 52 x 2048 on 80 GB as oom, where an engine bounds
                               its tokens per step)
   allreduce_busbw/algbw/time  `collectives --backend model` at the entry's size, ranks, algorithm
+  allgather/reducescatter_time  (and --kind, predict.kind; their size is nccl-tests', the whole
+                              buffer)
                               (nccl: NCCL's choice; oneshot/twoshot: the custom all-reduce's
                               kernel; auto: as the serving engine dispatches), with --eager
                               where the figure is an eager call on an unregistered input
@@ -98,6 +100,7 @@ def collective(tpbench, work, p):
     out = tempfile.mkdtemp(dir=work)
     js = os.path.join(out, "nccl.json")
     run([tpbench, "collectives", "--backend", "model", "--world", str(p["world"]),
+         "--kind", p.get("kind", "all_reduce"),
          "--topology", topology(p), "--algo", p["algo"], "-b", str(p["bytes"]),
          "-e", str(p["bytes"]), "-d", p["dtype"], "-J", js, "--out", out] +
         (["--eager"] if p.get("eager") else []))
@@ -152,7 +155,8 @@ def predict(tpbench, work, e):
         return 1e3 * step_s(tpbench, work, model, dtypes, p, tp, phase, p["batch"], size)
     r = collective(tpbench, work, p)
     return {"allreduce_busbw_GBps": r["bus_bw"], "allreduce_algbw_GBps": r["alg_bw"],
-            "allreduce_time_us": r["time"]}[metric]
+            "allreduce_time_us": r["time"], "allgather_time_us": r["time"],
+            "reducescatter_time_us": r["time"]}[metric]
 
 
 def topology(p):
