@@ -39,14 +39,15 @@ bool is_debug_line(const std::string& line) {
 
 struct RankLine {
   std::string host, device;
+  int64_t pid = 0;
 };
 
 std::optional<RankLine> rank_line(const std::string& line) {
   static const std::regex rank(
-      R"(^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*?)\s*$)");
+      R"(^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+(\d{1,18})\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*?)\s*$)");
   std::smatch m;
   if (!std::regex_match(line, m, rank)) return std::nullopt;
-  return RankLine{m[1], m[2]};
+  return RankLine{m[2], m[3], std::stoll(m[1])};
 }
 
 // A whole token as a number; nullopt for anything else ("N/A", "float", "12abc").
@@ -146,6 +147,15 @@ int count_hosts(const std::vector<std::string>& hosts) {
   return static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size());
 }
 
+// Processes: the distinct (host, pid) pairs of the rank lines; a rank without a pid (a JSON
+// written by hand) counts as a process of its own.
+int count_processes(const std::vector<std::pair<std::string, int64_t>>& procs) {
+  std::set<std::pair<std::string, int64_t>> seen;
+  int unnamed = 0;
+  for (const auto& p : procs) p.second > 0 ? (void)seen.insert(p) : (void)++unnamed;
+  return static_cast<int>(seen.size()) + unnamed;
+}
+
 }  // namespace
 
 bool is_nccl_tests_output(const std::string& text) {
@@ -193,8 +203,10 @@ NcclTestsOutput parse_nccl_tests_text(const std::string& text, const std::string
   r.graph = h.graph;
   r.ranks = static_cast<int>(h.ranks.size());
   std::vector<std::string> hosts;
-  for (const RankLine& k : h.ranks) hosts.push_back(k.host);
+  std::vector<std::pair<std::string, int64_t>> procs;
+  for (const RankLine& k : h.ranks) hosts.push_back(k.host), procs.emplace_back(k.host, k.pid);
   r.hosts = count_hosts(hosts);
+  r.processes = count_processes(procs);
   if (!h.ranks.empty()) r.gpu = h.ranks.front().device, r.host = h.ranks.front().host;
   check_run(r, where);
   return r;
@@ -212,13 +224,17 @@ NcclTestsOutput parse_nccl_tests_json(const nlohmann::json& j, const std::string
   const auto& graph = j["config"].value("graph", nlohmann::json(0));
   r.graph = graph.is_number() && graph.get<double>() != 0;
   std::vector<std::string> hosts;
+  std::vector<std::pair<std::string, int64_t>> procs;
   for (const auto& d : j["config"]["devices"]) {
     if (!d.is_object()) continue;
     hosts.push_back(str_or_empty(d, "hostname"));
+    const bool has_pid = d.contains("pid") && d["pid"].is_number_integer();
+    procs.emplace_back(hosts.back(), has_pid ? d["pid"].get<int64_t>() : 0);
     if (r.gpu.empty()) r.gpu = str_or_empty(d, "device_info"), r.host = hosts.back();
   }
   r.ranks = static_cast<int>(hosts.size());
   r.hosts = count_hosts(hosts);
+  r.processes = count_processes(procs);
   const auto& args = j.value("args", nlohmann::json::array());
   if (args.is_array() && !args.empty() && args[0].is_string()) {
     r.test = args[0].get<std::string>();
@@ -239,6 +255,16 @@ NcclTestsOutput parse_nccl_tests_json(const nlohmann::json& j, const std::string
   return r;
 }
 
+std::string gpus_per_process_note(const NcclTestsOutput& r) {
+  if (r.processes <= 0 || r.ranks <= r.processes) return "";
+  return fmt::format(
+      "{} GPUs per process: one process drives several GPUs (nccl-tests -g), which an NCCL "
+      "maintainer names as a likely cause of higher latency ('the CUDA latency overheads of "
+      "single process jobs'; one GPU per process is the recommended method, NVIDIA/nccl-tests "
+      "issue 333): its small sizes may read slower than a serving engine's one process per GPU",
+      fmt::format("{:.3g}", static_cast<double>(r.ranks) / r.processes));
+}
+
 MeasuredTopologyRecord nccl_tests_topology(const NcclTestsOutput& r, const std::string& name,
                                            const std::string& file, const std::string& where) {
   MeasuredTopologyRecord t;
@@ -252,10 +278,12 @@ MeasuredTopologyRecord nccl_tests_topology(const NcclTestsOutput& r, const std::
   m.ranks = r.ranks;
   m.all_reduce = r.points;
   m.source = fmt::format(
-      "measured by nccl-tests {} ({}): NCCL {}, {} ranks on {} host(s){}, {} launches, type {}, "
-      "out-of-place time per call; imported by tpbench calibrate --from",
+      "measured by nccl-tests {} ({}): NCCL {}, {} ranks on {} host(s){} in {} process(es){}, {} "
+      "launches, type {}, out-of-place time per call; imported by tpbench calibrate --from",
       r.test, file, r.nccl_version.empty() ? "version not printed" : r.nccl_version, r.ranks,
-      r.hosts, r.gpu.empty() ? "" : " (" + r.gpu + ")", r.graph ? "CUDA-graph" : "eager", r.dtype);
+      r.hosts, r.gpu.empty() ? "" : " (" + r.gpu + ")", r.processes,
+      gpus_per_process_note(r).empty() ? "" : " (" + gpus_per_process_note(r) + ")",
+      r.graph ? "CUDA-graph" : "eager", r.dtype);
   (void)parse_fabric(fabric_section_json(t), where);  // what --topology will accept
   return t;
 }

@@ -21,7 +21,8 @@ struct NcclTestsOutput {
   std::string dtype;         // the type column: float, half, bfloat16, ...
   std::string gpu, host;     // the first rank's device name and host; empty where not printed
   int ranks = 0, hosts = 0;
-  bool graph = false;                              // CUDA-graph launches (-G)
+  int processes = 0;   // distinct (host, pid) of the rank lines; fewer than ranks under -g > 1
+  bool graph = false;  // CUDA-graph launches (-G)
   std::vector<std::pair<int64_t, double>> points;  // (bytes, seconds), bytes ascending
   int zero_size_rows = 0;                          // rows of 0 bytes, left out
 };
@@ -36,6 +37,10 @@ NcclTestsOutput parse_nccl_tests_json(const nlohmann::json& j, const std::string
 
 // NCCL's version code (nccl-headers=22902, the JSON's nccl_version) as "2.29.2".
 std::string nccl_version_name(int64_t code);
+
+// Where one process drove several of the run's GPUs (nccl-tests -g N, N > 1): a sentence that
+// says so and what it does to the small sizes; empty for one GPU per process.
+std::string gpus_per_process_note(const NcclTestsOutput& r);
 
 // The measured topology (harness/record/calibration_record.h) of the run, named `name`
 // ("nccl-tests-HOST" where empty); `file` is cited in its source. Checked against what

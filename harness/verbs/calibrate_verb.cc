@@ -177,6 +177,8 @@ int calibrate_from_nccl_tests(const CliResult& cli, const World& w, const NcclTe
   write_measured_topology(out, t);
   if (run.zero_size_rows > 0)
     std::cout << "calibrate: left out " << run.zero_size_rows << " row(s) of 0 bytes\n";
+  if (const std::string note = gpus_per_process_note(run); !note.empty())
+    std::cout << "calibrate: note: " << note << "\n";
   std::cout << fmt::format(
       "calibrate: {} written from {} ({} sizes, {} to {} bytes, {} ranks) (use --topology {})\n",
       topology_path(out), cli.from, run.points.size(), run.points.front().first,

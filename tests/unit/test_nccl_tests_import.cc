@@ -52,6 +52,8 @@ TEST(NcclTestsImport, TheTextTableIsTheCurveOfItsRanks) {
   EXPECT_EQ(r.gpu, "NVIDIA H100 80GB HBM3");
   EXPECT_TRUE(r.graph);
   EXPECT_EQ(r.dtype, "float");
+  EXPECT_EQ(r.processes, 4);  // one GPU per process: nothing to say of it
+  EXPECT_EQ(gpus_per_process_note(r), "");
   EXPECT_EQ(r.zero_size_rows, 1);
   ASSERT_EQ(r.points.size(), 3u);  // out-of-place times, the 0-byte row left out
   EXPECT_EQ(r.points[0].first, 8);
@@ -98,13 +100,26 @@ TEST(NcclTestsImport, OldLayoutsAndMpirunTags) {
       std::string::npos);
 }
 
+TEST(NcclTestsImport, OneProcessDrivingSeveralGpusIsSaid) {
+  // nccl-tests -g 4: one process, one pid on every rank line.
+  std::string head = kHead;
+  for (const char* pid : {"41002", "41003", "41004"}) head.replace(head.find(pid), 5, "41001");
+  const NcclTestsOutput r = parse_nccl_tests_text(head + kRows, "f");
+  EXPECT_EQ(r.ranks, 4);
+  EXPECT_EQ(r.processes, 2);  // the same pid on two hosts is two processes
+  EXPECT_NE(gpus_per_process_note(r).find("2 GPUs per process"), std::string::npos);
+  EXPECT_NE(nccl_tests_topology(r, "", "g.txt", "f")
+                .model.measured.source.find("in 2 process(es) (2 GPUs per process"),
+            std::string::npos);
+}
+
 TEST(NcclTestsImport, TheJsonOfMinusJ) {
   const nlohmann::json j = nlohmann::json::parse(R"({
     "version": 3, "args": ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8"],
     "nccl_version": 22703,
     "config": {"graph": 0, "devices": [
-      {"rank": 0, "hostname": "h", "device_info": "NVIDIA H200"},
-      {"rank": 1, "hostname": "h", "device_info": "NVIDIA H200"}]},
+      {"rank": 0, "pid": 7, "hostname": "h", "device_info": "NVIDIA H200"},
+      {"rank": 1, "pid": 7, "hostname": "h", "device_info": "NVIDIA H200"}]},
     "results": [
       {"size": 8, "type": "bfloat16", "out_of_place": {"time": 9.5, "alg_bw": 0, "bus_bw": 0}},
       {"size": 1024, "type": "bfloat16", "out_of_place": {"time": 10.5, "alg_bw": 0, "bus_bw": 0}}
@@ -114,6 +129,7 @@ TEST(NcclTestsImport, TheJsonOfMinusJ) {
   EXPECT_EQ(r.nccl_version, "2.27.3");
   EXPECT_EQ(r.ranks, 2);
   EXPECT_EQ(r.hosts, 1);
+  EXPECT_EQ(r.processes, 1);  // both ranks in pid 7
   EXPECT_EQ(r.gpu, "NVIDIA H200");
   EXPECT_EQ(r.dtype, "bfloat16");
   ASSERT_EQ(r.points.size(), 2u);
