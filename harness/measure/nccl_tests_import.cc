@@ -96,7 +96,8 @@ void add_point(double size, std::optional<double> time_us, const std::string& ty
   if (!time_us || !std::isfinite(*time_us) || *time_us <= 0)
     throw BadInput(at + ": the out-of-place time is not a positive number");
   r.dtype = type;
-  if (!(size <= kMaxBytes))  // a size past any buffer (or NaN) is not a byte count
+  // A size past any buffer, below zero, between two whole bytes (or NaN) is not a byte count.
+  if (!(size >= 0 && size <= kMaxBytes) || size != std::floor(size))
     throw BadInput(fmt::format("{}: size {} is not a byte count", at, size));
   if (size == 0) {
     ++r.zero_size_rows;  // nothing to price: the curve needs bytes >= 1

@@ -178,6 +178,18 @@ TEST(NcclTestsImport, RefusedWithWhatIsWrong) {
             }).find("not an nccl-tests JSON"),
             std::string::npos);
   EXPECT_FALSE(is_nccl_tests_output("{\"schema\": \"x\"}"));
+  // A JSON's size below zero or between two bytes (found by tests/fuzz/fuzz_nccl_tests.cc).
+  for (const char* size : {"-8", "0.5"}) {
+    const std::string text =
+        std::string(R"({"nccl_version": 22703, "config": {"devices": [{"hostname": "h"},
+        {"hostname": "h"}]}, "results": [{"size": )") +
+        size + R"(, "out_of_place": {"time": 9.5}}, {"size": 64, "out_of_place": {"time": 10}}]})";
+    EXPECT_NE(bad_input([&] {
+                parse_nccl_tests_json(nlohmann::json::parse(text), "j");
+              }).find("is not a byte count"),
+              std::string::npos)
+        << size;
+  }
 }
 
 }  // namespace
