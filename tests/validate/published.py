@@ -36,7 +36,10 @@ types counting tpbench's H200, TP 1 and 8 both present, every entry with a sourc
 and a role) and that every prediction ran. --targets also fails when the held-out median
 |error| is over 10% or the worst over 25% (issue 32's targets; not the ctest's default: they do
 not hold, see the last line).
-Usage: tests/validate/published.py [--tpbench build-cpu/tpbench] [--targets]
+--table prints docs/VALIDATION.md's tables of held-out errors (TABLES: label, n, median, worst);
+--check DOC fails when a row of them is not in DOC as printed.
+Usage: tests/validate/published.py [--tpbench build-cpu/tpbench] [--targets] [--table]
+       [--check docs/VALIDATION.md]
 """
 import argparse
 import concurrent.futures
@@ -211,6 +214,99 @@ def summary(label, errs):
             f"worst {100 * a[-1]:.1f}%")
 
 
+def held_out_published(e):
+    return e["role"] == "held-out" and e["kind"] == "published"
+
+
+# docs/VALIDATION.md's tables of held-out errors, each row (its label as the document prints it)
+# the entries it counts. A pass is the commit that added its entries (the corpus's "pass";
+# without one, the first); passes 4 to 6 came after the model was frozen.
+TABLES = {
+    "held-out": [
+        ("published", held_out_published),
+        ("published, before the fourth pass",
+         lambda e: held_out_published(e) and e.get("pass", 1) < 4),
+        ("published, the fourth pass (added after the model was frozen)",
+         lambda e: held_out_published(e) and e.get("pass") == 4),
+        ("published, the fifth pass (the same)",
+         lambda e: held_out_published(e) and e.get("pass") == 5),
+        ("published, the sixth pass (the same; its release set before it was predicted)",
+         lambda e: held_out_published(e) and e.get("pass") == 6),
+        ("published, the 29 held out before 2026-12-06",
+         lambda e: held_out_published(e) and "pass" not in e),
+        ("SGLang PR 2904's eager vLLM kernels",
+         lambda e: held_out_published(e) and e["source"] == "sglang-2904"),
+        ("tpbench's H200 kernels",
+         lambda e: e["role"] == "held-out" and e["kind"] == "tpbench-kernels"),
+        ("all", lambda e: e["role"] == "held-out"),
+    ],
+    "pass 5": [
+        ("ring busbw and NVLS algbw, 8 GiB, 2 / 4 / 6 GPUs",
+         lambda e: e["id"].startswith(("wb-ring-", "wb-nvls-"))),
+        ("PyTorch, one all-reduce per CUDA-graph replay, bf16, 4 KB to 2 MB",
+         lambda e: e["id"].startswith("wb-torchgraph-")),
+        ("nccl-tests `-g 4 -G 1`, float, 8 B to 16 MB",
+         lambda e: e["id"].startswith("wb-ncclgraph-")),
+    ],
+}
+
+
+def table_rows(results):
+    """Each table row as `| label | n | median% | worst%`, the part of the document's row that
+    --check holds it to (what follows the worst figure is the document's own words)."""
+    rows = []
+    for rows_of in TABLES.values():
+        for label, takes in rows_of:
+            a = sorted(abs(err) for e, err in results if takes(e))
+            rows.append(f"| {label} | {len(a)} | {100 * statistics.median(a):.1f}% | "
+                        f"{100 * a[-1]:.1f}%" if a else f"| {label} | 0 |")
+    return rows
+
+
+def check_document(path, rows):
+    """The rows missing from `path` (a row is there when a line of it starts with the row)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    def has(r):  # the row, then the cell's end or the document's words on it
+        return any(line.startswith(r) and line[len(r):len(r) + 1] in ("", " ", "|")
+                   for line in lines)
+    return [r for r in rows if not has(r)]
+
+
+def print_summaries(results):
+    pub = [err for e, err in results if held_out_published(e)]
+    print(summary("held-out, published", pub))
+    for n in sorted({e["pass"] for e, _ in results if e.get("pass")}):
+        errs = [err for e, err in results if held_out_published(e) and e.get("pass") == n]
+        when = "after the model was frozen" if n >= 4 else "with a mechanism, see held_out_policy"
+        print(summary(f"held-out, published in pass {n} ({when})", errs))
+    print(summary("held-out, tpbench's own H200 kernels",
+                  [err for e, err in results if e["kind"] == "tpbench-kernels"]))
+    return [err for e, err in results]
+
+
+def predict_all(tpbench, work, ents, problems):
+    """(entry, error) of every entry that predicted, held out or fitted; prints each row."""
+    with concurrent.futures.ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+        futs = [pool.submit(predict, tpbench, work, e) for e in ents]
+    print(f"{'entry':<34} {'role':<8} {'GPU':<5} {'TP':>2} {'metric':<26} {'published':>10} "
+          f"{'predicted':>10} {'error':>8}")
+    results = []
+    for e, fut in zip(ents, futs):
+        try:
+            pred = fut.result()
+            ref = e["value"] if e["kind"] == "published" else measured_step_ms(e["measured"])
+        except RuntimeError as x:
+            problems.append(f"{e['id']}: {x}")
+            continue
+        err = pred / ref - 1
+        results.append((e, err))
+        c = e["conditions"]
+        print(f"{e['id']:<34} {e['role']:<8} {c['gpu'].split()[0]:<5} {c['tp']:>2} "
+              f"{e['metric'][:26]:<26} {ref:>10.4g} {pred:>10.4g} {100 * err:>+7.1f}%")
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tpbench", default=os.path.join(ROOT, "build-cpu", "tpbench"))
@@ -218,8 +314,13 @@ def main():
     ap.add_argument("--nccl", metavar="VERSION",
                     help="price NCCL under another release's tuning table (--topology "
                          "PRESET:nccl-VERSION): a what-if, not the registered prediction")
+    ap.add_argument("--table", action="store_true",
+                    help="print docs/VALIDATION.md's tables of held-out errors")
+    ap.add_argument("--check", metavar="DOC",
+                    help="fail when a table row differs from DOC's (docs/VALIDATION.md)")
     a = ap.parse_args()
-    tpbench = os.path.abspath(a.tpbench)
+    if a.check and a.nccl:
+        ap.error("--check holds the document to the registered predictions: drop --nccl")
     with open(CORPUS) as f:
         doc = json.load(f)
     problems = structure(doc)
@@ -229,43 +330,24 @@ def main():
         ents = [with_release(e, a.nccl) for e in ents]
         print(f"what-if: every topology under NCCL {a.nccl}'s tuning table, "
               "not the corpus's registered predictions")
-    with concurrent.futures.ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
-        futs = [pool.submit(predict, tpbench, work, e) for e in ents]
-    errs = {"published": [], "tpbench-kernels": []}
-    passes = {}  # the later passes, each added after the model was frozen: pass -> errors
-    print(f"{'entry':<34} {'role':<8} {'GPU':<5} {'TP':>2} {'metric':<26} {'published':>10} "
-          f"{'predicted':>10} {'error':>8}")
-    for e, fut in zip(ents, futs):
-        try:
-            pred = fut.result()
-            ref = e["value"] if e["kind"] == "published" else measured_step_ms(e["measured"])
-        except RuntimeError as x:
-            problems.append(f"{e['id']}: {x}")
-            continue
-        err = pred / ref - 1
-        if e["role"] == "held-out":
-            errs[e["kind"]].append(err)
-            if e.get("pass"):
-                passes.setdefault(e["pass"], []).append(err)
-        c = e["conditions"]
-        print(f"{e['id']:<34} {e['role']:<8} {c['gpu'].split()[0]:<5} {c['tp']:>2} "
-              f"{e['metric'][:26]:<26} {ref:>10.4g} {pred:>10.4g} {100 * err:>+7.1f}%")
+    results = predict_all(os.path.abspath(a.tpbench), work, ents, problems)
     pub = [e for e in ents if e["kind"] == "published"]
     print(f"corpus: {len(pub)} published entries from {len({e['source'] for e in pub})} sources, "
           f"{len(ents) - len(pub)} tpbench-kernel entries; work in {work}")
+    held = [(e, err) for e, err in results if e["role"] == "held-out"]
+    rows = table_rows(held)
+    if a.table:
+        print("\n".join(rows))
+    if a.check:
+        missing = check_document(a.check, rows)
+        problems += [f"{a.check} has no row starting '{r}'" for r in missing]
+        print(f"{len(rows) - len(missing)} of {len(rows)} table rows as in {a.check}")
     for p in problems:
         print("FAIL", p)
-    print(summary("held-out, published", errs["published"]))
-    for n in sorted(passes):
-        print(summary(f"held-out, published after the model was frozen (pass {n})", passes[n]))
-    print(summary("held-out, tpbench's own H200 kernels", errs["tpbench-kernels"]))
-    allerr = sorted(abs(x) for x in errs["published"] + errs["tpbench-kernels"])
-    med, worst = statistics.median(allerr), allerr[-1]
-    missed = med > MEDIAN_TARGET or worst > WORST_TARGET
+    allerr = sorted(abs(x) for x in print_summaries(held))
+    missed = statistics.median(allerr) > MEDIAN_TARGET or allerr[-1] > WORST_TARGET
     print(summary("held-out", allerr))
-    if problems or (a.targets and missed):
-        return 1
-    return 0
+    return 1 if problems or (a.targets and missed) else 0
 
 
 if __name__ == "__main__":
