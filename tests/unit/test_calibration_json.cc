@@ -168,5 +168,37 @@ TEST(CalibrationJson, AFieldNotAsWrittenIsNamedByItsPath) {
             "--from 'f.json': not a calibration.json (its schema is not tpbench.calibration)");
 }
 
+// A count must be a whole number in its type's range, and an op profile point a shape the launch
+// plan can divide by: a batch of 0 (or 1e-300, once cut to 0) reached its divisions.
+TEST(CalibrationJson, CountsAndShapesOutOfRangeAreNamed) {
+  const oj good = to_json(full_record());
+  const std::string whole = "' is missing or not a whole number in range";
+  oj j = good;
+  j["op_profile"][0]["batch"] = 1e-300;
+  EXPECT_EQ(read_error(j), "--from 'f.json': calibration field 'op_profile[0].batch" + whole);
+  j = good;
+  j["op_profile"][0]["tp"] = 9223372036854775808ULL;
+  EXPECT_EQ(read_error(j), "--from 'f.json': calibration field 'op_profile[0].tp" + whole);
+  j = good;
+  j["op_profile"][0]["batch"] = 0;
+  EXPECT_EQ(read_error(j),
+            "--from 'f.json': calibration field 'op_profile[0].batch' is missing or not a batch of "
+            "1 or more");
+  j = good;
+  j["op_profile"][1]["context"] = -1;
+  EXPECT_EQ(read_error(j),
+            "--from 'f.json': calibration field 'op_profile[1].context' is missing or not a "
+            "length of 0 or more");
+  j = good;
+  j["op_profile"][0]["phase"] = "train";
+  EXPECT_EQ(read_error(j),
+            "--from 'f.json': calibration field 'op_profile[0].phase' is missing or not decode or "
+            "prefill");
+  j = good;
+  j["schema"] = "tpbench.results";
+  EXPECT_EQ(read_error(j),
+            "--from 'f.json': not a calibration.json (its schema is not tpbench.calibration)");
+}
+
 }  // namespace
 }  // namespace tpb

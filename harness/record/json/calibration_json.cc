@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
@@ -260,10 +261,36 @@ struct PathReader {
     } else {
       static_assert(std::is_arithmetic_v<T>, "a calibration field of a kind PathReader lacks");
       if (!in.is_number()) bad();
+      if constexpr (std::is_integral_v<T>) {
+        // A count read from a float would be cut to a whole number (1e-300 to 0), and one past
+        // the type's range would wrap: both are refused by name.
+        if (!in.is_number_integer() ||
+            (in.is_number_unsigned() &&
+             in.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+          bad_field(where, p, "a whole number in range");
+      }
       x = in.get<T>();
     }
   }
 };
+
+// An op profile point's shape as the launch plan and the cost model take it: a group of one or
+// more, a batch of one or more, no negative length, a phase they know (a point read from another
+// machine's file reaches the plan's divisions as it is).
+void check_op_profile(const CalibrationRecord& r, const std::string& where) {
+  for (std::size_t i = 0; i < r.op_profile.size(); ++i) {
+    const OpProfilePointRecord& p = r.op_profile[i];
+    const auto at = [&](const char* k) { return fmt::format("op_profile[{}].{}", i, k); };
+    if (p.phase != "decode" && p.phase != "prefill")
+      bad_field(where, at("phase"), "decode or prefill");
+    if (p.tp < 1) bad_field(where, at("tp"), "a group of 1 or more");
+    if (p.batch < 1) bad_field(where, at("batch"), "a batch of 1 or more");
+    if (p.prompt < 0) bad_field(where, at("prompt"), "a length of 0 or more");
+    if (p.context < 0) bad_field(where, at("context"), "a length of 0 or more");
+    if (p.phase == "prefill" && p.prompt < 1)
+      bad_field(where, at("prompt"), "a prompt of 1 or more");
+  }
+}
 
 std::string dump(const oj& j) {
   return j.dump(2) + "\n";
@@ -301,6 +328,7 @@ CalibrationRecord calibration_from_json(const oj& j, const std::string& where) {
   const PathReader read{j, "", where};
   read(kContextKey, r.context);
   fields(read, r);
+  check_op_profile(r, where);
   return r;
 }
 
