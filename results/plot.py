@@ -384,6 +384,23 @@ def forget_previous(out):
     os.remove(index)
 
 
+def draw_one(name, r, a):
+    """The index entries of plot `name`: one per point for a per-point plot, else one."""
+    if name not in PER_POINT:
+        data = getattr(D, name)(r)
+        return [entry(name, save(DRAW[name](data), a.out, name, data)) if data
+                else entry(name, missing=D.NO_DATA[name])]
+    out = []
+    for data in per_point_data(name, r, a):
+        if len(out) == a.max_point_plots:
+            out.append(entry(name, missing=f"more points than --max-point-plots {a.max_point_plots}: "
+                                           "the rest are not drawn"))
+            break
+        out.append(entry(name, save(DRAW[name](data), a.out, f"{name}-{suffix(r, data)}", data),
+                         point=data))
+    return out or [entry(name, missing=D.NO_DATA[name])]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results", nargs="+")
@@ -397,22 +414,13 @@ def main():
     r = tpbench_results.load(a.results)
     plots = []
     for name in CATALOGUE:
-        if name in PER_POINT:
-            made = 0
-            for data in per_point_data(name, r, a):
-                if made == a.max_point_plots:
-                    plots.append(entry(name, missing=f"more points than --max-point-plots {a.max_point_plots}: "
-                                                     "the rest are not drawn"))
-                    break
-                files = save(DRAW[name](data), a.out, f"{name}-{suffix(r, data)}", data)
-                plots.append(entry(name, files, point=data))
-                made += 1
-            if made == 0:
-                plots.append(entry(name, missing=D.NO_DATA[name]))
-            continue
-        data = getattr(D, name)(r)
-        plots.append(entry(name, save(DRAW[name](data), a.out, name, data)) if data
-                     else entry(name, missing=D.NO_DATA[name]))
+        try:
+            plots += draw_one(name, r, a)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            # A field that is not as tpbench writes it (a document edited or cut by hand) costs
+            # this plot alone: the report says why and draws the rest.
+            plots.append(entry(name, missing=f"the results do not read as tpbench writes "
+                                             f"them ({type(e).__name__}: {e})"))
     with open(os.path.join(a.out, "index.json"), "w") as f:
         json.dump({"plots": plots}, f, indent=1)
     drawn = sum(1 for p in plots if p["files"])

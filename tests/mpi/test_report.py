@@ -5,7 +5,8 @@ reported together; the summary rows must carry the results' own step p50, MBU, M
 and straggler, each point its per-rank rows and its diagnosis, the oom point its status. Plots
 are embedded only if they were written (matplotlib and pandas present; tests/mpi/test_plots.py checks
 them), and --no-plots says so. --trace merged writes one trace of every point's: it parses, has
-one process per (point, rank), and holds exactly the events of the traces the runs wrote."""
+one process per (point, rank), and holds exactly the events of the traces the runs wrote. A document edited by hand (a metric of
+another kind) is still reported, the plot that cannot read it saying why."""
 import json
 import os
 import re
@@ -37,6 +38,25 @@ def merged_trace(c, sweep, run):
             f"merged trace: each process named by its results, point and rank: {names[:3]}")
     rc, _, err = c.mpi(1, ["report", run, "--no-plots", "--trace", "flat", "--out", rep], expect_rc=2)
     c.check("--trace" in err, f"--trace flat: exit 2 naming the option ({err.strip()[:120]})")
+
+
+def edited_by_hand(c, run, made):
+    """A results document with a metric that is not as tpbench writes it (edited by hand): the
+    report is still written, and a plot that cannot read it says why instead of a traceback."""
+    with open(os.path.join(run, "results.json")) as f:
+        doc = json.load(f)
+    doc["points"][0]["metrics"]["step_time_s"] = "fast"
+    bad = c.out("edited")
+    os.makedirs(bad, exist_ok=True)
+    with open(os.path.join(bad, "results.json"), "w") as f:
+        json.dump(doc, f)
+    rc, _, err = c.mpi(1, ["report", bad, "--out", c.out("edited-report")])
+    with open(os.path.join(c.out("edited-report"), "report.md")) as f:
+        md = f.read()
+    c.check(rc == 0 and "Traceback" not in err, f"an edited document: report exits 0, no traceback "
+            f"({err.strip()[-200:]})")
+    c.check(not made or "do not read as tpbench writes them (KeyError" in md,
+            "an edited document: the plot that cannot read it says why in report.md")
 
 
 def main():
@@ -91,6 +111,7 @@ def main():
             "--no-plots: no images, and the report says why")
 
     merged_trace(c, sweep, run)
+    edited_by_hand(c, run, made)
 
     # Default --out: the first results directory.
     c.mpi(1, ["report", run, "--no-plots"])
