@@ -45,6 +45,13 @@ fs::path find_file(const ConfigKind& kind, const std::string& name_or_path,
 
 }  // namespace
 
+std::string optional_string(const nlohmann::json& j, const char* key, const std::string& absent,
+                            const std::string& prefix) {
+  if (!j.is_object() || !j.contains(key)) return absent;
+  if (!j[key].is_string()) throw BadInput(prefix + key + " must be a string");
+  return j[key].get<std::string>();
+}
+
 nlohmann::json read_json_file(const std::string& path, const std::string& option) {
   const std::string text = read_text_file(path, option);
   try {

@@ -28,6 +28,11 @@ struct ConfigFile {
 // BadInput naming `option`.
 nlohmann::json read_json_file(const std::string& path, const std::string& option);
 
+// j[key] where it is a string, `absent` where `j` has none. Any other kind throws
+// BadInput(prefix + key + " must be a string"): nlohmann's own type_error names no field.
+std::string optional_string(const nlohmann::json& j, const char* key, const std::string& absent,
+                            const std::string& prefix);
+
 // Sorted names known for `kind`: the built-in ones and the stems of CONFIG_DIR/<folder>/*.json.
 std::vector<std::string> config_names(const ConfigKind& kind, const std::string& config_dir);
 

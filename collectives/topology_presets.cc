@@ -93,7 +93,7 @@ void load_preset(TopologyChoice& c, const std::string& config_dir) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (std::find(kKeys.begin(), kKeys.end(), it.key()) == kKeys.end())
       bad("'" + path + "': unknown field '" + it.key() + "'");
-  c.description = j.value("description", "");
+  c.description = optional_string(j, "description", "", "--topology: '" + path + "': ");
   if (j.contains("hosts")) load_hosts(c, j["hosts"], path);
   if (!j.contains(c.family))
     bad("preset '" + c.preset + "' has no setting for --collective " + c.family +

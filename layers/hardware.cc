@@ -2,6 +2,8 @@
 // Peaks are dense datasheet figures or measured ones; `source` says which, and results echo it.
 #include "layers/hardware.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -52,6 +54,22 @@ double number(const nlohmann::json& v, const std::string& key, bool positive,
     throw BadInput(prefix(where) + "field '" + key + "' must be a " +
                    (positive ? "positive" : "non-negative") + " number");
   return v.get<double>();
+}
+
+// A peak below 1e6 per second is a unit slip (989 for 989 TFLOP/s, 3350 for 3350 GB/s), not a
+// device: it would price a step at hours, or at inf s from 1e-300. Above these no device runs
+// (B200: 4.5e15 dense fp8 FLOP/s, 8e12 B/s).
+constexpr double kMinPeak = 1e6, kMaxFlops = 1e18, kMaxBytesPerS = 1e15;
+
+double peak(const nlohmann::json& v, const std::string& key, const char* unit, double most,
+            bool need, const std::string& where) {
+  const double x = number(v, key, need, where);
+  if ((need || x > 0) && (x < kMinPeak || x > most))
+    throw BadInput(
+        fmt::format("{}field '{}' is {:g} {}: a device's peak lies between {:g} and "
+                    "{:g} {} (give {}, not T{} or G{})",
+                    prefix(where), key, x, unit, kMinPeak, most, unit, unit, unit, unit));
+  return x;
 }
 
 const char* const kEff = "efficiency";
@@ -234,9 +252,9 @@ Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
     if (!contains(peak_keys(), key))
       throw BadInput(prefix(where) + "unknown dtype 'peak_flops." + key +
                      "' (known: " + join(peak_keys()) + ")");
-    h.peak_flops[key] = number(value, "peak_flops." + key, need_peaks, where);
+    h.peak_flops[key] = peak(value, "peak_flops." + key, "FLOP/s", kMaxFlops, need_peaks, where);
   }
-  h.peak_bw = number(j["peak_bw"], "peak_bw", need_peaks, where);
+  h.peak_bw = peak(j["peak_bw"], "peak_bw", "B/s", kMaxBytesPerS, need_peaks, where);
   // Capacity, cache and link are informative; 0 means unknown (memory_bytes 0 on a CPU
   // profile means "read /proc/meminfo").
   if (j.contains("memory_bytes"))

@@ -62,7 +62,7 @@ LinkTier parse_tier(const nlohmann::json& j, const std::string& where, bool inte
     only_keys(j, {"hw", "line_GBps", "efficiency", "source", "note"}, where);
   require_source(j, where);
   LinkTier t;
-  const std::string hw = j.value("hw", "");
+  const std::string hw = optional_string(j, "hw", "", "--topology: " + where + ": ");
   const std::optional<LinkHw> named = enum_from_name<LinkHw>(kLinkHwNames, hw);
   // Inside a node the links are NVLink or PCIe; between nodes, the network.
   if (!named || (*named == LinkHw::net) != inter)
@@ -77,7 +77,7 @@ MeasuredCurve parse_measured(const nlohmann::json& j, const std::string& where) 
   only_keys(j, {"collective", "ranks", "all_reduce", "source", "note"}, where);
   require_source(j, where);
   MeasuredCurve c;
-  c.collective = j.value("collective", "");
+  c.collective = optional_string(j, "collective", "", "--topology: " + where + ": ");
   // A curve is timed through a real collective; "model" would be the model quoting itself.
   static constexpr std::array<std::string_view, 2> kTimed{"mpi", "nccl"};
   if (std::find(kTimed.begin(), kTimed.end(), c.collective) == kTimed.end())
@@ -213,8 +213,9 @@ Fabric load_fabric(const std::string& text, const std::string& config_dir) {
     bad("preset '" + name + "' describes no modelled interconnect (no model section); " +
         "--backend model needs one of the presets with a model section");
   Fabric f = parse_fabric(file.json["model"], "'" + file.path + "'");
-  f.name = file.json.value("name", file.stem);
-  f.description = file.json.value("description", "");
+  f.name = optional_string(file.json, "name", file.stem, "--topology: '" + file.path + "': ");
+  f.description =
+      optional_string(file.json, "description", "", "--topology: '" + file.path + "': ");
   f.preset = file.json;
   if (!modifier.empty() && f.measured)
     bad("'" + text + "': a measured curve answers every collective; it has no NCCL model");

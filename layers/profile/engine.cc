@@ -40,8 +40,8 @@ EngineProfile parse_engine(const nlohmann::json& j, const std::string& where) {
         it.key() != "gqa_decode_kv_passes" && it.key() != "source")
       throw BadInput("--engine: '" + where + "': unknown field '" + it.key() + "'");
   EngineProfile e;
-  e.name = j.value("name", "");
-  e.description = j.value("description", "");
+  e.name = optional_string(j, "name", "", "--engine: '" + where + "': ");
+  e.description = optional_string(j, "description", "", "--engine: '" + where + "': ");
   e.host_per_kernel_s = seconds(j, "host_per_kernel_s", where);
   e.step_overhead_s = seconds(j, "step_overhead_s", where);
   e.prefill_overhead_s = seconds(j, "prefill_overhead_s", where);

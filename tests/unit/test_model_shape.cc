@@ -186,6 +186,15 @@ TEST(Hardware, RejectsBadJson) {
   j["measure_at_startup"] = true;  // ...a probed one may start at 0
   EXPECT_DOUBLE_EQ(hardware_from_json(j, "g.json").peak_bw, 0);
   j = ok;
+  j["peak_flops"]["bf16"] = 989;  // TFLOP/s written where FLOP/s go: a step of hours
+  EXPECT_EQ(bad_input([&] { hardware_from_json(j, "g.json"); }),
+            "hardware 'g.json': field 'peak_flops.bf16' is 989 FLOP/s: a device's peak lies "
+            "between 1e+06 and 1e+18 FLOP/s (give FLOP/s, not TFLOP/s or GFLOP/s)");
+  j = ok;
+  j["peak_bw"] = 1e-300;  // once an ok point with a NaN step
+  EXPECT_NE(bad_input([&] { hardware_from_json(j, "g.json"); }).find("'peak_bw' is 1e-300 B/s"),
+            std::string::npos);
+  j = ok;
   j["peak_flops"]["int4"] = 1;
   EXPECT_EQ(bad_input([&] {
               hardware_from_json(j, "g.json");

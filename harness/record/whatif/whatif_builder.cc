@@ -152,7 +152,17 @@ WhatifRecord build_whatif(const oj& results, const std::string& dir, const Whati
   WhatifRecord w;
   int k = 0;
   for (const oj& p : results.at("points")) {
-    auto cfs = point_counterfactuals(p, k++, dir, serve);
+    std::vector<Counterfactual> cfs;
+    try {
+      cfs = point_counterfactuals(p, k, dir, serve);
+    } catch (const nlohmann::json::exception& e) {
+      // A point edited or cut by hand: one line naming it, not the library's bare message.
+      std::string why = e.what();  // "[json.exception.type_error.302] type must be ..."
+      if (const auto end = why.find("] "); end != std::string::npos) why = why.substr(end + 2);
+      throw BadInput(fmt::format(
+          "whatif: points[{}] of the results is not as tpbench writes it ({})", k, why));
+    }
+    ++k;
     // Ranked by what they buy: the largest tokens/s gain first, nulls last.
     std::stable_sort(cfs.begin(), cfs.end(), [](const Counterfactual& a, const Counterfactual& b) {
       const double ga = a.figures.tokens_per_s && a.measured.tokens_per_s
