@@ -2,13 +2,12 @@
 // Peaks are dense datasheet figures or measured ones; `source` says which, and results echo it.
 #include "layers/hardware.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "base/config_loader.h"
@@ -64,11 +63,14 @@ constexpr double kMinPeak = 1e6, kMaxFlops = 1e18, kMaxBytesPerS = 1e15;
 double peak(const nlohmann::json& v, const std::string& key, const char* unit, double most,
             bool need, const std::string& where) {
   const double x = number(v, key, need, where);
-  if ((need || x > 0) && (x < kMinPeak || x > most))
-    throw BadInput(
-        fmt::format("{}field '{}' is {:g} {}: a device's peak lies between {:g} and "
-                    "{:g} {} (give {}, not T{} or G{})",
-                    prefix(where), key, x, unit, kMinPeak, most, unit, unit, unit, unit));
+  if ((need || x > 0) && (x < kMinPeak || x > most)) {
+    const std::string u = unit;
+    std::ostringstream m;  // operator<< prints 989, 1e-300 and 1e+06 as %g does
+    m << prefix(where) << "field '" << key << "' is " << x << " " << u << ": a device's peak lies "
+      << "between " << kMinPeak << " and " << most << " " << u << " (give " << u << ", not T" << u
+      << " or G" << u << ")";
+    throw BadInput(m.str());
+  }
   return x;
 }
 
