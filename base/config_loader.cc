@@ -57,7 +57,7 @@ nlohmann::json read_json_file(const std::string& path, const std::string& option
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput(option + ": '" + path + "' is malformed JSON: " + e.what());
+    throw BadInput(option + ": '" + path + "' is malformed JSON: " + json_error_text(e));
   }
 }
 
@@ -83,7 +83,7 @@ ConfigFile load_config(const ConfigKind& kind, const std::string& name_or_path,
   try {
     f.json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput(f.path + ": malformed JSON: " + e.what());
+    throw BadInput(f.path + ": malformed JSON: " + json_error_text(e));
   }
   return f;
 }

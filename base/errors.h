@@ -44,6 +44,10 @@ class BackendError : public Error {
 // prints it; so does the hang watchdog, which ends the process from its own thread).
 std::string rank_error_line(int rank, const std::string& what);
 
+// nlohmann::json's exception text without its "[json.exception.type_error.302] " tag: what a
+// reader that names the field or event itself adds after it.
+std::string json_error_text(const std::exception& e);
+
 // Formats "<lib> error: <expr> -> <detail> at file:line" and throws BackendError.
 [[noreturn]] void throw_check_failure(const char* lib, const char* expr, const std::string& detail,
                                       const char* file, int line);

@@ -20,7 +20,7 @@ nlohmann::ordered_json load_results(const std::string& path, const std::string& 
   try {
     r = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput(field + ": '" + file + "' is malformed JSON: " + e.what());
+    throw BadInput(field + ": '" + file + "' is malformed JSON: " + json_error_text(e));
   }
   if (!r.is_object() || !r.contains("points") || !r["points"].is_array())
     throw BadInput(field + ": '" + file + "' is not a tpbench results document (no points[])");

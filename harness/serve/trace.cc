@@ -22,7 +22,7 @@ Request parse_line(const std::string& line, const std::string& where, double pre
   try {
     j = nlohmann::json::parse(line);
   } catch (const nlohmann::json::parse_error& e) {
-    throw BadInput(where + ": not JSON (" + e.what() + ")");
+    throw BadInput(where + ": not JSON (" + json_error_text(e) + ")");
   }
   if (!j.is_object()) throw BadInput(where + ": not a JSON object (got " + j.dump() + ")");
   if (!j.contains("arrival_s") || !j["arrival_s"].is_number())

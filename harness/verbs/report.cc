@@ -68,7 +68,7 @@ std::vector<PointTrace> point_traces(const std::vector<ReportInput>& runs,
       try {
         t = nlohmann::ordered_json::parse(read_text_file(file, "--trace"));
       } catch (const nlohmann::json::parse_error& e) {
-        throw BadInput("--trace: '" + file + "' is malformed JSON: " + e.what());
+        throw BadInput("--trace: '" + file + "' is malformed JSON: " + json_error_text(e));
       }
       out.push_back({i, k, file, std::move(t)});
     }

@@ -11,8 +11,9 @@ a list or an object, picked by a fixed seed) to a value of the wrong size or kin
   topology     run --backend model --topology FILE (configs/topologies/nvlink4.json), TP 8
   engine       run --backend model --engine FILE (configs/engines/trtllm-mmha.json)
   results      whatif, compare, export and diagnose on a model run's results.json
+  trace        whatif and report --trace merged on that run's trace.json (fields of any event)
 Regressions found this way are tried first, every time.
-Usage: tests/tools/mutate_inputs.py --tpbench build-cpu/tpbench [--tries 12] [--seed 1]
+Usage: tests/tools/mutate_inputs.py --tpbench build-cpu/tpbench [--tries 10] [--seed 1]
 """
 import argparse
 import copy
@@ -38,7 +39,19 @@ REGRESSIONS = [
     ("topology", ("model", "intra", "hw"), -1),              # json type_error, exit 1
     ("engine", ("name",), []),                               # the same
     ("results", ("points", 0, "metrics", "step_time_s"), 1e-300),  # whatif: the same
+    ("trace", ("traceEvents", 0, "ph"), 0),                  # report --trace merged: MPI_Abort
 ]
+
+
+def trace_fields(trace, rng):
+    """Fields of events anywhere in a trace: every key of 40 events drawn by `rng`, and of
+    their args."""
+    events = trace["traceEvents"]
+    out = []
+    for i in sorted(rng.sample(range(len(events)), min(40, len(events)))):
+        out += [("traceEvents", i, k) for k in events[i]]
+        out += [("traceEvents", i, "args", k) for k in events[i].get("args", {})]
+    return out
 
 
 def fields(x, path=()):
@@ -91,6 +104,7 @@ class Kinds:
             "topology": os.path.join(ROOT, "configs/topologies/nvlink4.json"),
             "engine": os.path.join(ROOT, "configs/engines/trtllm-mmha.json"),
             "results": os.path.join(self.results, "results.json"),
+            "trace": os.path.join(self.results, "trace.json"),
         }
 
     def model_point(self, flags):
@@ -113,19 +127,32 @@ class Kinds:
     def engine(self, path):
         return self.model_point(["--hardware", "h100-sxm", "--engine", path])
 
-    def results_(self, path):
+    def run_copy(self, name, path):
+        """A copy of the good run's directory with `path` in place of its file `name`."""
         d = tempfile.mkdtemp(dir=self.work)
-        for name in os.listdir(self.results):  # the traces whatif replays, beside the document
-            if name != "results.json":
-                src = os.path.join(self.results, name)
-                (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(d, name))
-        shutil.copy(path, os.path.join(d, "results.json"))
-        for args in (["whatif", d], ["compare", self.base["results"], d],
-                     ["export", d, "--format", "csv"], ["diagnose", d]):
+        for f in os.listdir(self.results):
+            if f != name:
+                src = os.path.join(self.results, f)
+                (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(d, f))
+        shutil.copy(path, os.path.join(d, name))
+        return d
+
+    def verbs(self, runs):
+        for args in runs:
             good, what = answered(run(self.tpbench, args))
             if not good:
                 return False, f"{args[0]}: {what}"
-        return True, "read by whatif, compare, export and diagnose"
+        return True, "read by " + ", ".join(args[0] for args in runs)
+
+    def results_(self, path):
+        d = self.run_copy("results.json", path)
+        return self.verbs([["whatif", d], ["compare", self.base["results"], d],
+                           ["export", d, "--format", "csv"], ["diagnose", d]])
+
+    def trace(self, path):
+        d = self.run_copy("trace.json", path)
+        return self.verbs([["whatif", d], ["report", d, "--trace", "merged", "--no-plots",
+                                           "--out", os.path.join(d, "report")]])
 
     def tried(self, kind, path, value):
         with open(self.base[kind]) as f:
@@ -143,7 +170,7 @@ class Kinds:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tpbench", default=os.path.join(ROOT, "build-cpu", "tpbench"))
-    ap.add_argument("--tries", type=int, default=12, help="random tries per kind")
+    ap.add_argument("--tries", type=int, default=10, help="random tries per kind")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="tpb-mutate.")
@@ -152,7 +179,8 @@ def main():
     tries = list(REGRESSIONS)
     for kind, src in kinds.base.items():
         with open(src) as f:
-            paths = list(fields(json.load(f)))
+            doc = json.load(f)
+        paths = trace_fields(doc, rng) if kind == "trace" else list(fields(doc))
         tries += [(kind, rng.choice(paths), rng.choice(VALUES)) for _ in range(a.tries)]
     failed = 0
     for kind, path, value in tries:

@@ -2,6 +2,7 @@
 // holds exactly the keys results/SCHEMA.md documents for calibration.json, in that order; it
 // reads back to itself; the H200 record the live calibrate wrote (tests/golden) reads and writes
 // back byte for byte; and a field that is not as calibrate writes it is named by its path.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -171,33 +172,25 @@ TEST(CalibrationJson, AFieldNotAsWrittenIsNamedByItsPath) {
 // A count must be a whole number in its type's range, and an op profile point a shape the launch
 // plan can divide by: a batch of 0 (or 1e-300, once cut to 0) reached its divisions.
 TEST(CalibrationJson, CountsAndShapesOutOfRangeAreNamed) {
-  const oj good = to_json(full_record());
-  const std::string whole = "' is missing or not a whole number in range";
-  oj j = good;
-  j["op_profile"][0]["batch"] = 1e-300;
-  EXPECT_EQ(read_error(j), "--from 'f.json': calibration field 'op_profile[0].batch" + whole);
-  j = good;
-  j["op_profile"][0]["tp"] = 9223372036854775808ULL;
-  EXPECT_EQ(read_error(j), "--from 'f.json': calibration field 'op_profile[0].tp" + whole);
-  j = good;
-  j["op_profile"][0]["batch"] = 0;
-  EXPECT_EQ(read_error(j),
-            "--from 'f.json': calibration field 'op_profile[0].batch' is missing or not a batch of "
-            "1 or more");
-  j = good;
-  j["op_profile"][1]["context"] = -1;
-  EXPECT_EQ(read_error(j),
-            "--from 'f.json': calibration field 'op_profile[1].context' is missing or not a "
-            "length of 0 or more");
-  j = good;
-  j["op_profile"][0]["phase"] = "train";
-  EXPECT_EQ(read_error(j),
-            "--from 'f.json': calibration field 'op_profile[0].phase' is missing or not decode or "
-            "prefill");
-  j = good;
-  j["schema"] = "tpbench.results";
-  EXPECT_EQ(read_error(j),
-            "--from 'f.json': not a calibration.json (its schema is not tpbench.calibration)");
+  struct Case {
+    int point;
+    const char *key, *want;
+    oj value;
+  };
+  const Case cases[] = {
+      {0, "batch", "a whole number in range", 1e-300},
+      {0, "tp", "a whole number in range", 9223372036854775808ULL},
+      {0, "batch", "a batch of 1 or more", 0},
+      {1, "context", "a length of 0 or more", -1},
+      {0, "phase", "decode or prefill", "train"},
+  };
+  for (const Case& c : cases) {
+    oj j = to_json(full_record());
+    j["op_profile"][c.point][c.key] = c.value;
+    EXPECT_EQ(read_error(j), fmt::format("--from 'f.json': calibration field 'op_profile[{}].{}' "
+                                         "is missing or not {}",
+                                         c.point, c.key, c.want));
+  }
 }
 
 }  // namespace

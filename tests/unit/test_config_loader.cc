@@ -64,6 +64,9 @@ TEST(ConfigLoader, MalformedJson) {
   EXPECT_EQ(model.rfind(p + ": malformed JSON: ", 0), 0u) << model;
   const std::string preset = bad_input([&] { load_config(kPreset, p, kConfigs); });
   EXPECT_EQ(preset.rfind("--topology: '" + p + "' is malformed JSON: ", 0), 0u) << preset;
+  // The parser's words without its "[json.exception.parse_error.101] " tag.
+  EXPECT_EQ(model.find("json.exception"), std::string::npos) << model;
+  EXPECT_NE(model.find(": parse error at line 1"), std::string::npos) << model;
   std::filesystem::remove(path);
 }
 

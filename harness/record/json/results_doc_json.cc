@@ -33,7 +33,7 @@ auto strict(const oj& j, const char* section, const std::string& field, const st
   } catch (const BadInput& e) {
     throw BadInput(field + ": '" + file + "': " + section + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
-    throw BadInput(field + ": '" + file + "': " + section + ": " + e.what());
+    throw BadInput(field + ": '" + file + "': " + section + ": " + json_error_text(e));
   }
 }
 

@@ -45,13 +45,15 @@ std::vector<RankTrace> read_trace(const std::string& path, const std::string& fi
   try {
     doc = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw BadInput(field + ": '" + path + "' is not JSON (" + e.what() + ")");
+    throw BadInput(field + ": '" + path + "' is not JSON (" + json_error_text(e) + ")");
   }
   if (!doc.contains("traceEvents") || !doc["traceEvents"].is_array())
     throw BadInput(field + ": '" + path + "' has no traceEvents array");
   std::map<int, RankTrace> ranks;
+  std::size_t i = 0;  // the event being read, named when it is not one tpbench writes
   try {
-    for (const auto& e : doc["traceEvents"]) {
+    for (; i < doc["traceEvents"].size(); ++i) {
+      const nlohmann::json& e = doc["traceEvents"][i];
       const std::string ph = e.value("ph", "");
       const int pid = e.at("pid").get<int>();
       RankTrace& r = ranks[pid];
@@ -65,7 +67,8 @@ std::vector<RankTrace> read_trace(const std::string& path, const std::string& fi
       }
     }
   } catch (const nlohmann::json::exception& e) {
-    throw BadInput(field + ": '" + path + "': " + e.what());
+    throw BadInput(field + ": '" + path + "': traceEvents[" + std::to_string(i) +
+                   "] is not an event tpbench writes (" + json_error_text(e) + ")");
   }
   std::vector<RankTrace> out;
   for (auto& [pid, r] : ranks) out.push_back(std::move(r));

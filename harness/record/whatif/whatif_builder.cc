@@ -157,10 +157,9 @@ WhatifRecord build_whatif(const oj& results, const std::string& dir, const Whati
       cfs = point_counterfactuals(p, k, dir, serve);
     } catch (const nlohmann::json::exception& e) {
       // A point edited or cut by hand: one line naming it, not the library's bare message.
-      std::string why = e.what();  // "[json.exception.type_error.302] type must be ..."
-      if (const auto end = why.find("] "); end != std::string::npos) why = why.substr(end + 2);
-      throw BadInput(fmt::format(
-          "whatif: points[{}] of the results is not as tpbench writes it ({})", k, why));
+      throw BadInput(
+          fmt::format("whatif: points[{}] of the results is not as tpbench writes it ({})", k,
+                      json_error_text(e)));
     }
     ++k;
     // Ranked by what they buy: the largest tokens/s gain first, nulls last.

@@ -42,15 +42,22 @@ int64_t ranks_of(const oj& trace) {
   return w;
 }
 
+// e[key] where it is a string, else "": the merge moves events, it does not judge them.
+std::string string_at(const oj& e, const char* key) {
+  return e.is_object() && e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : "";
+}
+
 oj moved(oj e, int64_t base, double shift_us, const std::string& prefix) {
+  if (!e.is_object()) return e;
   if (e.contains("pid") && e["pid"].is_number_integer()) e["pid"] = base + e["pid"].get<int64_t>();
   if (e.contains("ts") && e["ts"].is_number()) e["ts"] = e["ts"].get<double>() + shift_us;
-  if (e.value("ph", "") != "M" || !e.contains("args") || !e["args"].is_object()) return e;
-  const std::string what = e.value("name", "");
-  if (what == "process_name")
-    e["args"]["name"] = prefix + e["args"].value("name", std::string("?"));
-  else if (what == "process_sort_index" && e.contains("pid"))
-    e["args"]["sort_index"] = e["pid"];
+  if (string_at(e, "ph") != "M" || !e.contains("args") || !e["args"].is_object()) return e;
+  const std::string what = string_at(e, "name");
+  if (what == "process_name") {
+    const std::string name = string_at(e["args"], "name");
+    e["args"]["name"] = prefix + (name.empty() ? "?" : name);
+  }
+  if (what == "process_sort_index" && e.contains("pid")) e["args"]["sort_index"] = e["pid"];
   return e;
 }
 
