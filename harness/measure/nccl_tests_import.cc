@@ -259,11 +259,11 @@ NcclTestsOutput parse_nccl_tests_json(const nlohmann::json& j, const std::string
 std::string gpus_per_process_note(const NcclTestsOutput& r) {
   if (r.processes <= 0 || r.ranks <= r.processes) return "";
   return fmt::format(
-      "{} GPUs per process: one process drives several GPUs (nccl-tests -g), which an NCCL "
+      "{:.3g} GPUs per process: one process drives several GPUs (nccl-tests -g), which an NCCL "
       "maintainer names as a likely cause of higher latency ('the CUDA latency overheads of "
       "single process jobs'; one GPU per process is the recommended method, NVIDIA/nccl-tests "
       "issue 333): its small sizes may read slower than a serving engine's one process per GPU",
-      fmt::format("{:.3g}", static_cast<double>(r.ranks) / r.processes));
+      static_cast<double>(r.ranks) / r.processes);
 }
 
 MeasuredTopologyRecord nccl_tests_topology(const NcclTestsOutput& r, const std::string& name,
@@ -278,13 +278,13 @@ MeasuredTopologyRecord nccl_tests_topology(const NcclTestsOutput& r, const std::
   m.collective = "nccl";
   m.ranks = r.ranks;
   m.all_reduce = r.points;
+  const std::string note = gpus_per_process_note(r);
   m.source = fmt::format(
       "measured by nccl-tests {} ({}): NCCL {}, {} ranks on {} host(s){} in {} process(es){}, {} "
       "launches, type {}, out-of-place time per call; imported by tpbench calibrate --from",
       r.test, file, r.nccl_version.empty() ? "version not printed" : r.nccl_version, r.ranks,
       r.hosts, r.gpu.empty() ? "" : " (" + r.gpu + ")", r.processes,
-      gpus_per_process_note(r).empty() ? "" : " (" + gpus_per_process_note(r) + ")",
-      r.graph ? "CUDA-graph" : "eager", r.dtype);
+      note.empty() ? "" : " (" + note + ")", r.graph ? "CUDA-graph" : "eager", r.dtype);
   (void)parse_fabric(fabric_section_json(t), where);  // what --topology will accept
   return t;
 }
