@@ -7,6 +7,8 @@
 // the value is refused with one line rather than approximated.
 #include "harness/config/serve_spec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -31,6 +33,8 @@ TpModelConfig ServeSpec::model_config(int64_t layers, int tp_rank) const {
 
 namespace {
 
+constexpr int64_t kMaxConcurrency = 1000000000;
+
 // In this order: --request-rate inf reads the concurrency and the request count once renamed.
 const std::pair<const char*, const char*> kAliases[] = {
     {"max_concurrency", "concurrency"},
@@ -54,8 +58,9 @@ std::string text_of(const nlohmann::json& v, const char* sep = ",") {
 // vLLM's random lengths are fixed with its default --random-range-ratio 0: a whole number.
 std::string fixed_length(const std::string& key, const nlohmann::json& v) {
   const std::string s = text_of(v);
-  const bool digits =
-      !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  // Up to 18 digits: every such number fits int64_t, so stoll cannot throw out_of_range.
+  const bool digits = !s.empty() && s.size() <= 18 &&
+                      std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits || std::stoll(s) < 1)
     throw BadInput(field_name(key) + ": expected a whole number of tokens >= 1 (got '" + s +
                    "'; for a distribution use --prompt-len / --output-len)");
@@ -174,9 +179,15 @@ void read_load(ConfigFields& f, ServeSpec& s) {
                         rate ? "--rate" : "--concurrency");
   f.mark_known(s.axis);
   if (!rate)
-    for (double c : s.loads)
+    for (double c : s.loads) {
       if (c != std::floor(c))
         throw BadInput("--concurrency: must be a whole number (got " + std::to_string(c) + ")");
+      // Past 2^53 a double no longer holds every whole number, and past 2^63 the cast to the
+      // scheduler's int64_t is undefined; no engine keeps more requests in flight than this.
+      if (c > kMaxConcurrency)
+        throw BadInput("--concurrency: at most " + std::to_string(kMaxConcurrency) +
+                       " requests in flight (got " + fmt::format("{:g}", c) + ")");
+    }
   s.load.burstiness = f.number(opt::burstiness);
   s.load.requests = f.integer(opt::requests, kDefaultServeRequests);
   s.load.warmup_requests = f.integer(opt::warmup_requests);

@@ -2,6 +2,7 @@
 #include "harness/serve/curve.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tpb {
 namespace {
@@ -9,12 +10,15 @@ namespace {
 // The loads whose p95 ITL stays within (1 + threshold) of the lightest load's, from the lightest
 // up to the first one outside (or not ok). The relative epsilon keeps a point exactly at the
 // boundary (11 ms against 10 ms and 10%) inside despite rounding.
+// A load without a p95 ITL (no gap measured: every output one token long) ends the region: it
+// says nothing about latency, and NaN would pass any comparison.
 std::optional<double> free_upto(const std::vector<CurveInput>& pts, double threshold) {
-  if (pts.empty() || pts.front().status != "ok") return std::nullopt;
+  if (pts.empty() || pts.front().status != "ok" || !std::isfinite(pts.front().itl_p95_s))
+    return std::nullopt;
   const double limit = pts.front().itl_p95_s * (1 + threshold) * (1 + 1e-12);
   std::optional<double> upto;
   for (const auto& p : pts) {
-    if (p.status != "ok" || p.itl_p95_s > limit) break;
+    if (p.status != "ok" || !(p.itl_p95_s <= limit)) break;
     upto = p.x;
   }
   return upto;
@@ -28,7 +32,7 @@ std::optional<double> free_upto(const std::vector<CurveInput>& pts, double thres
 std::optional<double> kneedle(const std::vector<CurveInput>& pts) {
   std::vector<const CurveInput*> ok;
   for (const auto& p : pts)
-    if (p.status == "ok") ok.push_back(&p);
+    if (p.status == "ok" && std::isfinite(p.total_tokens_per_s)) ok.push_back(&p);
   if (ok.size() < 3) return std::nullopt;
   const auto [xlo, xhi] = std::minmax_element(
       ok.begin(), ok.end(), [](const CurveInput* a, const CurveInput* b) { return a->x < b->x; });

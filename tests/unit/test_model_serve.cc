@@ -15,6 +15,7 @@
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_group.h"
 #include "harness/drive/model/virtual_serve.h"
+#include "harness/drive/serve/serve_point.h"
 
 namespace tpb {
 namespace {
@@ -161,6 +162,33 @@ TEST(ModelServe, KvBudgetPreemptsAndMemoryBudgetIsOom) {
   const ServeResult res = run_model_serve_point(s, 0, model_peaks(s.run), f);
   ASSERT_TRUE(res.oom.has_value());
   EXPECT_EQ(res.oom->status, PointStatus::oom);
+}
+
+// A request longer than the KV cache can ever hold is rejected at arrival and left out of the
+// metrics: the point says how many; with none completed it measured nothing and is skipped
+// (it was an ok point with null metrics, a NaN p95 ITL the curve counted as free).
+TEST(ModelServe, RejectedRequestsAreSaidAndAllRejectedIsSkipped) {
+  const Served some =
+      serve_once({{"kv_budget", 96}, {"prompt_len", "mix:48@0.5,400@0.5"}, {"output_len", "8"}});
+  const ServePoint p = build_serve_point(some.spec, 0, some.run, some.peaks, DeviceCaps{}, 0, "");
+  ASSERT_EQ(p.record.status, PointStatus::ok);
+  ASSERT_TRUE(p.record.serve && p.record.warnings);
+  ASSERT_GT(p.record.serve->requests_rejected, 0);
+  ASSERT_GT(p.record.serve->requests_completed, 0);
+  const auto& w = *p.record.warnings;
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const std::string& s) {
+    return s.rfind("requests_rejected: ", 0) == 0 && s.find("exceeds the KV cache") != s.npos;
+  }));
+
+  const Served none = serve_once({{"kv_budget", 96}, {"prompt_len", "400"}, {"output_len", "8"}});
+  const ServePoint q = build_serve_point(none.spec, 0, none.run, none.peaks, DeviceCaps{}, 0, "");
+  EXPECT_EQ(q.record.status, PointStatus::skipped);
+  EXPECT_EQ(q.record.reason.rfind("no measured request completed: 12 of 12", 0), 0u)
+      << q.record.reason;
+  EXPECT_FALSE(q.record.metrics);
+  ASSERT_TRUE(q.record.serve);
+  EXPECT_EQ(q.record.serve->requests_rejected, 12);
+  EXPECT_EQ(q.curve.status, "skipped");
 }
 
 }  // namespace

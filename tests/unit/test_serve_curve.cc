@@ -1,6 +1,8 @@
 // The serve load curve: free region, Kneedle knee and memory wall.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "harness/serve/curve.h"
 
 namespace tpb {
@@ -55,6 +57,17 @@ TEST(ServeCurve, FreeRegionEndsAtTheFirstLoadBeyondTenPercent) {
   EXPECT_EQ(*c.free_upto, 4);
   EXPECT_DOUBLE_EQ(c.free_threshold, 0.10);
   EXPECT_EQ(make_curve("c", {point(1, 1, 10), point(2, 2, 10.5)}, 0.01).free_upto.value_or(-1), 1);
+}
+
+TEST(ServeCurve, ALoadWithoutAnItlIsNotFree) {
+  // No p95 ITL (one-token outputs, or nothing completed): NaN passed every comparison, so the
+  // lightest load's NaN made the region run to the heaviest load.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(make_curve("concurrency", {point(1, nan, nan), point(8, nan, nan)}).free_upto);
+  const auto c = make_curve("concurrency", {point(1, 1, 10), point(2, 2, nan), point(4, 3, 10)});
+  EXPECT_EQ(c.free_upto.value_or(-1), 1);
+  // Nor does a load without a throughput enter the knee's normalisation.
+  EXPECT_FALSE(make_curve("c", {point(1, 1, 1), point(2, nan, 1), point(4, 2, 1)}).knee_x);
 }
 
 TEST(ServeCurve, MemoryWallAtTheFirstFullOrOomPoint) {

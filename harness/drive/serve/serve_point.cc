@@ -273,6 +273,33 @@ nlohmann::ordered_json serve_trace(const ServeSpec& spec, const ServeRun& run,
   return doc;
 }
 
+// Requests rejected at arrival (longer than the KV cache could ever hold) are left out of every
+// serving metric. Where some completed, the point says how many were left out; where none did,
+// nothing was measured: the point is skipped with the first reason, as a run point that cannot
+// fit is, so that neither the table nor the curve reads it as a load that met its latency.
+void reject_note(PointRecord& p, const std::vector<RequestLog>& logs, const ServeMetrics& m) {
+  std::string first;
+  for (const RequestLog& r : logs)
+    if (!r.warmup && r.rejected) {
+      first = r.reason;
+      break;
+    }
+  const std::string what = std::to_string(m.rejected) + " of " +
+                           std::to_string(m.rejected + m.completed) +
+                           " measured requests were rejected at arrival (the first: " + first + ")";
+  if (m.completed > 0) {
+    p.warnings->push_back("requests_rejected: " + what +
+                          "; the serving metrics cover the completed ones");
+    return;
+  }
+  PointRecord skipped;
+  skipped.params = p.params;
+  skipped.status = PointStatus::skipped;
+  skipped.reason = "no measured request completed: " + what;
+  skipped.serve = p.serve;
+  p = std::move(skipped);
+}
+
 }  // namespace
 
 ServeParamsRecord serve_params_record(const ServeSpec& spec, std::size_t load_index,
@@ -333,6 +360,7 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
   p.metrics->itl_attribution =
       attribution_record(attribute_itl(itl_gaps(run.requests), step_parts(spec, run, peaks)));
   p.serve = run_record(run, m, point_index);
+  if (m.rejected > 0) reject_note(p, run.requests, m);
   if (!trace_name.empty() && spec.run.trace_steps > 0) {
     out.trace = serve_trace(spec, run, p.params);
     p.trace = trace_name;
