@@ -6,8 +6,8 @@ the real run without the fault a CPU replay lands is for tests/whatif/check_what
 pair on a shared machine says nothing); the same two on the model backend (seeded noise, so
 the fault is the only difference) within 1% of the real run without the fault; nulls with
 reasons, and bad input as one line, exit 2. Serve points: on the model backend, an unchunked run
-replayed at --chunk 512 and a half-cache run replayed at the full cache, each within 5% of the
-real run made that way; on a CPU serve under mpirun -np 2, the shape and the rebuilt run giving
+replayed at --chunk 512, a half-cache run replayed at the full cache and an NVLink run replayed
+on PCIe 5 (--topology pcie5), each within 5% of the real run made that way; on a CPU serve under mpirun -np 2, the shape and the rebuilt run giving
 back the measured figures."""
 import json
 import os
@@ -120,7 +120,8 @@ def check_serve(c):
     plain = model_serve(c, "serve-plain", [])
     for name, cf, fault, flags, fix in [
             ("serve-chunk", "chunked_prefill", [], ["--chunk", "512"], ["--chunk", "512"]),
-            ("serve-kv", "kv_budget", ["--kv-budget", "34304"], [], [])]:
+            ("serve-kv", "kv_budget", ["--kv-budget", "34304"], [], []),
+            ("serve-pcie5", "topology", [], ["--topology", "pcie5"], ["--topology", "pcie5"])]:
         measured = model_serve(c, name, fault) if fault else plain
         real = serve_metrics(c, model_serve(c, name + "-real", fix) if fix else plain)
         p = subprocess.run([c.tpbench, "whatif", measured, "--json"] + flags,

@@ -96,9 +96,12 @@ void read_logs(const oj& point, int index, const std::string& dir, ServeReplayBa
                    num(r, "device_time_s"),
                    r.value("prefill_tokens", int64_t{-1}),
                    r.value("decode_tokens", int64_t{-1}),
+                   {},
                    {}};
-    for (const oj& k : r.value("ranks", oj::array()))
+    for (const oj& k : r.value("ranks", oj::array())) {
       s.rank_compute_s.push_back(num(k, "compute_s"));
+      s.rank_transfer_s.push_back(num(k, "transfer_s"));
+    }
     b.steps.push_back(std::move(s));
   }
 }

@@ -20,6 +20,7 @@ struct MeasuredStep {
   double duration_s = 0, device_time_s = 0;
   int64_t prefill_tokens = 0, decode_tokens = 0;  // what the rebuilt plan must hold
   std::vector<double> rank_compute_s;             // per rank, in the log's order
+  std::vector<double> rank_transfer_s;            // per rank, as rank_compute_s
 };
 
 struct ServeReplayBase {

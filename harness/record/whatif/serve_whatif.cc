@@ -13,6 +13,7 @@
 
 #include "harness/analysis/stats.h"
 #include "harness/record/whatif/serve_replay.h"
+#include "harness/record/whatif/serve_topology.h"
 #include "harness/record/whatif/step_fit.h"
 
 namespace tpb {
@@ -239,14 +240,13 @@ std::vector<Counterfactual> serve_counterfactuals(const oj& point, int index,
              "): admissions and preemptions replayed"}));
   else
     out.push_back({"kv_budget", index, {}, {}, {}, {}, why});
-  out.push_back({"topology",
-                 index,
-                 {},
-                 {},
-                 {},
-                 {},
-                 "a serve point is not replayed on another interconnect yet: replay a run "
-                 "point's trace with --topology"});
+  ServeOnTopology moved;
+  if (why = serve_on_topology(point, b, opt, moved); why.empty()) {
+    const FittedSteps on_topology = fit_on(b, moved.step_s);
+    out.push_back(replay_fix(b, index, {"topology", b.cfg, &on_topology, false, moved.modelled}));
+  } else {
+    out.push_back({"topology", index, {}, {}, {}, {}, why});
+  }
   out.push_back({"fewer_kernels",
                  index,
                  {},
