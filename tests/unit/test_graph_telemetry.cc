@@ -14,31 +14,16 @@
 #include "harness/drive/mem_contender.h"
 #include "harness/drive/session/injector.h"
 #include "layers/cpu/cpu_device.h"
+#include "tests/support/null_device.h"
 
 namespace tpb {
 namespace {
 
 // Marks are a counter; while capturing they are recorded, and replay() writes each at
 // graph_replay_slot(slot, r, stride), then advances r, as timer_kernels.cu does on a GPU.
-class FakeGraphDevice final : public Device {
+class FakeGraphDevice final : public test::NullDevice {
  public:
-  const DeviceCaps& caps() const override { return caps_; }
-  DeviceBuffer alloc(std::size_t) override { return DeviceBuffer(); }
-  void free_raw(void*) noexcept override {}
-  void upload(void*, const float*, std::size_t, DType) override {}
-  void download(float*, const void*, std::size_t, DType) override {}
-  void fill(void*, DType, const FillSpec&) override {}
-  void gemm(const void*, const void*, void*, int64_t, int64_t, int64_t, DType) override {}
-  void rmsnorm(const void*, const void*, void*, int64_t, int64_t, float, DType) override {}
-  void rope(void*, int64_t, int64_t, int64_t, const AttnShape&, float, DType) override {}
-  void kv_write(const void*, void*, void*, int64_t, int64_t, const AttnShape&, DType) override {}
-  void attention_decode(const void*, const void*, const void*, void*, int64_t, const AttnShape&,
-                        DType) override {}
-  void attention_prefill(const void*, const void*, const void*, void*, int64_t, const AttnShape&,
-                         DType) override {}
-  void swiglu(const void*, void*, int64_t, int64_t, DType) override {}
-  void add(void*, const void*, std::size_t, DType) override {}
-  void busy_work(double) override {}
+  FakeGraphDevice() { caps_ = {"fake", "fake", {DType::fp32}, true, 1e-9, 1e9, 1e6}; }
   void reserve_marks(std::size_t n) override { slots_.assign(n, -1); }
   void mark(std::size_t slot) override {
     if (capturing_)
@@ -65,7 +50,6 @@ class FakeGraphDevice final : public Device {
   int released = 0;
 
  private:
-  DeviceCaps caps_{"fake", "fake", {DType::fp32}, true, 1e-9, 1e9, 1e6};
   std::vector<int64_t> slots_;
   std::vector<std::size_t> captured_;
   bool capturing_ = false;

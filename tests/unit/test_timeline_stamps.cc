@@ -6,32 +6,16 @@
 #include <vector>
 
 #include "layers/timeline.h"
+#include "tests/support/null_device.h"
 
 namespace tpb {
 namespace {
 
 // A device whose marks and activity records are numbered reads of a counter, so every
 // record's ends are known exactly; `activity` says whether it keeps per-op records.
-class CountingDevice final : public Device {
+class CountingDevice final : public test::NullDevice {
  public:
   explicit CountingDevice(bool activity) : activity_(activity) {}
-  const DeviceCaps& caps() const override { return caps_; }
-  DeviceBuffer alloc(std::size_t) override { return DeviceBuffer(); }
-  void free_raw(void*) noexcept override {}
-  void upload(void*, const float*, std::size_t, DType) override {}
-  void download(float*, const void*, std::size_t, DType) override {}
-  void fill(void*, DType, const FillSpec&) override {}
-  void gemm(const void*, const void*, void*, int64_t, int64_t, int64_t, DType) override {}
-  void rmsnorm(const void*, const void*, void*, int64_t, int64_t, float, DType) override {}
-  void rope(void*, int64_t, int64_t, int64_t, const AttnShape&, float, DType) override {}
-  void kv_write(const void*, void*, void*, int64_t, int64_t, const AttnShape&, DType) override {}
-  void attention_decode(const void*, const void*, const void*, void*, int64_t, const AttnShape&,
-                        DType) override {}
-  void attention_prefill(const void*, const void*, const void*, void*, int64_t, const AttnShape&,
-                         DType) override {}
-  void swiglu(const void*, void*, int64_t, int64_t, DType) override {}
-  void add(void*, const void*, std::size_t, DType) override {}
-  void busy_work(double) override {}
   void reserve_marks(std::size_t slots) override {
     marks_.assign(slots, 0);
     act_.assign(slots, 0);
@@ -69,7 +53,6 @@ class CountingDevice final : public Device {
 
  private:
   bool activity_;
-  DeviceCaps caps_;
   std::vector<int64_t> marks_, act_, launch_;
   int64_t clock_ = 0;
 };
