@@ -23,23 +23,28 @@ void regime_verdicts(const PointRecord& p, std::vector<Verdict>& v) {
   // the ridge, so the step's mean intensity overstates what the mix can reach.
   const double ceil = !decode && m.mfu_ceiling_ops ? *m.mfu_ceiling_ops : m.mfu_ceiling;
   const double mfu = m.mfu, mbu = m.mbu;
+  const bool serve = p.params.phase == "serve";
   if (decode && m.intensity < m.ridge) {
     const bool near_ceiling = ceil > 0 && mfu >= 0.5 * ceil;
     v.push_back(
         {1, "regime", mbu >= 0.5 ? "ok" : "note",
-         fmt::format("decode is bandwidth-bound (intensity {:.2f} FLOP/B vs ridge {:.1f}): MFU "
-                     "{:.4f} against a ceiling of {:.4f} is {}; judge it by MBU {:.2f} and "
-                     "{:.1f} tokens/s{}",
-                     m.intensity, m.ridge, mfu, ceil,
-                     near_ceiling ? "as good as this batch allows" : "below half its ceiling", mbu,
-                     m.tokens_per_s,
-                     mbu < 0.5 ? " (MBU under 0.5: bandwidth is being lost)" : "")});
+         fmt::format(
+             "{} bandwidth-bound (intensity {:.2f} FLOP/B vs ridge {:.1f}): MFU "
+             "{:.4f} against a ceiling of {:.4f} is {}; judge it by MBU {:.2f} and "
+             "{:.1f} tokens/s{}",
+             serve ? "the serving steps (decode and prefill rows, their mean) are" : "decode is",
+             m.intensity, m.ridge, mfu, ceil,
+             near_ceiling ? "as good as this batch allows" : "below half its ceiling", mbu,
+             m.tokens_per_s, mbu < 0.5 ? " (MBU under 0.5: bandwidth is being lost)" : "")});
   } else {
     v.push_back(
         {1, "regime", mfu >= 0.4 ? "ok" : "problem",
-         fmt::format("{} is compute-bound (intensity {:.0f} FLOP/B vs ridge {:.1f}, "
+         fmt::format("{} compute-bound (intensity {:.0f} FLOP/B vs ridge {:.1f}, "
                      "ceiling {:.2f}): MFU {:.3f}{}",
-                     decode ? "decode at this batch" : "prefill", m.intensity, m.ridge, ceil, mfu,
+                     serve    ? "the serving steps (decode and prefill rows, their mean) are"
+                     : decode ? "decode at this batch is"
+                              : "prefill is",
+                     m.intensity, m.ridge, ceil, mfu,
                      mfu < 0.4 ? " is low for this regime: check kernels, sequence length and "
                                  "padding"
                                : "")});
