@@ -274,6 +274,13 @@ ModelTime custom_collective(const Shape& s, int64_t bytes, CustomShot shot) {
 
 }  // namespace
 
+std::optional<ModelGroup> contiguous_group(const Fabric& f, int ranks) {
+  const int per = std::max(1, f.gpus_per_node);
+  if (ranks <= per) return ModelGroup{ranks, 1};
+  if (ranks % per != 0) return std::nullopt;
+  return ModelGroup{ranks, ranks / per};
+}
+
 ModelTime model_collective(const Fabric& f, CollKind kind, int64_t bytes, ModelGroup g,
                            ModelAlgo algo) {
   if (f.measured) return measured_collective(f, kind, bytes, g, algo);

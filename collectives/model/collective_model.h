@@ -7,6 +7,7 @@
 // model departs from NCCL's, the .cc says so.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ const char* model_proto_name(ModelProto p);
 struct ModelGroup {
   int ranks = 1, nodes = 1;
 };
+
+// A group of `ranks` placed contiguously on `f`'s nodes (as --tp-groups contiguous places a TP
+// group): one node where it fits, else whole nodes of f.gpus_per_node; nullopt where the last
+// node would be part-filled (8 + 4), which the model's even split over nodes cannot price.
+std::optional<ModelGroup> contiguous_group(const Fabric& f, int ranks);
 
 struct ModelTime {
   ModelAlgo algo = ModelAlgo::ring;

@@ -99,9 +99,9 @@ def check_model_backend(c):
             c.check(abs(err) < 0.01, f"model: {cf} {k} against the real run without it ({err:+.4f})")
 
 
-def model_serve(c, name, extra):
+def model_serve(c, name, extra, tp=8):
     out = c.out(name)
-    args = [c.tpbench, "serve", "--backend", "model", "--world", "8", "--tp", "8", "--model",
+    args = [c.tpbench, "serve", "--backend", "model", "--world", str(tp), "--tp", str(tp), "--model",
             "llama-3.1-70b", "--dtype", "bf16", "--concurrency", "16", "--requests", "96",
             "--prompt-len", "uniform:256..4096", "--output-len", "uniform:16..256",
             "--model-noise", "1:0.05", "-q", "--out", out] + extra
@@ -136,6 +136,18 @@ def check_serve(c):
         for k in ("tokens_per_s", "itl_p95_s"):
             err = x[k] / real[k] - 1
             c.check(abs(err) < 0.05, f"model serve: {cf} {k} against the real run ({err:+.4f})")
+    # Across nodes: a TP 16 serve over two nodes of ib-ndr replayed on ib-xdr.
+    def across(name, topo):
+        return model_serve(c, name, ["--topology", topo], tp=16)
+    ndr, xdr = across("serve-ndr", "ib-ndr"), serve_metrics(c, across("serve-xdr", "ib-xdr"))
+    p = subprocess.run([c.tpbench, "whatif", ndr, "--json", "--topology", "ib-xdr"],
+                       capture_output=True, text=True, env=c.env, timeout=120)
+    x = by_name(json.loads(p.stdout))["topology"]
+    c.check("over 2 node(s)" in x["inputs"]["modelled"][0], "TP 16 on ib-xdr: two nodes of 8")
+    for k in ("tokens_per_s", "itl_p95_s"):
+        err = x[k] / xdr[k] - 1
+        c.check(abs(err) < 0.05, f"model serve across nodes: ib-ndr replayed on ib-xdr, {k} "
+                f"against the real ib-xdr run ({err:+.4f})")
     # A CPU serve under mpirun: every name, the rebuilt run, and bad input.
     out = c.out("serve-cpu")
     c.mpi(2, ["serve", "--backend", "cpu", "--model", "tiny", "--layers", "2", "--concurrency",

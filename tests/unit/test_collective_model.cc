@@ -73,6 +73,18 @@ TEST(CollectiveModel, TwoNodesCountInterStepsApart) {
   EXPECT_NEAR(one.algbw_GBps, 48.0 * 2 / 2, 1e-9);
 }
 
+TEST(CollectiveModel, AContiguousGroupTakesWholeNodes) {
+  const Fabric f = load_fabric("ib-ndr", kConfigs);  // 8 GPUs a node
+  for (const auto& [ranks, nodes] : {std::pair{1, 1}, {8, 1}, {16, 2}, {64, 8}}) {
+    const std::optional<ModelGroup> g = contiguous_group(f, ranks);
+    ASSERT_TRUE(g) << ranks;
+    EXPECT_EQ(g->ranks, ranks);
+    EXPECT_EQ(g->nodes, nodes) << ranks;
+  }
+  // 12 would fill one node and half of the next: no even split to price.
+  EXPECT_FALSE(contiguous_group(f, 12));
+}
+
 TEST(CollectiveModel, TreeCorrectionIsNccl220s) {
   const Fabric f = load_fabric("nvlink4", kConfigs);
   // Tree LL128 (the tree's fastest protocol here) at 4 MiB: log2(4 MiB / 64) = 16, NCCL 2.20.3's

@@ -13,8 +13,8 @@
 
 #include "harness/analysis/stats.h"
 #include "harness/record/whatif/serve_replay.h"
-#include "harness/record/whatif/serve_topology.h"
 #include "harness/record/whatif/step_fit.h"
+#include "harness/record/whatif/topology_move.h"
 
 namespace tpb {
 

@@ -18,6 +18,7 @@
 #include "harness/analysis/replay.h"
 #include "harness/analysis/stats.h"
 #include "harness/config/backend_traits.h"
+#include "harness/record/whatif/topology_move.h"
 #include "harness/record/whatif/trace_reader.h"
 
 namespace tpb {
@@ -262,9 +263,11 @@ Counterfactual topology(const oj& p, int point, const std::vector<ReplayGroup>& 
   const int64_t bytes = static_cast<int64_t>(std::llround(comm / n));
   const int tp = p.at("params").value("tp", 1);
   const Fabric fabric = load_fabric(opt.topology, opt.config_dir);  // BadInput names --topology
+  const std::optional<ModelGroup> g = contiguous_group(fabric, tp);
+  if (!g) return {"topology", point, {}, {}, {}, {}, uneven_group(tp, fabric, opt.topology)};
   ModelTime t;
   try {
-    t = model_collective(fabric, CollKind::all_reduce, bytes, {tp, 1}, ModelAlgo::automatic);
+    t = model_collective(fabric, CollKind::all_reduce, bytes, *g, ModelAlgo::automatic);
   } catch (const BadInput& e) {
     return {"topology", point, {}, {}, {}, {}, e.what()};
   }
@@ -275,10 +278,10 @@ Counterfactual topology(const oj& p, int point, const std::vector<ReplayGroup>& 
       null_reason(b.decode)};
   c.inputs.modelled = {fmt::format(
       "each of the step's {:.0f} all-reduces ({} bytes, cost.comm_bytes / "
-      "cost.collectives_per_step) at the model backend's time on {} for TP {} inside a node: "
+      "cost.collectives_per_step) at the model backend's time on {} for TP {} over {} node(s): "
       "{} {}, {:.2f} us (latency {:.2f} us, {:.1f} GB/s); compute, host time and the ranks' "
       "skew as measured",
-      n, bytes, opt.topology, tp, model_algo_name(t.algo), model_proto_name(t.proto),
+      n, bytes, opt.topology, tp, g->nodes, model_algo_name(t.algo), model_proto_name(t.proto),
       t.time_s * 1e6, t.latency_s * 1e6, t.algbw_GBps)};
   return with_excess(std::move(c), b.decode);
 }

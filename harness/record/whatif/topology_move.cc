@@ -2,7 +2,7 @@
 // over the steps (cost.comm_bytes / cost.collectives_per_step at cost.tokens tokens), so a step
 // of k tokens sends k / cost.tokens of it in each. The step's end (the LM head's collective)
 // is priced the same way: a step's messages are taken as proportional to its tokens.
-#include "harness/record/whatif/serve_topology.h"
+#include "harness/record/whatif/topology_move.h"
 
 #include <fmt/format.h>
 
@@ -50,6 +50,13 @@ std::vector<double> measured_transfer(const ServeReplayBase& b, int& missing) {
 
 }  // namespace
 
+std::string uneven_group(int tp, const Fabric& f, const std::string& topology) {
+  return fmt::format(
+      "a TP group of {} placed in order on {}'s nodes of {} would leave its last node part-filled; "
+      "the model prices a group split evenly over whole nodes",
+      tp, topology, f.gpus_per_node);
+}
+
 std::string serve_on_topology(const oj& point, const ServeReplayBase& b, const WhatifOptions& opt,
                               ServeOnTopology& out) {
   if (opt.topology.empty())
@@ -66,6 +73,8 @@ std::string serve_on_topology(const oj& point, const ServeReplayBase& b, const W
   if (!any) return "the step log gives no step's per-rank transfer_s: no measured transfer to move";
   const int tp = point.at("params").value("tp", 1);
   const Fabric fabric = load_fabric(opt.topology, opt.config_dir);  // BadInput names --topology
+  const std::optional<ModelGroup> g = contiguous_group(fabric, tp);
+  if (!g) return uneven_group(tp, fabric, opt.topology);
   const double per_token = comm / n / tokens;
   int missing = 0;
   const std::vector<double> was = measured_transfer(b, missing);
@@ -76,7 +85,7 @@ std::string serve_on_topology(const oj& point, const ServeReplayBase& b, const W
     const auto bytes = std::max<int64_t>(1, std::llround(per_token * step_tokens));
     ModelTime t;
     try {
-      t = model_collective(fabric, CollKind::all_reduce, bytes, {tp, 1}, ModelAlgo::automatic);
+      t = model_collective(fabric, CollKind::all_reduce, bytes, *g, ModelAlgo::automatic);
     } catch (const BadInput& e) {
       return e.what();
     }
@@ -84,12 +93,12 @@ std::string serve_on_topology(const oj& point, const ServeReplayBase& b, const W
     out.step_s.push_back(std::max(1e-9, s.duration_s - was[k] + n * t.time_s));
   }
   out.modelled = fmt::format(
-      "each step's {:.0f} all-reduces at the model backend's time on {} for TP {} inside a node "
-      "(the engine's choice of algorithm), each carrying the step's tokens x {:.0f} bytes "
+      "each step's {:.0f} all-reduces at the model backend's time on {} for TP {} over {} "
+      "node(s) (the engine's choice of algorithm), each carrying the step's tokens x {:.0f} bytes "
       "(cost.comm_bytes / cost.collectives_per_step / cost.tokens; {:.0f} bytes at the median "
       "step), in place of the step's measured transfer (the ranks' mean{}); compute, host time "
       "and the ranks' skew as measured",
-      n, opt.topology, tp, per_token, percentile(bytes_seen, 50),
+      n, opt.topology, tp, g->nodes, per_token, percentile(bytes_seen, 50),
       missing > 0 ? fmt::format("; {} of {} steps without a per-rank split took the median of "
                                 "the measured steps of their kind",
                                 missing, b.steps.size())
