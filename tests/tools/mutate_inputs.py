@@ -12,6 +12,7 @@ a list or an object, picked by a fixed seed) to a value of the wrong size or kin
   engine       run --backend model --engine FILE (configs/engines/trtllm-mmha.json)
   results      whatif, compare, export and diagnose on a model run's results.json
   trace        whatif and report --trace merged on that run's trace.json (fields of any event)
+  requests     whatif on a model serve's requests.jsonl (a field of one row)
 Regressions found this way are tried first, every time.
 Usage: tests/tools/mutate_inputs.py --tpbench build-cpu/tpbench [--tries 10] [--seed 1]
 """
@@ -40,7 +41,11 @@ REGRESSIONS = [
     ("engine", ("name",), []),                               # the same
     ("results", ("points", 0, "metrics", "step_time_s"), 1e-300),  # whatif: the same
     ("trace", ("traceEvents", 0, "ph"), 0),                  # report --trace merged: MPI_Abort
+    ("requests", (3, "prompt_len"), 2 ** 63),                # whatif: std::vector's length_error
+    ("requests", (1, "id"), 0),                              # whatif: logic_error, exit 1
 ]
+SERVE = ["serve", "--backend", "model", "--model", "llama-3.1-8b", "--world", "2", "--tp", "2",
+         "--concurrency", "4", "--requests", "8", "--prompt-len", "64", "--output-len", "8", "-q"]
 
 
 def trace_fields(trace, rng):
@@ -98,6 +103,10 @@ class Kinds:
         p = run(tpbench, MODEL_RUN + ["--world", "2", "--tp", "2", "--out", self.results])
         if p.returncode != 0:
             sys.exit(f"the good run failed: {p.stderr[-500:]}")
+        self.serve = os.path.join(work, "good-serve")
+        p = run(tpbench, SERVE + ["--out", self.serve])
+        if p.returncode != 0:
+            sys.exit(f"the good serve failed: {p.stderr[-500:]}")
         self.base = {
             "calibration": os.path.join(ROOT, "tests/golden/calibration_h200_2026-12-04.json"),
             "hardware": os.path.join(ROOT, "tests/golden/hardware_h200_calibrated_2026-12-04.json"),
@@ -105,6 +114,7 @@ class Kinds:
             "engine": os.path.join(ROOT, "configs/engines/trtllm-mmha.json"),
             "results": os.path.join(self.results, "results.json"),
             "trace": os.path.join(self.results, "trace.json"),
+            "requests": os.path.join(self.serve, "requests.jsonl"),
         }
 
     def model_point(self, flags):
@@ -127,12 +137,14 @@ class Kinds:
     def engine(self, path):
         return self.model_point(["--hardware", "h100-sxm", "--engine", path])
 
-    def run_copy(self, name, path):
-        """A copy of the good run's directory with `path` in place of its file `name`."""
+    def run_copy(self, name, path, good=None):
+        """A copy of the good run's directory (or `good`) with `path` in place of its file
+        `name`."""
+        good = good or self.results
         d = tempfile.mkdtemp(dir=self.work)
-        for f in os.listdir(self.results):
+        for f in os.listdir(good):
             if f != name:
-                src = os.path.join(self.results, f)
+                src = os.path.join(good, f)
                 (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(d, f))
         shutil.copy(path, os.path.join(d, name))
         return d
@@ -154,16 +166,22 @@ class Kinds:
         return self.verbs([["whatif", d], ["report", d, "--trace", "merged", "--no-plots",
                                            "--out", os.path.join(d, "report")]])
 
+    def requests(self, path):
+        return self.verbs([["whatif", self.run_copy("requests.jsonl", path, self.serve)]])
+
     def tried(self, kind, path, value):
         with open(self.base[kind]) as f:
-            doc = json.load(f)
+            doc = [json.loads(line) for line in f] if kind == "requests" else json.load(f)
         node = doc
         for k in path[:-1]:
             node = node[k]
         node[path[-1]] = value
         src = os.path.join(self.work, f"{kind}.json")
         with open(src, "w") as f:
-            json.dump(doc, f)
+            if kind == "requests":
+                f.writelines(json.dumps(row) + "\n" for row in doc)
+            else:
+                json.dump(doc, f)
         return getattr(self, kind if kind != "results" else "results_")(src)
 
 
@@ -179,8 +197,11 @@ def main():
     tries = list(REGRESSIONS)
     for kind, src in kinds.base.items():
         with open(src) as f:
-            doc = json.load(f)
-        paths = trace_fields(doc, rng) if kind == "trace" else list(fields(doc))
+            doc = [json.loads(line) for line in f] if kind == "requests" else json.load(f)
+        if kind == "requests":
+            paths = [(i, k) for i in range(len(doc)) for k in doc[i]]
+        else:
+            paths = trace_fields(doc, rng) if kind == "trace" else list(fields(doc))
         tries += [(kind, rng.choice(paths), rng.choice(VALUES)) for _ in range(a.tries)]
     failed = 0
     for kind, path, value in tries:

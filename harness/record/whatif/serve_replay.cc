@@ -45,6 +45,18 @@ std::optional<double> opt_num(const oj& j, const char* key) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
+// A count in a request row: a whole number from `lo` to 2^53 (beyond it a double no longer
+// holds every whole number), else BadInput naming the row and the key: a row edited by hand
+// must not reach the scheduler as a wrapped or truncated length.
+int64_t row_count(const oj& r, const char* key, int64_t lo, const std::string& where) {
+  const oj* v = r.contains(key) ? &r[key] : nullptr;
+  const double x = v && v->is_number() ? v->get<double>() : NAN;
+  if (!(x >= static_cast<double>(lo) && x <= 9007199254740992.0 && x == std::floor(x)))
+    throw BadInput(where + ": \"" + key + "\" must be a whole number >= " + std::to_string(lo) +
+                   " (got " + (v ? v->dump() : "nothing") + ")");
+  return static_cast<int64_t>(x);
+}
+
 SchedulerConfig config_of(const oj& s) {
   SchedulerConfig c;
   c.kind = s.value("scheduler", "continuous") == "static" ? SchedulerKind::static_batch
@@ -78,18 +90,23 @@ WhatifFigures measured_figures(const oj& m) {
 void read_logs(const oj& point, int index, const std::string& dir, ServeReplayBase& b) {
   const oj& rec = point.at("serve");
   const std::string field = "points[" + std::to_string(index) + "].serve";
-  for (const oj& r : rows_of(dir, rec.value("requests_file", "requests.jsonl"), index,
-                             field + ".requests_file")) {
+  const std::string requests = field + ".requests_file";
+  for (const oj& r : rows_of(dir, rec.value("requests_file", "requests.jsonl"), index, requests)) {
+    const std::string where = requests + " row " + std::to_string(b.requests.size());
     Request q;
-    q.id = r.value("id", int64_t{0});
+    q.id = row_count(r, "id", 0, where);
     q.arrival_s = b.cfg.concurrency > 0 ? 0.0 : num(r, "arrival_s");
-    q.prompt_len = r.value("prompt_len", int64_t{1});
-    q.output_len = r.value("output_len", int64_t{1});
+    q.prompt_len = row_count(r, "prompt_len", 1, where);
+    q.output_len = row_count(r, "output_len", 1, where);
     b.warmup += r.value("warmup", false) ? 1 : 0;
     b.requests.push_back(q);
   }
   std::sort(b.requests.begin(), b.requests.end(),
             [](const Request& a, const Request& c) { return a.id < c.id; });
+  for (std::size_t i = 1; i < b.requests.size(); ++i)
+    if (b.requests[i].id == b.requests[i - 1].id)
+      throw BadInput(requests + ": request id " + std::to_string(b.requests[i].id) +
+                     " given twice");
   for (const oj& r :
        rows_of(dir, rec.value("steps_file", "steps.jsonl"), index, field + ".steps_file")) {
     MeasuredStep s{num(r, "duration_s"),
