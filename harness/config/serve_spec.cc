@@ -99,10 +99,14 @@ std::vector<std::string> vllm_alias_keys() {
 }
 
 // Renames the vLLM keys of `serve` in place; BadInput names the vLLM flag when its twin is
-// given too, or when the value has no honest tpbench meaning.
-void apply_vllm_aliases(nlohmann::json& serve, int64_t default_requests) {
+// given too, or when the value has no honest tpbench meaning. Returns the (tpbench, vLLM) key
+// pairs it renamed, so a later refusal can name the flag as the user spelled it.
+std::vector<std::pair<std::string, std::string>> apply_vllm_aliases(nlohmann::json& serve,
+                                                                    int64_t default_requests) {
+  std::vector<std::pair<std::string, std::string>> renamed;
   for (const auto& [vllm, key] : kAliases) {
     if (!serve.contains(vllm)) continue;
+    renamed.emplace_back(key, vllm);
     if (serve.contains(key))
       throw BadInput(field_name(vllm) + ": the same option as " + field_name(key) +
                      " (vLLM's spelling); give one of them");
@@ -117,6 +121,19 @@ void apply_vllm_aliases(nlohmann::json& serve, int64_t default_requests) {
     serve[key] = v;
     serve.erase(k);
   }
+  return renamed;
+}
+
+// `e` again, naming the vLLM flag where its message names the tpbench option it was renamed to
+// (--max-concurrency 1e308 is refused as --max-concurrency, not as --concurrency).
+BadInput as_spelled(const BadInput& e,
+                    const std::vector<std::pair<std::string, std::string>>& renamed) {
+  const std::string what = e.what();
+  for (const auto& [key, vllm] : renamed) {
+    const std::string name = field_name(key) + ":";
+    if (what.rfind(name, 0) == 0) return BadInput(field_name(vllm) + what.substr(name.size() - 1));
+  }
+  return e;
 }
 
 // Options of `run` that a serving run decides itself, with what to use instead.
@@ -260,11 +277,15 @@ ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
   if (s.run.tp != ranks)
     throw BadInput("--tp: serve runs one TP group, so tp must equal the ranks (" +
                    std::to_string(ranks) + "; got " + std::to_string(s.run.tp) + ")");
-  apply_vllm_aliases(serve, kDefaultServeRequests);
+  const auto renamed = apply_vllm_aliases(serve, kDefaultServeRequests);
   ConfigFields f(serve);
-  read_load(f, s);
-  read_scheduler(f, s);
-  read_vllm_save(f, s);
+  try {
+    read_load(f, s);
+    read_scheduler(f, s);
+    read_vllm_save(f, s);
+  } catch (const BadInput& e) {
+    throw as_spelled(e, renamed);
+  }
   s.load.seed = s.run.seed;
   f.reject_unknown();
   if (!s.load.trace_file.empty()) read_trace(s.load.trace_file);  // bad lines fail here

@@ -197,6 +197,8 @@ CASES = [
     ("seed huge", 2, ["run", "--seed", "1e30"], ["--seed"]),
     ("serve concurrency beyond int64", 1,
      ["serve", "--backend", "model", "--concurrency", "1e308"], ["--concurrency", "at most"]),
+    ("vLLM's spelling named as given", 1,
+     ["serve", "--backend", "model", "--max-concurrency", "1.5"], ["--max-concurrency"]),
     ("vLLM's input length beyond int64", 1,
      ["serve", "--backend", "model", "--random-input-len", "9223372036854775808"],
      ["--random-input-len"]),
