@@ -186,9 +186,15 @@ def main():
     ranked = [x["delta"]["tokens_per_s"] for x in doc["counterfactuals"] if x["tokens_per_s"]]
     c.check(ranked == sorted(ranked, reverse=True), "ranked by the tokens/s gain")
 
+    # Without an injected straggler the run's own noise can still make one (a CI run saw rank 0
+    # at +35% compute on a loaded machine, and the replay rightly bought +32%): what the replay
+    # may buy is bounded by the excess the run measured, not by a fixed guess at the noise.
     doc = json.loads(whatif(c, clean).stdout)
     g = by_name(doc)["no_straggler"]["delta"]["tokens_per_s"]
-    c.check(abs(g) < 0.25, f"no_straggler without a straggler changes little ({g:+.3f})")
+    excess = c.results(clean)["points"][0]["straggler"]["excess_compute_fraction"]
+    c.check(-0.02 < g <= excess + 0.02,
+            f"no_straggler without an injected straggler buys at most the run's own measured "
+            f"excess compute ({g:+.3f}, excess {excess:.3f})")
 
     doc = json.loads(whatif(c, host).stdout)
     h = by_name(doc)["no_host_gap"]
