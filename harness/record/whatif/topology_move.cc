@@ -19,12 +19,6 @@ namespace {
 
 using oj = nlohmann::ordered_json;
 
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? NAN : s / static_cast<double>(v.size());
-}
-
 // The steps' measured transfer (the ranks' mean). A step the log gives no ranks for (a model
 // run's timeline keeps a sample of its steps) takes the median of the measured steps of its
 // kind (with or without prefill rows); `missing` counts them.
@@ -32,14 +26,14 @@ std::vector<double> measured_transfer(const ServeReplayBase& b, int& missing) {
   std::vector<double> kind[2];
   for (const MeasuredStep& s : b.steps)
     if (!s.rank_transfer_s.empty())
-      kind[s.prefill_tokens > 0].push_back(mean_of(s.rank_transfer_s));
+      kind[s.prefill_tokens > 0].push_back(min_mean_max(s.rank_transfer_s).mean);
   for (auto& k : kind)
     if (k.empty()) k = kind[0].empty() ? kind[1] : kind[0];
   std::vector<double> out;
   missing = 0;
   for (const MeasuredStep& s : b.steps) {
     if (!s.rank_transfer_s.empty()) {
-      out.push_back(mean_of(s.rank_transfer_s));
+      out.push_back(min_mean_max(s.rank_transfer_s).mean);
       continue;
     }
     ++missing;
@@ -59,9 +53,7 @@ std::string uneven_group(int tp, const Fabric& f, const std::string& topology) {
 
 std::string serve_on_topology(const oj& point, const ServeReplayBase& b, const WhatifOptions& opt,
                               ServeOnTopology& out) {
-  if (opt.topology.empty())
-    return "give --topology NAME (a preset of configs/topologies, or a file) to replay the "
-           "all-reduces on that interconnect";
+  if (opt.topology.empty()) return kAskForTopology;
   const oj cost = point.value("cost", oj::object());
   const double n = cost.value("collectives_per_step", 0.0), comm = cost.value("comm_bytes", 0.0);
   const double tokens = cost.value("tokens", 0.0);

@@ -12,6 +12,11 @@
 
 namespace tpb {
 
+// The topology counterfactual's reason when whatif was not given --topology.
+inline constexpr const char* kAskForTopology =
+    "give --topology NAME (a preset of configs/topologies, or a file) to replay the all-reduces "
+    "on that interconnect";
+
 struct ServeOnTopology {
   std::vector<double> step_s;  // per measured step, in the step log's order
   std::string modelled;        // what was modelled, for the counterfactual's inputs

@@ -241,15 +241,7 @@ Counterfactual with_excess(Counterfactual c, bool decode) {
 // model backend's time on that fabric, the compute, host time and skew as measured.
 Counterfactual topology(const oj& p, int point, const std::vector<ReplayGroup>& groups,
                         const PointBase& b, const WhatifOptions& opt) {
-  if (opt.topology.empty())
-    return {"topology",
-            point,
-            {},
-            {},
-            {},
-            {},
-            "give --topology NAME (a preset of configs/topologies, or a file) to replay the "
-            "all-reduces on that interconnect"};
+  if (opt.topology.empty()) return {"topology", point, {}, {}, {}, {}, kAskForTopology};
   const oj cost = p.value("cost", oj::object());
   const double n = cost.value("collectives_per_step", 0.0), comm = cost.value("comm_bytes", 0.0);
   if (!(n > 0) || !(comm > 0))
