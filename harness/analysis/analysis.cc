@@ -218,10 +218,12 @@ void match_group(const std::vector<int>& members, std::vector<RankScan>& scans,
       first = std::min(first, e);
       ++n;
     }
+    double waited = 0;
     for (std::size_t j = 0; j < k; ++j) {
       if (!in[j]) continue;
       const CollEntry& c = scans[members[j]].coll[cur[j]++];
       RankMetrics& m = ms[members[j]];
+      waited += wait_at_collective(c.enter, c.exit, latest);
       m.wait_s += wait_at_collective(c.enter, c.exit, latest);
       m.transfer_s += transfer_at_collective(c.enter, c.exit, latest);
       m.collectives += 1;
@@ -230,6 +232,7 @@ void match_group(const std::vector<int>& members, std::vector<RankScan>& scans,
     // A lone participant (TP=1) has no one to wait for, so it cannot "arrive last".
     if (n >= 2) {
       ms[members[last_j]].arrived_last += 1;
+      ms[members[last_j]].caused_wait_s += waited;
       ++group_instances;
     }
     cs.skew_s.push_back(latest - first);
@@ -323,6 +326,25 @@ void roll_up_ranks(const AnalysisInput& in, const std::vector<RankScan>& scans, 
   pa.collectives.wait_fraction = safe_div(pa.collectives.wait_s_total, wall_sum);
 }
 
+// Each rank's caused wait as a share of its group's wait; the largest share names the rank
+// where the group's waiting comes from (ties to the lowest world rank, as arrival's).
+void costliest(const Groups& groups, PointAnalysis& pa) {
+  std::map<int, double> group_wait;
+  for (const auto& [g, members] : groups)
+    for (int i : members) group_wait[g] += pa.ranks[i].wait_s;
+  const auto share = [&](const RankMetrics& m) {
+    return safe_div(m.caused_wait_s, group_wait[m.group]);
+  };
+  for (const RankMetrics& m : pa.ranks) {
+    const double sh = share(m);
+    if (m.rank == pa.straggler.rank) pa.straggler.caused_wait_share = sh;
+    if (sh > pa.straggler.costliest_share ||
+        (sh == pa.straggler.costliest_share && sh > 0 && m.rank < pa.straggler.costliest_rank))
+      pa.straggler.costliest_rank = m.rank, pa.straggler.costliest_share = sh;
+  }
+  if (pa.straggler.costliest_rank < 0) pa.straggler.costliest_rank = pa.straggler.rank;
+}
+
 // Straggler: most arrived_last, ties to the lowest world rank. Without any multi-rank
 // instance (TP=1) arrival says nothing, so the rank with the most compute stands in.
 void find_straggler(const Groups& groups, const std::map<int, int>& group_instances,
@@ -351,6 +373,7 @@ void find_straggler(const Groups& groups, const std::map<int, int>& group_instan
   for (int i : groups.at(s.group)) compute.push_back(pa.ranks[i].compute_s);
   const double med = lower_median(std::move(compute));
   pa.straggler.excess_compute_fraction = med > 0 ? s.compute_s / med - 1 : 0;
+  costliest(groups, pa);
 }
 
 }  // namespace

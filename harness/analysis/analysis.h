@@ -70,6 +70,9 @@ struct RankMetrics {
   double step_time_p50_s = 0, step_time_mean_s = 0;
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
   int arrived_last = 0;
+  // The wait the others spent in the instances this rank entered last: what its late arrivals
+  // cost its group (Scalasca's wait at N x N, charged to the latest rank).
+  double caused_wait_s = 0;
   int collectives = 0;
   int clock_condition_violations = 0;
   int measured_steps = 0;
@@ -81,6 +84,11 @@ struct Straggler {
   int rank = -1;
   double arrived_last_share = 0;
   double excess_compute_fraction = 0;
+  double caused_wait_share = 0;  // its caused_wait_s / its group's wait
+  // The rank whose late arrivals cost its group the largest share of the group's wait: the
+  // straggler itself unless that rank arrives last often but by little.
+  int costliest_rank = -1;
+  double costliest_share = 0;
 };
 
 struct CollectiveSummary {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "harness/analysis/stats.h"
+#include "harness/analysis/straggler_cause.h"
 #include "harness/config/backend_traits.h"
 #include "layers/reference/tolerance.h"
 
@@ -145,6 +146,7 @@ RankRecord rank_record(const RankMetrics& r, const RankSample& s) {
   j.mbu_compute = r.mbu_compute;
   j.mfu_compute = r.mfu_compute;
   j.arrived_last = r.arrived_last;
+  j.caused_wait_s = r.caused_wait_s;
   j.collectives = r.collectives;
   j.clock_condition_violations = r.clock_condition_violations;
   return j;
@@ -432,6 +434,55 @@ IdleSplitRecord idle_split_record(const PointAnalysis& a, const RunSpec& spec,
   return r;
 }
 
+// What straggler_cause reads of one rank: the analysis's per-op times and idle per measured
+// step, and the counters the rank measured about itself.
+CauseRank cause_rank(const RankMetrics& m, const RankRecord& r) {
+  CauseRank c;
+  c.rank = m.rank;
+  c.group = m.group;
+  const double steps = std::max(m.measured_steps, 1);
+  for (std::size_t o = 0; o < kOpCount; ++o) c.op_s_per_step[o] = m.op_s[o] / steps;
+  c.outside_ops_s_per_step = m.host_gap_fraction * m.wall_s / steps;
+  if (r.host_thread) c.descheduled_fraction = r.host_thread->descheduled_fraction;
+  const auto& t = r.telemetry;
+  if (t.is_object() && t.value("available", false) && t.contains("sm_clock_mhz") &&
+      t["sm_clock_mhz"].is_object() &&
+      t["sm_clock_mhz"].value("mean", nlohmann::ordered_json()).is_number())
+    c.sm_clock_mhz = t["sm_clock_mhz"]["mean"].get<double>();
+  if (t.is_object() && t.contains("throttle_reasons") && t["throttle_reasons"].is_array())
+    for (const auto& x : t["throttle_reasons"])
+      if (x.is_string()) c.throttle_reasons.push_back(x.get<std::string>());
+  c.device = r.device;
+  return c;
+}
+
+StragglerCauseRecord cause_record(const PointAnalysis& a, const std::vector<RankRecord>& ranks,
+                                  const StepCost& cost, const Peaks& peaks) {
+  CauseInput in;
+  in.straggler = a.straggler.costliest_rank;
+  in.ridge = peaks.bw > 0 ? peaks.flops / peaks.bw : 0;
+  for (std::size_t i = 0; i < a.ranks.size() && i < ranks.size(); ++i)
+    in.ranks.push_back(cause_rank(a.ranks[i], ranks[i]));
+  for (const auto* list : {&cost.layer_ops, &cost.tail_ops})
+    for (const OpCost& c : *list) {
+      const auto o = static_cast<std::size_t>(c.op);
+      const double bytes = c.bytes_read + c.bytes_written;
+      in.priced[o] = true;
+      in.intensity[o] = bytes > 0 ? c.flops / bytes : 0;
+    }
+  const StragglerCause c = straggler_cause(in);
+  return {in.straggler,
+          c.kind,
+          c.text,
+          c.compute_excess_s,
+          c.outside_ops_excess_s,
+          c.memory_bound_ratio,
+          c.flop_bound_ratio,
+          c.top_op,
+          c.top_op_share,
+          c.evidence};
+}
+
 }  // namespace
 
 PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, const Peaks& peaks,
@@ -448,9 +499,14 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
   p.ranks.emplace();
   for (const auto& r : a.ranks)
     p.ranks->push_back(rank_record(r, samples[static_cast<std::size_t>(r.rank)]));
-  p.straggler =
-      StragglerRecord{a.straggler.rank, a.straggler.arrived_last_share,
-                      a.straggler.excess_compute_fraction, "lower median of the rank's TP group"};
+  p.straggler = StragglerRecord{a.straggler.rank,
+                                a.straggler.arrived_last_share,
+                                a.straggler.excess_compute_fraction,
+                                "lower median of the rank's TP group",
+                                a.straggler.caused_wait_share,
+                                a.straggler.costliest_share,
+                                a.straggler.costliest_rank,
+                                cause_record(a, *p.ranks, cost, peaks)};
   p.clock_sync = clock_sync_record(samples, a.clock_condition_violations);
   p.verification = verification_record(spec, layers, samples);
   p.warnings = warnings(cost, peaks, a, samples, caps);

@@ -178,6 +178,7 @@ struct RankRecord {
   double step_time_p50_s = 0;
   double mbu = 0, mfu = 0, mbu_compute = 0, mfu_compute = 0;
   int64_t arrived_last = 0, collectives = 0, clock_condition_violations = 0;
+  std::optional<double> caused_wait_s;  // 1.20.0: the others' wait where it entered last
   // What the rank measured about itself.
   nlohmann::ordered_json inject;  // the rank's parsed --inject (config's inject_to_json)
   std::optional<MemContendRecord> mem_contend;
@@ -191,10 +192,27 @@ struct RankRecord {
   std::optional<std::vector<std::string>> kernel_choices;
 };
 
+// Why the straggler is late (harness/analysis/straggler_cause.h; 1.14.0): where its extra time
+// per step falls against its group's, and its own counters against theirs.
+struct StragglerCauseRecord {
+  int64_t rank = -1;  // the rank analysed: straggler.costliest_rank
+  std::string kind, text;
+  double compute_excess_s = 0, outside_ops_excess_s = 0;
+  std::optional<double> memory_bound_ratio, flop_bound_ratio;
+  std::optional<std::string> top_op;
+  double top_op_share = 0;
+  std::vector<std::string> evidence;
+};
+
 struct StragglerRecord {
   int64_t rank = -1;
   double arrived_last_share = 0, excess_compute_fraction = 0;
   std::string median;  // which median "excess" is measured against
+  // (1.20.0) The share of its group's wait spent in the collectives it entered last, and the
+  // rank with the largest such share: where the group's waiting comes from.
+  std::optional<double> caused_wait_share, costliest_share;
+  std::optional<int64_t> costliest_rank;
+  std::optional<StragglerCauseRecord> cause;
 };
 
 struct ClockSyncRecord {

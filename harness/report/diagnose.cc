@@ -118,7 +118,27 @@ void host_verdict(const MetricsRecord& m, std::vector<Verdict>& v) {
                            gap > 0.1 ? ": " + host_advice(m) : "")});
 }
 
-// Balance across TP ranks: high occupancy with low throughput.
+// Who the group's waiting comes from, when it is not the rank that arrives last most often,
+// and why that rank is late (straggler.cause).
+std::string straggler_why(const StragglerRecord& s) {
+  std::string out;
+  const int64_t who = s.costliest_rank.value_or(s.rank);
+  if (s.costliest_share && who != s.rank)
+    out += fmt::format(
+        "; but rank {}'s late arrivals caused {:.0f}% of its group's wait (rank {}'s {:.0f}%): "
+        "rank {} is where the waiting comes from",
+        who, 100 * *s.costliest_share, s.rank, 100 * s.caused_wait_share.value_or(0), who);
+  else if (s.caused_wait_share)
+    out += fmt::format(", causing {:.0f}% of its group's wait", 100 * *s.caused_wait_share);
+  if (!s.cause || s.cause->kind == "no_peers") return out;
+  out += fmt::format("; rank {}: {}", s.cause->rank, s.cause->text);
+  for (const std::string& e : s.cause->evidence) out += "; " + e;
+  return out;
+}
+
+// Balance across TP ranks: high occupancy with low throughput. With a cause on record, a rank
+// is a straggler when its group waits and the cause finds extra time on it (host time
+// included, which the compute excess misses); without one, when it also computes 5% more.
 void balance_verdict(const PointRecord& p, std::vector<Verdict>& v) {
   if (!p.collectives || !(p.collectives->count > 0)) return;
   const CollectivesRecord& c = *p.collectives;
@@ -128,16 +148,18 @@ void balance_verdict(const PointRecord& p, std::vector<Verdict>& v) {
   double worst = 0;
   for (const RankRecord& r : p.ranks.value_or(std::vector<RankRecord>{}))
     if (r.wall_s > 0) worst = std::max(worst, r.wait_s / r.wall_s);
-  const bool imbalanced = worst > 0.1 && excess > 0.05;
+  const bool found =
+      s.cause ? s.cause->kind != "no_excess" && s.cause->kind != "no_peers" : excess > 0.05;
+  const bool imbalanced = worst > 0.1 && found;
   Verdict b{4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
             fmt::format("ranks wait {:.1f}% of wall in collectives (the most waiting rank "
                         "{:.1f}%; skew p95 {:.0f} us); rank {} arrived last in {:.0f}% of them "
-                        "with {:+.1f}% compute vs the group median{}",
+                        "with {:+.1f}% compute vs the group median{}{}",
                         100 * wait, 100 * worst, c.skew_s.p95 * 1e6, s.rank,
-                        100 * s.arrived_last_share, 100 * excess,
-                        imbalanced ? ": a straggler; check its clocks, memory pressure and "
-                                     "placement before anything else"
-                                   : ""),
+                        100 * s.arrived_last_share, 100 * excess, straggler_why(s),
+                        imbalanced && !s.cause ? ": a straggler; check its clocks, memory "
+                                                 "pressure and placement before anything else"
+                                               : ""),
             std::nullopt};
   if (imbalanced) b.code = "straggler";
   v.push_back(std::move(b));

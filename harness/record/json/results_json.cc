@@ -299,6 +299,7 @@ void fields(V& v, R& r) {
   v("mbu_compute", r.mbu_compute);
   v("mfu_compute", r.mfu_compute);
   v("arrived_last", r.arrived_last);
+  v("caused_wait_s", r.caused_wait_s);
   v("collectives", r.collectives);
   v("clock_condition_violations", r.clock_condition_violations);
   v("inject", r.inject);
@@ -316,6 +317,24 @@ void fields(V& v, R& r) {
   v("arrived_last_share", r.arrived_last_share);
   v("excess_compute_fraction", r.excess_compute_fraction);
   v("median", r.median);
+  v("caused_wait_share", r.caused_wait_share);
+  v("costliest_rank", r.costliest_rank);
+  v("costliest_share", r.costliest_share);
+  v("cause", r.cause);
+}
+
+template <class V, Is<StragglerCauseRecord> R>
+void fields(V& v, R& r) {
+  v("rank", r.rank);
+  v("kind", r.kind);
+  v("text", r.text);
+  v("compute_excess_s", r.compute_excess_s);
+  v("outside_ops_excess_s", r.outside_ops_excess_s);
+  v("memory_bound_ratio", r.memory_bound_ratio);
+  v("flop_bound_ratio", r.flop_bound_ratio);
+  v("top_op", r.top_op);
+  v("top_op_share", r.top_op_share);
+  v("evidence", r.evidence);
 }
 
 template <class V, Is<ClockSyncRecord> R>

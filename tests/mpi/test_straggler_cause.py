@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""straggler.cause against faults whose nature is known, and the caused wait against the
+arrival count. The cause reads per-op times, the cost model and each rank's own counters, never
+its --inject, so each fault below is a truth it did not see.
+
+Model backend (8 virtual ranks, Llama-3.1-70B bf16 TP 8 on h100-sxm, --model-noise so the
+ranks differ; the fault on rank 3):
+- prefill, mem_contend (the byte side of each op x2): memory_bound_ops;
+- prefill, sm_clock=1200 (the FLOP side x1980/1200): flop_bound_ops;
+- decode, mem_contend: every_op, saying that at decode memory and clock are not told apart
+  (every op is below the ridge);
+- decode, host_delay 2 ms: outside_ops; decode, slowdown 1.3: injected_work;
+- decode, no fault: no_excess, and diagnose's balance line is no problem.
+
+CPU backend, 2 real ranks:
+- busy processes outside tpbench on rank 1's cores (busy_neighbour.py, mpirun --bind-to core):
+  rank 1 is where the waiting comes from, its extra time is on every op, and its own counters
+  show it off its core;
+- --inject host_delay on rank 1: rank 1 is where the waiting comes from (whichever rank the
+  arrival count names: both ranks arrive last about as often), and its extra time is outside
+  its ops; diagnose names it."""
+import os
+import subprocess
+import sys
+
+from tpbtest import Ctx
+
+MODEL = ["run", "--backend", "model", "--world", "8", "--tp", "8", "--model", "llama-3.1-70b",
+         "--dtype", "bf16", "--hardware", "h100-sxm", "--topology", "nvlink4", "--batch", "16",
+         "--prompt", "2048", "--context", "2048", "--model-noise", "1:0.02"]
+CPU = ["run", "--model", "tiny", "--batch", "4", "--layers", "4", "--steps", "20"]
+
+
+def straggler(c, out):
+    return c.results(out)["points"][0]["straggler"]
+
+
+def model_cases(c):
+    cases = [("prefill", "rank=3:mem_contend=1", "memory_bound_ops"),
+             ("prefill", "rank=3:sm_clock=1200", "flop_bound_ops"),
+             ("decode", "rank=3:mem_contend=1", "every_op"),
+             ("decode", "rank=3:host_delay=2000", "outside_ops"),
+             ("decode", "rank=3:slowdown=1.3", "injected_work"),
+             ("decode", None, "no_excess")]
+    for phase, inject, want in cases:
+        out = c.out(f"model-{phase}-{want}")
+        args = MODEL + ["--phase", phase, "--out", out] + (["--inject", inject] if inject else [])
+        p = subprocess.run([c.tpbench] + args, capture_output=True, text=True, env=c.env,
+                           timeout=120)
+        c.check(p.returncode == 0, f"model {phase} {inject}: rc {p.returncode} {p.stderr[-500:]}")
+        if p.returncode != 0:
+            continue
+        s = straggler(c, out)
+        cause = s["cause"]
+        where = "" if inject is None else " on rank 3"
+        c.check(cause["kind"] == want and (inject is None or cause["rank"] == 3),
+                f"model {phase}, {inject or 'no fault'}: the cause is {want}{where} "
+                f"(got {cause['kind']} on rank {cause['rank']}: {cause['text']})")
+        if want == "every_op":
+            c.check("not told apart" in cause["text"] and cause.get("flop_bound_ratio") is None,
+                    f"model decode: every op is below the ridge, and the cause says so: "
+                    f"{cause['text']}")
+        if inject is None:
+            d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True,
+                               env=c.env, timeout=60)
+            line = next((x for x in d.stdout.splitlines() if " balance " in x), "")
+            c.check("problem" not in line, f"model decode, no fault: balance is no problem: {line}")
+
+
+def cpu_neighbour(c):
+    out, pidfile = c.out("cpu-neighbour"), c.out("neighbour.pids")
+    wrapper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "busy_neighbour.py")
+    cmd = [c.mpirun, "-np", "2", "--bind-to", "core", sys.executable, wrapper, "1", pidfile,
+           c.tpbench] + CPU + ["--out", out]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=c.env, timeout=300)
+    finally:
+        kill_listed(pidfile)
+    c.check(p.returncode == 0, f"cpu with a busy neighbour on rank 1: rc {p.returncode} "
+                               f"{p.stderr[-800:]}")
+    if p.returncode != 0:
+        return
+    s = straggler(c, out)
+    cause = s["cause"]
+    print(f"     neighbour: {s}")
+    c.check(s.get("costliest_rank") == 1 and cause["rank"] == 1,
+            f"cpu, a busy neighbour on rank 1's cores: rank 1 causes the most wait "
+            f"({s.get('costliest_share')}; arrival straggler rank {s['rank']})")
+    c.check(cause["kind"] == "every_op",
+            f"cpu, busy neighbour: rank 1's extra time is on every op ({cause['kind']}: "
+            f"{cause['text']})")
+    c.check(any("off its core" in e for e in cause["evidence"]),
+            f"cpu, busy neighbour: rank 1's own counters show it off its core "
+            f"({cause['evidence']})")
+
+
+def kill_listed(pidfile):
+    """The neighbours die with their rank; any that did not are killed here, by PID."""
+    if not os.path.exists(pidfile):
+        return
+    with open(pidfile) as f:
+        for line in f:
+            try:
+                os.kill(int(line), 9)
+            except (ProcessLookupError, ValueError):
+                pass
+
+
+def cpu_host_delay(c):
+    out = c.out("cpu-host-delay")
+    c.mpi(2, CPU + ["--inject", "rank=1:host_delay=3000", "--out", out])
+    s = straggler(c, out)
+    cause = s["cause"]
+    c.check(s.get("costliest_rank") == 1 and cause["kind"] == "outside_ops" and cause["rank"] == 1,
+            f"cpu, host_delay on rank 1: rank 1 causes the most wait and its extra time is outside "
+            f"its ops (arrival straggler rank {s['rank']}; {cause['kind']} on rank {cause['rank']}: "
+            f"{cause['text']})")
+    d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True, env=c.env,
+                       timeout=60)
+    line = next((x for x in d.stdout.splitlines() if " balance " in x), "")
+    c.check("problem" in line and "rank 1: its extra time is outside its ops" in line,
+            f"cpu, host_delay: diagnose names rank 1 and where its time goes: {line}")
+
+
+def main():
+    c = Ctx()
+    model_cases(c)
+    cpu_neighbour(c)
+    cpu_host_delay(c)
+    c.finish()
+
+
+if __name__ == "__main__":
+    main()
