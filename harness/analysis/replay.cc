@@ -127,23 +127,49 @@ std::vector<double> measured_step_times(const std::vector<RankTrace>& group) {
   return out;
 }
 
-ReplayGroup without_straggler(ReplayGroup g) {
-  // Each rank's compute over the replayed steps against the group's lower median of them (the
-  // point's straggler.excess_compute_fraction); a rank above it has every phase scaled down by
-  // its excess, so its step-to-step noise, and the skew the other ranks have, stay.
+namespace {
+
+// Each rank's total of `part` over the replayed steps, and the group's lower median of them.
+template <class Part>
+std::pair<std::vector<double>, double> totals(const ReplayGroup& g, Part part) {
   std::vector<double> total(g.steps.size(), 0.0);
   for (std::size_t r = 0; r < g.steps.size(); ++r)
-    for (const ReplayStep& st : g.steps[r])
-      for (const ReplayPhase& ph : st.phases) total[r] += ph.compute_s;
-  const double median = total.empty() ? 0 : lower_median(total);
+    for (const ReplayStep& st : g.steps[r]) total[r] += part(st);
+  return {total, total.empty() ? 0 : lower_median(total)};
+}
+
+}  // namespace
+
+ReplayGroup without_straggler(ReplayGroup g) {
+  // Each rank's compute over the replayed steps against the group's lower median of them (the
+  // point's straggler.excess_compute_fraction), and likewise its host time inside its steps
+  // and between them, each part apart (straggler.cause's outside_ops); a rank above a median
+  // has that part of every step scaled down by its excess, so its step-to-step noise, and the
+  // skew the other ranks have, stay.
+  const auto [compute, cmed] = totals(g, [](const ReplayStep& st) {
+    double s = 0;
+    for (const ReplayPhase& ph : st.phases) s += ph.compute_s;
+    return s;
+  });
+  const auto [inside, imed] = totals(g, [](const ReplayStep& st) {
+    double s = 0;
+    for (const ReplayPhase& ph : st.phases) s += ph.host_s;
+    return s;
+  });
+  const auto [lead, lmed] = totals(g, [](const ReplayStep& st) { return st.lead_s; });
+  const auto down = [](double total, double median) {
+    return total > median && total > 0 ? median / total : 1.0;
+  };
   for (std::size_t r = 0; r < g.steps.size(); ++r) {
-    if (total[r] <= median || total[r] <= 0) continue;
-    const double scale = median / total[r];
-    for (ReplayStep& st : g.steps[r])
+    const double cs = down(compute[r], cmed), is = down(inside[r], imed), ls = down(lead[r], lmed);
+    for (ReplayStep& st : g.steps[r]) {
+      st.lead_s *= ls;
       for (ReplayPhase& ph : st.phases) {
-        ph.compute_s *= scale;
-        for (auto& [key, sec] : ph.ops) sec *= scale;
+        ph.host_s *= is;
+        ph.compute_s *= cs;
+        for (auto& [key, sec] : ph.ops) sec *= cs;
       }
+    }
   }
   return g;
 }

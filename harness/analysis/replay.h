@@ -45,9 +45,11 @@ std::vector<double> replay_step_times(const ReplayGroup& g);
 std::vector<double> measured_step_times(const std::vector<RankTrace>& group);
 
 // The counterfactual edits.
-// The straggler's excess compute removed: a rank whose compute over the steps exceeds the
-// group's lower median of them (analysis' straggler reference: with 2 ranks the faster one)
-// has each phase scaled down to it. Host, transfer and the per-step noise stay.
+// The straggler's excess removed: a rank whose compute over the steps exceeds the group's
+// lower median of them (analysis' straggler reference: with 2 ranks the faster one) has each
+// phase's compute scaled down to it, and a rank whose host time (between and inside its steps)
+// exceeds the group's lower median has its host time scaled down to that. Transfer and the
+// per-step noise stay.
 ReplayGroup without_straggler(ReplayGroup g);
 // No host time anywhere: inside steps and between them.
 ReplayGroup without_host_gap(ReplayGroup g);

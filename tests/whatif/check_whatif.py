@@ -7,6 +7,8 @@ is set against a real run, on the CPU backend under `mpirun -np 2`, in interleav
   host gap   `run --inject rank=0:host_delay=2000,rank=1:host_delay=2000` (2000 us of host work
              before every step on every rank: the run verb's spelling of serve's
              --host-overhead 2000) replayed as no_host_gap, against the run without it;
+  late host  `run --inject rank=1:host_delay=2000` (host work on one rank: a straggler whose
+             extra time is outside its ops) replayed as no_straggler, against the run without it;
   chunking   an unchunked mixed `serve` replayed as chunked_prefill at 256 tokens
              (whatif --chunk 256), against the real `serve --chunk 256`;
   KV budget  a `serve --kv-budget` at half the need (every running sequence at its longest)
@@ -38,6 +40,7 @@ CHECKS = [
     # (check, counterfactual, the fault's inject, target)
     ("straggler", "no_straggler", "rank=1:slowdown=1.3", 0.10),
     ("host gap", "no_host_gap", "rank=0:host_delay=2000,rank=1:host_delay=2000", 0.10),
+    ("late host", "no_straggler", "rank=1:host_delay=2000", 0.10),
 ]
 
 
@@ -99,8 +102,9 @@ def model_check(a, rows):
     clean = go(os.path.join(a.work, "model-clean"), "")
     for check, name, inject in [("straggler (model)", "no_straggler", "rank=3:slowdown=1.3"),
                                 ("host gap (model)", "no_host_gap",
-                                 ",".join(f"rank={r}:host_delay=2000" for r in range(8)))]:
-        out = os.path.join(a.work, f"model-{name}")
+                                 ",".join(f"rank={r}:host_delay=2000" for r in range(8))),
+                                ("late host (model)", "no_straggler", "rank=3:host_delay=2000")]:
+        out = os.path.join(a.work, f"model-{name}-{len(rows)}")
         real = go(out, inject)
         c = whatif(a, out, name)
         for metric in ("tokens_per_s", "itl_p95_s"):

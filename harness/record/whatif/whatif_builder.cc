@@ -37,8 +37,9 @@ struct Named {
 const std::vector<Named>& edits() {
   static const std::vector<Named> e = {
       {"no_straggler", without_straggler,
-       "a rank whose compute exceeds the group's lower median over the steps scaled down to it "
-       "(each step's noise kept); waits re-derived on the virtual clock"},
+       "a rank whose compute, or whose host time (no device work in flight), exceeds the "
+       "group's lower median over the steps scaled down to it (each step's noise kept); waits "
+       "re-derived on the virtual clock"},
       {"no_host_gap", without_host_gap,
        "no host time (no device work in flight) inside or between steps"},
       {"no_jitter", without_jitter,
