@@ -1,9 +1,11 @@
-// The figures are the records' own (a rank's MBU, the point's p95 step time); the one ratio
-// formed here is a rank's wait fraction, wait_s / wall_s, the per-rank form of the point's
-// collectives.wait_fraction (Σ wait / Σ wall over ranks).
+// The figures are the records' own (a rank's MBU, the point's p95 step time); the ratios
+// formed here are a rank's wait fraction, wait_s / wall_s, the per-rank form of the point's
+// collectives.wait_fraction (Σ wait / Σ wall over ranks), and its caused wait share,
+// caused_wait_s / its group's Σ wait_s, the per-rank form of straggler.caused_wait_share.
 #include "harness/report/export/export_table.h"
 
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "harness/report/export/openmetrics.h"
@@ -31,6 +33,7 @@ enum Family : std::size_t {
   kCollTime,
   kCollBusbw,
   kCollLag,
+  kCausedWait,
   kFamilies
 };
 
@@ -92,8 +95,13 @@ ExportPoint model_point(Labels labels, const PointRecord& p) {
     add(e.values, kGoodput, m.goodput->requests_per_s);
     add(e.values, kGoodputFraction, m.goodput->fraction);
   }
+  std::map<int64_t, double> group_wait;
+  for (const RankRecord& r : p.ranks.value_or(std::vector<RankRecord>{}))
+    group_wait[r.group] += r.wait_s;
   for (const RankRecord& r : p.ranks.value_or(std::vector<RankRecord>{})) {
     ExportRank x{{{"rank", std::to_string(r.rank)}, {"host", r.host}}, {}};
+    if (r.caused_wait_s && group_wait[r.group] > 0)
+      add(x.values, kCausedWait, *r.caused_wait_s / group_wait[r.group]);
     add(x.values, kMbu, r.mbu);
     add(x.values, kMfu, r.mfu);
     add(x.values, kOccupancy, r.occupancy_sampled);
@@ -177,8 +185,12 @@ const std::vector<MetricFamily>& metric_families() {
        "tpbench collectives: bus bandwidth (algbw x the kind's bus factor)", false},
       {"tpbench_collective_arrival_lag_seconds", "gauge",
        "tpbench collectives: the rank's mean lag behind the first rank to enter", true},
+      {"tpbench_caused_wait_share", "gauge",
+       "Share of its TP group's wait in collectives spent in the instances this rank entered "
+       "last: how much of the group's waiting is for it",
+       true},
   };
-  static_assert(kFamilies == 17, "metric_families() lists every Family");
+  static_assert(kFamilies == 18, "metric_families() lists every Family");
   return f;
 }
 
