@@ -36,6 +36,13 @@ def straggler(c, out):
     return c.results(out)["points"][0]["straggler"]
 
 
+def balance_line(c, out):
+    """diagnose's balance verdict for the results in `out`."""
+    d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True, env=c.env,
+                       timeout=60)
+    return next((x for x in d.stdout.splitlines() if " balance " in x), "")
+
+
 def model_cases(c):
     cases = [("prefill", "rank=3:mem_contend=1", "memory_bound_ops"),
              ("prefill", "rank=3:sm_clock=1200", "flop_bound_ops"),
@@ -62,9 +69,7 @@ def model_cases(c):
                     f"model decode: every op is below the ridge, and the cause says so: "
                     f"{cause['text']}")
         if inject is None:
-            d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True,
-                               env=c.env, timeout=60)
-            line = next((x for x in d.stdout.splitlines() if " balance " in x), "")
+            line = balance_line(c, out)
             c.check("problem" not in line, f"model decode, no fault: balance is no problem: {line}")
 
 
@@ -116,9 +121,7 @@ def cpu_host_delay(c):
             f"cpu, host_delay on rank 1: rank 1 causes the most wait and its extra time is outside "
             f"its ops (arrival straggler rank {s['rank']}; {cause['kind']} on rank {cause['rank']}: "
             f"{cause['text']})")
-    d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True, env=c.env,
-                       timeout=60)
-    line = next((x for x in d.stdout.splitlines() if " balance " in x), "")
+    line = balance_line(c, out)
     c.check("problem" in line and "rank 1: its extra time is outside its ops" in line,
             f"cpu, host_delay: diagnose names rank 1 and where its time goes: {line}")
     w = subprocess.run([c.tpbench, "whatif", out, "--json"], capture_output=True, text=True,
