@@ -99,7 +99,7 @@ void classify_sides(StragglerCause& c) {
     c.kind = "every_op";
     c.text = fmt::format(
         "its extra time is on every op alike ({} on the memory-bound ops, {} on the FLOP-bound "
-        "ones{}): the rank "
+        "ones{}): it "
         "runs slower as a whole (time-slicing, its clock, a slower device)",
         ratio_text(c.memory_bound_ratio), ratio_text(c.flop_bound_ratio),
         both ? ""

@@ -1,6 +1,6 @@
 // `tpbench compare`'s result as plain data: the runs with their labels, and one row per point
 // the runs share with every run's figures and their ratios to the first run that has it.
-// report/compare.h builds it; record/json/compare_json.h writes it as compare.json.
+// report/compare/compare.h builds it; record/json/compare_json.h writes it as compare.json.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -16,11 +16,21 @@ namespace tpb {
 // where there is no value (written null).
 using CompareFigures = std::vector<std::pair<std::string, double>>;
 
+// Where an entry's step time differs from the first ok entry's (report/compare/compare_diff.h): per
+// measured step, means over ranks, this entry's minus the first's; then, for the slower of the
+// two, where its extra time goes (straggler_cause's verdict with the faster run as the group).
+struct CompareDiff {
+  double step_s = 0, compute_s = 0, transfer_s = 0, wait_s = 0, outside_ops_s = 0;
+  std::string slower;  // the slower entry's run letter
+  std::string kind, text;
+};
+
 struct CompareEntry {
   std::string run;     // "A", "B", ...: the run's letter
   std::string status;  // the point's
   // Ok points only: the figures, and each over the first ok entry's (NaN against 0 or none).
   std::optional<CompareFigures> metrics, ratio;
+  std::optional<CompareDiff> diff;  // run and sweep points after the first ok entry
 };
 
 struct CompareRow {

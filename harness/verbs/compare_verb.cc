@@ -1,4 +1,4 @@
-// `tpbench compare A B ...`: side-by-side table of runs or sweeps (harness/report/compare.h
+// `tpbench compare A B ...`: side-by-side table of runs or sweeps (harness/report/compare/compare.h
 // says how points are matched). Reads files only; ranks other than 0 load and stay quiet, so
 // a bad path is one agreed error however the command was launched.
 #include <iostream>
@@ -6,7 +6,7 @@
 #include "harness/mpi/agreement.h"
 #include "harness/record/json/compare_json.h"
 #include "harness/record/json/results_writer.h"
-#include "harness/report/compare.h"
+#include "harness/report/compare/compare.h"
 #include "harness/verbs/verbs.h"
 
 namespace tpb {

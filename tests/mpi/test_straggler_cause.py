@@ -10,7 +10,9 @@ ranks differ; the fault on rank 3):
 - decode, mem_contend: every_op, saying that at decode memory and clock are not told apart
   (every op is below the ridge);
 - decode, host_delay 2 ms: outside_ops; decode, slowdown 1.3: injected_work;
-- decode, no fault: no_excess, and diagnose's balance line is no problem.
+- decode, no fault: no_excess, and diagnose's balance line is no problem;
+- compare's diff at prefill: nvlink4 against pcie5-switch is slower in transfer, and against
+  a memory hog on every rank on the memory-bound ops.
 
 CPU backend, 2 real ranks:
 - busy processes outside tpbench on rank 1's cores (busy_neighbour.py, mpirun --bind-to core):
@@ -134,9 +136,40 @@ def cpu_host_delay(c):
                            f"host work per step (p50 {gain * 1e3:.2f} ms)")
 
 
+def compare_cases(c):
+    """compare's diff: the same point on two fabrics differs in transfer; with and without a
+    memory hog on every rank, on the memory-bound ops."""
+    def go(name, extra, fabric="nvlink4"):
+        out = c.out(f"cmp-{name}")
+        args = [fabric if k and MODEL[k - 1] == "--topology" else a for k, a in enumerate(MODEL)]
+        p = subprocess.run([c.tpbench] + args + ["--phase", "prefill", "--out", out] + extra,
+                           capture_output=True, text=True, env=c.env, timeout=120)
+        c.check(p.returncode == 0, f"compare input {name}: rc {p.returncode} {p.stderr[-300:]}")
+        return out
+
+    base = go("nvlink4", [])
+    pairs = [(go("pcie5", [], "pcie5-switch"), "transfer"),
+             (go("hog", ["--inject", ",".join(f"rank={r}:mem_contend=1" for r in range(8))]),
+              "memory_bound_ops")]
+    for other, want in pairs:
+        out = c.out(f"cmp-{want}")
+        p = subprocess.run([c.tpbench, "compare", base, other, "--out", out],
+                           capture_output=True, text=True, env=c.env, timeout=60)
+        c.check(p.returncode == 0, f"compare {other}: rc {p.returncode} {p.stderr[-300:]}")
+        if p.returncode != 0:
+            continue
+        with open(os.path.join(out, "compare.json")) as f:
+            row = json.load(f)["rows"][0]
+        d = row["entries"][1].get("diff", {})
+        c.check(d.get("kind") == want and d.get("slower") == "B" and d.get("step_s", 0) > 0,
+                f"compare A {os.path.basename(base)} vs B {os.path.basename(other)}: B slower, "
+                f"its extra time {want} (got {d})")
+
+
 def main():
     c = Ctx()
     model_cases(c)
+    compare_cases(c)
     cpu_neighbour(c)
     cpu_host_delay(c)
     c.finish()

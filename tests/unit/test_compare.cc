@@ -7,7 +7,7 @@
 
 #include "harness/record/json/compare_json.h"
 #include "harness/record/json/results_json.h"
-#include "harness/report/compare.h"
+#include "harness/report/compare/compare.h"
 
 namespace tpb {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/record/json/results_json.h"
-#include "harness/report/compare.h"
+#include "harness/report/compare/compare.h"
 #include "harness/report/report_md.h"
 
 namespace tpb {

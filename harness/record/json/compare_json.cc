@@ -18,6 +18,15 @@ oj entry_json(const CompareEntry& e) {
   oj out{{"run", e.run}, {"status", e.status}};
   if (e.metrics) out["metrics"] = figures_json(*e.metrics);
   if (e.ratio) out["ratio"] = figures_json(*e.ratio);
+  if (e.diff)
+    out["diff"] = {{"step_s", e.diff->step_s},
+                   {"compute_s", e.diff->compute_s},
+                   {"transfer_s", e.diff->transfer_s},
+                   {"wait_s", e.diff->wait_s},
+                   {"outside_ops_s", e.diff->outside_ops_s},
+                   {"slower", e.diff->slower},
+                   {"kind", e.diff->kind},
+                   {"text", e.diff->text}};
   return out;
 }
 

@@ -1,7 +1,7 @@
 // Side-by-side comparison of results. The metric list is one table of columns (kModelColumns /
 // kCollColumns), each reading its figure off the point's record, that both the JSON and the
 // console read.
-#include "harness/report/compare.h"
+#include "harness/report/compare/compare.h"
 
 #include <fmt/format.h>
 
@@ -13,6 +13,7 @@
 
 #include "harness/record/json/results_doc_json.h"
 #include "harness/record/json/results_json.h"
+#include "harness/report/compare/compare_diff.h"
 
 namespace tpb {
 
@@ -106,6 +107,7 @@ struct ComparedPoint {
   oj params;
   std::string status;
   std::optional<CompareFigures> metrics;  // ok points only
+  const PointRecord* record = nullptr;    // a model (run, sweep, serve) point's
 };
 
 // A model or collectives point compares its own record's figures; a point that is neither
@@ -116,7 +118,11 @@ ComparedPoint compared_point(const ResultsPoint& rp) {
     return ComparedPoint{to_json(rec.params), point_status_name(rec.status),
                          ok ? std::optional(figures_of(cols, rec)) : std::nullopt};
   };
-  if (rp.model) return make(*rp.model, kModelColumns);
+  if (rp.model) {
+    ComparedPoint p = make(*rp.model, kModelColumns);
+    p.record = &*rp.model;
+    return p;
+  }
   if (rp.coll) return make(*rp.coll, kCollColumns);
   ComparedPoint p{rp.head.params, rp.head.status, std::nullopt};
   if (p.status == "ok") {  // unreadable: every figure without a value
@@ -198,14 +204,18 @@ Matches match_points(const RunPoints& pts, const std::set<std::string>& labels) 
 std::vector<CompareEntry> entries_of(const std::vector<const ComparedPoint*>& slot,
                                      const std::vector<CompareRun>& runs) {
   std::optional<CompareFigures> base;
+  const ComparedPoint* first = nullptr;
+  std::string first_run;
   std::vector<CompareEntry> entries;
   for (std::size_t i = 0; i < slot.size(); ++i) {
     if (!slot[i]) continue;
     const ComparedPoint& p = *slot[i];
-    CompareEntry e{runs[i].run, p.status, std::nullopt, std::nullopt};
+    CompareEntry e{runs[i].run, p.status, std::nullopt, std::nullopt, std::nullopt};
     if (p.status == "ok" && p.metrics) {
       e.metrics = p.metrics;
-      if (!base) base = p.metrics;
+      if (!base) base = p.metrics, first = &p, first_run = runs[i].run;
+      if (first != &p && first->record && p.record)
+        e.diff = compare_diff(*first->record, first_run, *p.record, runs[i].run);
       e.ratio.emplace();
       for (const auto& [k, v] : *p.metrics) {
         // No ratio (null) against a base of 0 or without a value: never a plausible 0.
@@ -216,6 +226,20 @@ std::vector<CompareEntry> entries_of(const std::vector<const ComparedPoint*>& sl
     entries.push_back(std::move(e));
   }
   return entries;
+}
+
+// Milliseconds with a sign and about three significant digits, never in exponent form.
+std::string ms(double s) {
+  const double v = 1e3 * s, a = std::abs(v);
+  return fmt::format(fmt::runtime(a >= 100 ? "{:+.0f}" : a >= 10 ? "{:+.1f}" : "{:+.2f}"), v);
+}
+
+// Where an entry's step time differs from the first entry's, per step.
+std::string diff_text(const CompareDiff& d, const std::string& base, const std::string& run) {
+  return fmt::format(
+      "  {} vs {}: step {} ms (compute {}, transfer {}, wait {}, outside the ops {}); {}: {}\n",
+      run, base, ms(d.step_s), ms(d.compute_s), ms(d.transfer_s), ms(d.wait_s), ms(d.outside_ops_s),
+      d.slower, d.text);
 }
 
 // The console's columns: heading and value cells from one table.
@@ -240,6 +264,8 @@ std::string entries_text(const Column<R> (&cols)[N], const CompareRow& row) {
     }
     s += line + "\n";
   }
+  for (const CompareEntry& e : row.entries)
+    if (e.diff) s += diff_text(*e.diff, row.entries.front().run, e.run);
   return s;
 }
 
