@@ -85,22 +85,19 @@ void classify_sides(StragglerCause& c) {
     c.kind = "memory_bound_ops";
     c.text = fmt::format(
         "its extra time is on the memory-bound ops: {} below the ridge against {} above it, so "
-        "memory bandwidth "
-        "(a contending process, a slower memory path), not the clock",
+        "memory bandwidth (a contending process, a slower memory path), not the clock",
         ratio_text(c.memory_bound_ratio), ratio_text(c.flop_bound_ratio));
   } else if (both && df >= kSideMin && df >= kSideDominance * std::max(dm, 0.0)) {
     c.kind = "flop_bound_ops";
     c.text = fmt::format(
         "its extra time is on the FLOP-bound ops: {} above the ridge against {} below it, so the "
-        "compute clock "
-        "(throttling, a locked or lower SM clock), not memory",
+        "compute clock (throttling, a locked or lower SM clock), not memory",
         ratio_text(c.flop_bound_ratio), ratio_text(c.memory_bound_ratio));
   } else {
     c.kind = "every_op";
     c.text = fmt::format(
         "its extra time is on every op alike ({} on the memory-bound ops, {} on the FLOP-bound "
-        "ones{}): it "
-        "runs slower as a whole (time-slicing, its clock, a slower device)",
+        "ones{}): it runs slower as a whole (time-slicing, its clock, a slower device)",
         ratio_text(c.memory_bound_ratio), ratio_text(c.flop_bound_ratio),
         both ? ""
              : "; one side of the ridge holds under 10% of the op time here, so memory and "
@@ -135,8 +132,7 @@ void classify_model_ops(const CauseInput& in, const Against& a, StragglerCause& 
     c.kind = "one_op";
     c.text = fmt::format(
         "its extra time is in one op: {} carries {:.0f}% of it on the model's ops while it is "
-        "{:.0f}% "
-        "of their time (x{:.2f} on it): look at what that op alone touches",
+        "{:.0f}% of their time (x{:.2f} on it): look at what that op alone touches",
         *c.top_op, 100 * c.top_op_share, 100 * time_share,
         a.median[top] > 0 ? a.mine[top] / a.median[top] : 0.0);
     return;
@@ -192,37 +188,34 @@ StragglerCause straggler_cause(const CauseInput& in) {
     c.text = "its TP group has no other rank to compare it with";
     return c;
   }
-  double busy = a.outside_median, injected = 0;
+  double busy = a.outside_median;
   for (std::size_t o = 0; o < kOpCount; ++o) {
     if (!is_compute(static_cast<Op>(o))) continue;
     c.compute_excess_s += a.mine[o] - a.median[o];
     busy += a.median[o];
   }
-  injected = a.mine[static_cast<std::size_t>(Op::injected)] -
-             a.median[static_cast<std::size_t>(Op::injected)];
+  const double injected = a.mine[static_cast<std::size_t>(Op::injected)] -
+                          a.median[static_cast<std::size_t>(Op::injected)];
   c.outside_ops_excess_s = a.outside_mine - a.outside_median;
   c.evidence = evidence(a, *s);
   const double late = std::max(c.compute_excess_s, 0.0) + std::max(c.outside_ops_excess_s, 0.0);
   if (late < kNoiseShare * busy) {
     c.kind = "no_excess";
     c.text = fmt::format(
-        "it has no more time per step than its group ({:+.1f}% of its busy time): it arrives last "
-        "by "
-        "the order of noise, not by a cause",
+        "it has no more time per step than its group ({:+.1f}% of the group's busy time): it "
+        "arrives last by the order of noise, not by a cause",
         busy > 0 ? 100 * late / busy : 0.0);
   } else if (c.outside_ops_excess_s > c.compute_excess_s) {
     c.kind = "outside_ops";
     c.text = fmt::format(
         "its extra time is outside its ops: {:.3g} ms more per step with nothing in flight (host "
-        "work, launches, "
-        "scheduling) than the group's {:.3g} ms, against {:+.3g} ms inside them",
+        "work, launches, scheduling) than the group's {:.3g} ms, against {:+.3g} ms inside them",
         1e3 * c.outside_ops_excess_s, 1e3 * a.outside_median, 1e3 * c.compute_excess_s);
   } else if (injected >= 0.5 * c.compute_excess_s) {
     c.kind = "injected_work";
     c.text = fmt::format(
         "its extra time is in work that is not the model's: {:.3g} of its {:.3g} ms extra compute "
-        "per step are "
-        "injected segments (--inject slowdown or jitter)",
+        "per step are injected segments (--inject slowdown or jitter)",
         1e3 * injected, 1e3 * c.compute_excess_s);
   } else {
     classify_model_ops(in, a, c);
