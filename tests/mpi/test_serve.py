@@ -14,6 +14,7 @@ short; TPB_SERVE_LAYERS=8 runs every check at tiny's full depth):
 - bad serve input exits 2 with one line naming the field."""
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -79,21 +80,29 @@ def peaks_hold(c, res, name):
 def static_vs_continuous(c):
     # Static batches wait for their longest output: at uniform 16..128 a batch of 8 lasts ~116
     # steps against a mean of 72 (1.6x at best, checked at 1.15x); 16..256 cost twice the time.
+    # One pair of 7 s runs on a loaded 2-core machine once read 1.08x: a pair under the bound
+    # gets two more, interleaved, and the median gain over the three is judged.
     load = ["--requests", "32", "--concurrency", "8", "--prompt-len", "64", "--output-len",
             "uniform:16..128"]
-    tput = {}
-    for s in ("static", "continuous"):
-        out, res = serve(c, "sched_" + s, load + ["--scheduler", s])
-        p = res["points"][0]
-        tput[s] = p["metrics"]["output_tokens_per_s"]
-        c.check(p["status"] == "ok" and p["serve"]["requests_completed"] == 32,
-                f"{s}: all 32 requests complete")
-    gain = tput["continuous"] / tput["static"]
-    print(f"output tokens/s: static {tput['static']:.1f}, continuous {tput['continuous']:.1f} "
-          f"({gain:.2f}x)")
-    c.check(gain >= 1.15, f"continuous >= 1.15x static output tokens/s ({gain:.2f}x)")
-    metrics_match(c, c.out("sched_continuous"))
-    c.check_contract(c.out("sched_continuous"), ranks=2)
+    gains = []
+    for k in range(3):
+        tput = {}
+        for s in ("static", "continuous") if k % 2 == 0 else ("continuous", "static"):
+            out, res = serve(c, f"sched_{s}_{k}", load + ["--scheduler", s])
+            p = res["points"][0]
+            tput[s] = p["metrics"]["output_tokens_per_s"]
+            c.check(p["status"] == "ok" and p["serve"]["requests_completed"] == 32,
+                    f"{s}: all 32 requests complete")
+        gains.append(tput["continuous"] / tput["static"])
+        print(f"output tokens/s: static {tput['static']:.1f}, continuous "
+              f"{tput['continuous']:.1f} ({gains[-1]:.2f}x)")
+        if k == 0 and gains[0] >= 1.15:
+            break
+    gain = statistics.median(gains)
+    c.check(gain >= 1.15, f"continuous >= 1.15x static output tokens/s (median {gain:.2f}x of "
+                          f"{len(gains)} pair(s): {', '.join(f'{g:.2f}' for g in gains)})")
+    metrics_match(c, c.out("sched_continuous_0"))
+    c.check_contract(c.out("sched_continuous_0"), ranks=2)
 
 
 def chunked_prefill(c):
