@@ -31,10 +31,10 @@ PerStep per_step(const PointRecord& p) {
 
 // The point as one "rank" of straggler_cause: its ops' mean time per step, its time outside
 // the ops, and (once, from the point that prices them) each op's intensity.
-CauseRank as_rank(const PointRecord& p, int rank, CauseInput& in) {
+CauseRank as_rank(const PointRecord& p, int rank, double outside, CauseInput& in) {
   CauseRank c;
   c.rank = rank;
-  c.outside_ops_s_per_step = per_step(p).outside;
+  c.outside_ops_s_per_step = outside;
   for (const OpRecord& o : p.ops.value_or(std::vector<OpRecord>{})) {
     const auto op = enum_from_name<Op>(kOpNames, o.op);
     if (!op) continue;
@@ -91,7 +91,7 @@ std::optional<CompareDiff> compare_diff(const PointRecord& base, const std::stri
   CauseInput in;
   const MetricsRecord& m = *(later ? p : base).metrics;
   in.ridge = m.ridge;
-  in.ranks = {as_rank(base, 0, in), as_rank(p, 1, in)};
+  in.ranks = {as_rank(base, 0, a.outside, in), as_rank(p, 1, b.outside, in)};
   in.straggler = later ? 1 : 0;
   const StragglerCause c = straggler_cause(in);
   d.kind = c.kind;
