@@ -46,7 +46,8 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
   ItlAttribution a;
   a.method =
       "gaps at or above the p99 ITL; each gap's producing step split into host gap, the "
-      "straggler's extra compute (max - lower median over ranks), collective transfer, and the "
+      "straggler's extra busy time (max - lower median over ranks of compute plus the rank's own "
+      "host time inside the step), collective transfer, and the "
       "rest of the compute divided between prefill and decode rows by their per-op roofline "
       "time; prefill, imbalance and host count in full, transfer and decode compute by their "
       "excess over their medians across all gaps; decode compute's excess is bandwidth as far as "

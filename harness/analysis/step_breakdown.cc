@@ -46,15 +46,23 @@ std::vector<StepSplit> step_breakdown(const std::vector<RankTrace>& ranks) {
   std::vector<StepSplit> out;
   out.reserve(steps.size());
   for (auto& [k, st] : steps) {
-    std::vector<double> compute;
-    for (const RankStepSplit& r : st.ranks) {
+    std::vector<double> compute, busy;
+    for (RankStepSplit& r : st.ranks) {
       st.device_time_s = std::max(st.device_time_s, r.t1 - r.t0);
+      r.host_s = std::max(0.0, r.t1 - r.t0 - r.compute_s - r.wait_s - r.transfer_s);
       compute.push_back(r.compute_s);
+      busy.push_back(r.compute_s + r.host_s);
     }
-    st.max_compute_s = compute.empty() ? 0 : *std::max_element(compute.begin(), compute.end());
+    if (compute.empty()) {
+      out.push_back(std::move(st));
+      continue;
+    }
+    st.max_compute_s = *std::max_element(compute.begin(), compute.end());
     // percentile 50 by linear interpolation: the mean of the two middle values.
-    st.median_compute_s = compute.empty() ? 0 : percentile(compute, 50);
-    st.lower_median_compute_s = compute.empty() ? 0 : lower_median(compute);
+    st.median_compute_s = percentile(compute, 50);
+    st.lower_median_compute_s = lower_median(compute);
+    st.max_busy_s = *std::max_element(busy.begin(), busy.end());
+    st.lower_median_busy_s = lower_median(busy);
     out.push_back(std::move(st));
   }
   return out;

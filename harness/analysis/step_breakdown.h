@@ -13,6 +13,9 @@ namespace tpb {
 struct RankStepSplit {
   double t0 = 0, t1 = 0;  // the rank's Op::step bounds (common clock); 0, 0 when absent
   double compute_s = 0, wait_s = 0, transfer_s = 0;
+  // The rank's own time inside its step bounds outside its ops and collectives (launches,
+  // sampling, idle at kernel boundaries, --inject host_delay): the bounds less the other three.
+  double host_s = 0;
 };
 
 struct StepSplit {
@@ -23,6 +26,9 @@ struct StepSplit {
   // The lower median (the straggler's reference in results, point_builder's StragglerRecord):
   // with 2 ranks the faster one, so max - it is all the time the others spent waiting.
   double lower_median_compute_s = 0;
+  // The same over each rank's busy time, compute_s + host_s: what its peers wait for at the
+  // step's collectives whether the late rank computes longer or does host work in the step.
+  double max_busy_s = 0, lower_median_busy_s = 0;
 };
 
 // A collective instance, matched across ranks: (step, layer, op).

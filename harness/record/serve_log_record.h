@@ -4,6 +4,7 @@
 // request never reached (rejected, never admitted) is NaN and written as null.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@ namespace tpb {
 struct StepRankRecord {
   int64_t rank = 0;
   double compute_s = 0, wait_s = 0, transfer_s = 0;
+  // In the step's bounds outside its ops and collectives (results 1.21.0; absent before)
+  std::optional<double> host_s;
 };
 
 struct StepLogRecord {

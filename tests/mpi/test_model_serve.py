@@ -13,6 +13,8 @@ chunked prefill 512, concurrency 1..128:
   region ends no later;
 - a slowed rank (rank=3:slowdown=1.3): diagnose names the straggler, rank 3, +30% compute;
   output tokens/s falls;
+- one rank's host work inside every step (rank=3:host_delay=1000): the ITL tail is imbalance,
+  the straggler's cause outside_ops, and steps.jsonl's per-rank host_s holds it;
 - --host-overhead 5000 at concurrency 1: host_bound;
 - continuous batching gives at least 15% more output tokens/s than static on the same requests;
 - without a chunk, long prompts among short ones stall decode: prefill_interference, named for
@@ -122,6 +124,28 @@ def straggler(c, nv):
             "a slowed rank costs output tokens/s")
 
 
+def late_host(c):
+    """One rank's host work inside every decode step (results 1.21.0, the step log's per-rank
+    host_s): its peers wait it out, so the ITL tail is imbalance, and the straggler's cause is
+    outside its ops. Before, the tail charged it to decode compute."""
+    out, res = serve(c, "late-host", ["--concurrency", "16", "--requests", "32", "--prompt-len",
+                                      "128", "--output-len", "128", "--layers", "16",
+                                      "--model-noise", "1:0.05", "--inject",
+                                      "rank=3:host_delay=1000"])
+    p = res["points"][0]
+    sh = p["metrics"]["itl_attribution"]["shares"]
+    c.check(sh["imbalance"] > 0.5, f"the late rank's host work is the ITL tail's imbalance ({sh})")
+    s = p["straggler"]
+    c.check(s["costliest_rank"] == 3 and s["cause"]["kind"] == "outside_ops",
+            f"rank 3 costs the group's wait, outside its ops ({s['costliest_rank']}, "
+            f"{s['cause']['kind']})")
+    with open(os.path.join(out, "steps.jsonl")) as f:
+        step = json.loads(f.readlines()[-1])
+    host = [r["host_s"] for r in step["ranks"]]
+    c.check(host[3] > 0.0009 and max(host[:3] + host[4:]) < 0.0001,
+            f"steps.jsonl: rank 3's host_s holds the 1 ms, the others' none ({host})")
+
+
 def host_bound(c):
     out, _ = serve(c, "host", ["--concurrency", "1", "--requests", "8", "--prompt-len", "64",
                                "--output-len", "64", "--host-overhead", "5000"])
@@ -182,6 +206,7 @@ def main():
     kv_wall(c)
     topology(c, nv)
     straggler(c, nv)
+    late_host(c)
     host_bound(c)
     static_vs_continuous(c)
     chunking(c)

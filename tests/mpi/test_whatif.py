@@ -121,6 +121,8 @@ def check_serve(c):
     for name, cf, fault, flags, fix in [
             ("serve-chunk", "chunked_prefill", [], ["--chunk", "512"], ["--chunk", "512"]),
             ("serve-kv", "kv_budget", ["--kv-budget", "34304"], [], []),
+            # one rank's host work inside every step (its host_s in the step log)
+            ("serve-late", "no_straggler", ["--inject", "rank=3:host_delay=2000"], [], []),
             ("serve-pcie5", "topology", [], ["--topology", "pcie5"], ["--topology", "pcie5"])]:
         measured = model_serve(c, name, fault) if fault else plain
         real = serve_metrics(c, model_serve(c, name + "-real", fix) if fix else plain)

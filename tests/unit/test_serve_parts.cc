@@ -47,6 +47,23 @@ TEST(ServeParts, StepBreakdownSplitsComputeWaitTransfer) {
   EXPECT_NEAR(s[0].device_time_s, 0.007, 1e-12);
 }
 
+// Rank 1 spends 3 ms on host work at the start of its step, then computes as long as rank 0,
+// which waits those 3 ms at the all-reduce: the compute is even, the busy time is not.
+TEST(ServeParts, StepBreakdownChargesALateRanksHostWork) {
+  RankTrace r0, r1;
+  r0.segs = {seg(0, Op::step, 0, 0.0075), seg(0, Op::qkv_proj, 0, 0.002),
+             seg(0, Op::allreduce_attn, 0.002, 0.006), seg(0, Op::residual_attn, 0.006, 0.007)};
+  r1.segs = {seg(0, Op::step, 0, 0.007), seg(0, Op::qkv_proj, 0.003, 0.005),
+             seg(0, Op::allreduce_attn, 0.005, 0.006), seg(0, Op::residual_attn, 0.006, 0.007)};
+  const auto s = step_breakdown({r0, r1});
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_NEAR(s[0].ranks[0].host_s, 0.0005, 1e-12);  // its step ends 0.5 ms after its last op
+  EXPECT_NEAR(s[0].ranks[1].host_s, 0.003, 1e-12);
+  EXPECT_NEAR(s[0].max_compute_s - s[0].lower_median_compute_s, 0.0, 1e-12);
+  EXPECT_NEAR(s[0].max_busy_s, 0.006, 1e-12);
+  EXPECT_NEAR(s[0].lower_median_busy_s, 0.0035, 1e-12);
+}
+
 std::vector<ItlGap> request(const std::vector<double>& t, const std::vector<int64_t>& steps) {
   std::vector<ItlGap> g;
   for (std::size_t i = 1; i < t.size(); ++i) g.push_back({t[i] - t[i - 1], steps[i]});

@@ -79,8 +79,19 @@ SimRun simulate_run(const SchedulerConfig& c, double host_s = 0, double attend =
   return r;
 }
 
+// Two ranks' split of a step of `d` seconds with `host_s` of it between steps: both compute the
+// rest, but rank 1 spends `late_s` of it on host work inside the step, which rank 0 waits out.
+// A negative late_s writes the split as logs before results 1.21.0 did: no host_s per rank.
+oj ranks_of(double d, double host_s, double late_s) {
+  if (late_s < 0) return {{{"compute_s", d - host_s}}, {{"compute_s", d - host_s}}};
+  const double c = d - host_s - late_s;
+  return {{{"compute_s", c}, {"wait_s", late_s}, {"host_s", 0.0}},
+          {{"compute_s", c}, {"wait_s", 0.0}, {"host_s", late_s}}};
+}
+
 // The run's point and its two logs in `dir`, as the harness writes them (the fields whatif reads).
-oj write_point(const SimRun& r, const SchedulerConfig& c, const fs::path& dir, double host_s) {
+oj write_point(const SimRun& r, const SchedulerConfig& c, const fs::path& dir, double host_s,
+               double late_s = -1) {
   fs::create_directories(dir);
   std::ofstream steps(dir / "steps.jsonl"), reqs(dir / "requests.jsonl");
   double prev = 0;
@@ -94,7 +105,7 @@ oj write_point(const SimRun& r, const SchedulerConfig& c, const fs::path& dir, d
                 {"device_time_s", d - host_s},
                 {"prefill_tokens", p.prefill_tokens},
                 {"decode_tokens", p.decode_tokens},
-                {"ranks", {{{"compute_s", d - host_s}}, {{"compute_s", d - host_s}}}}}
+                {"ranks", ranks_of(d, host_s, late_s)}}
                  .dump()
           << "\n";
   }
@@ -188,6 +199,27 @@ TEST(ServeWhatif, NoHostGapGivesTheRunWithoutItBack) {
               1e-6 * measured.m.output_tokens_per_s);
   EXPECT_EQ(find(cfs, "kv_budget").figures.tokens_per_s, std::nullopt);  // the cache held all
   EXPECT_NE(find(cfs, "kv_budget").reason.find("already holds"), std::string::npos);
+}
+
+// Rank 1 does 3 ms of host work inside every step (results 1.21.0 log it as its host_s): without
+// it the steps are the law's, so no_straggler must give the run without the late rank back.
+TEST(ServeWhatif, NoStragglerRemovesALateRanksHostWork) {
+  const SchedulerConfig c = config(0, 8192);
+  const SimRun measured = simulate_run(c, 3e-3);
+  const oj p = write_point(measured, c, kDir / "late", 0, 3e-3);
+  const auto cfs = serve_counterfactuals(p, 0, (kDir / "late").string(), {});
+  const SimRun truth = simulate_run(c);
+  expect_truth(find(cfs, "no_straggler"), truth.m);
+  EXPECT_GT(truth.m.output_tokens_per_s / measured.m.output_tokens_per_s, 1.05);  // it mattered
+  EXPECT_NE(find(cfs, "no_straggler").inputs.modelled[0].find("host time inside"),
+            std::string::npos);
+  // The same run logged before 1.21.0 (no host time per rank) has no straggler to remove, and
+  // its counterfactual says it is compute only.
+  const oj old = write_point(measured, c, kDir / "late-old", 3e-3);
+  const auto was = serve_counterfactuals(old, 0, (kDir / "late-old").string(), {});
+  EXPECT_NEAR(*find(was, "no_straggler").figures.tokens_per_s / measured.m.output_tokens_per_s, 1.0,
+              1e-6);
+  EXPECT_NE(find(was, "no_straggler").inputs.modelled[0].find("compute only"), std::string::npos);
 }
 
 TEST(ServeWhatif, ALogThatIsNotTheRunIsRefused) {

@@ -134,7 +134,10 @@ std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, co
     double transfer = 0;
     for (const RankStepSplit& r : sp.ranks) transfer += r.transfer_s / sp.ranks.size();
     p.host_s = std::max(0.0, p.duration_s - sp.device_time_s);
-    p.imbalance_s = sp.max_compute_s - sp.lower_median_compute_s;
+    // Host work one rank does inside the step beyond its peers' is waited out by them as its
+    // extra compute is; what every rank has there (launches, idle at kernel boundaries) stays
+    // with the compute, as a clean decode step has it too.
+    p.imbalance_s = sp.max_busy_s - sp.lower_median_busy_s;
     p.transfer_s = transfer;
     const double rest = std::max(0.0, p.duration_s - p.host_s - p.imbalance_s - p.transfer_s);
     const RowRoofline roof = row_roofline(spec, run.layers, run.steps[i].plan, peaks);
@@ -225,7 +228,7 @@ std::vector<StepLogRecord> step_lines(const ServeRun& run, int64_t point_index) 
       l.host_gap_s = std::max(0.0, s.duration_s - sp.device_time_s);
       for (std::size_t r = 0; r < sp.ranks.size(); ++r)
         l.ranks.push_back({run.traces[r].rank, sp.ranks[r].compute_s, sp.ranks[r].wait_s,
-                           sp.ranks[r].transfer_s});
+                           sp.ranks[r].transfer_s, sp.ranks[r].host_s});
     }
     out.push_back(std::move(l));
   }

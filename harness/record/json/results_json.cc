@@ -376,6 +376,7 @@ void fields(V& v, R& r) {
   v("compute_s", r.compute_s);
   v("wait_s", r.wait_s);
   v("transfer_s", r.transfer_s);
+  v("host_s", r.host_s);
 }
 
 template <class V, Is<StepLogRecord> R>

@@ -114,11 +114,15 @@ void read_logs(const oj& point, int index, const std::string& dir, ServeReplayBa
                    r.value("prefill_tokens", int64_t{-1}),
                    r.value("decode_tokens", int64_t{-1}),
                    {},
+                   {},
                    {}};
     for (const oj& k : r.value("ranks", oj::array())) {
       s.rank_compute_s.push_back(num(k, "compute_s"));
       s.rank_transfer_s.push_back(num(k, "transfer_s"));
+      if (k.contains("host_s")) s.rank_host_s.push_back(num(k, "host_s"));
     }
+    // A log older than 1.21.0 has no host time per rank: none for any rank, so none is scaled
+    if (s.rank_host_s.size() != s.rank_compute_s.size()) s.rank_host_s.clear();
     b.steps.push_back(std::move(s));
   }
 }

@@ -21,6 +21,7 @@ struct MeasuredStep {
   int64_t prefill_tokens = 0, decode_tokens = 0;  // what the rebuilt plan must hold
   std::vector<double> rank_compute_s;             // per rank, in the log's order
   std::vector<double> rank_transfer_s;            // per rank, as rank_compute_s
+  std::vector<double> rank_host_s;  // per rank, in the step outside its ops; empty before 1.21.0
 };
 
 struct ServeReplayBase {

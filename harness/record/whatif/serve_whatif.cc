@@ -114,31 +114,50 @@ Counterfactual replay_fix(const ServeReplayBase& b, int index, const Fix& fx) {
   return c;
 }
 
-// Each rank's compute scaled down to the lower median of the ranks' totals, per step: the time
-// the others spent waiting on the slow one is what the step loses.
+// Per rank, the factor that brings its total of `part` over the steps down to the ranks' lower
+// median of those totals (1 for a rank at or under it, and for every rank of a log without it).
+std::vector<double> down_to_median(const ServeReplayBase& b,
+                                   std::vector<double> MeasuredStep::*part, std::size_t n) {
+  std::vector<double> total(n, 0.0), scale(n, 1.0);
+  for (const MeasuredStep& s : b.steps)
+    for (std::size_t r = 0; r < n && r < (s.*part).size(); ++r) total[r] += (s.*part)[r];
+  const double median = lower_median(total);
+  for (std::size_t r = 0; r < n; ++r)
+    if (total[r] > median && total[r] > 0) scale[r] = median / total[r];
+  return scale;
+}
+
+// Each rank's compute, and apart its host time inside the steps, scaled down to the ranks' lower
+// median (straggler.cause's compute and outside_ops): the slowest rank's busy time per step is
+// what the others wait for at the step's collectives, so the step loses what that max loses.
 std::vector<double> without_straggler(const ServeReplayBase& b, std::string& why) {
   const std::size_t n = b.steps.front().rank_compute_s.size();
   if (n < 2) {
     why = "the step log has under 2 ranks' compute per step: no straggler to remove";
     return {};
   }
-  std::vector<double> total(n, 0.0);
-  for (const MeasuredStep& s : b.steps)
-    for (std::size_t r = 0; r < n && r < s.rank_compute_s.size(); ++r)
-      total[r] += s.rank_compute_s[r];
-  std::vector<double> sorted = total;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[(n - 1) / 2];
+  const std::vector<double> cs = down_to_median(b, &MeasuredStep::rank_compute_s, n);
+  const std::vector<double> hs = down_to_median(b, &MeasuredStep::rank_host_s, n);
   std::vector<double> out;
   for (const MeasuredStep& s : b.steps) {
     double was = 0, now = 0;
     for (std::size_t r = 0; r < n && r < s.rank_compute_s.size(); ++r) {
-      was = std::max(was, s.rank_compute_s[r]);
-      now = std::max(now, s.rank_compute_s[r] * std::min(1.0, median / total[r]));
+      const double c = s.rank_compute_s[r], h = r < s.rank_host_s.size() ? s.rank_host_s[r] : 0;
+      was = std::max(was, c + h);
+      now = std::max(now, c * cs[r] + h * hs[r]);
     }
     out.push_back(std::max(s.duration_s - (was - now), 1e-9));
   }
   return out;
+}
+
+std::string straggler_modelled(const ServeReplayBase& b) {
+  const bool host = !b.steps.front().rank_host_s.empty();
+  return std::string("a rank whose compute over the steps exceeds the ranks' lower median ") +
+         (host ? "scaled down to it, and apart likewise its host time inside the steps; "
+               : "scaled down to it (the step log, older than results 1.21.0, has no host "
+                 "time per rank: compute only); ") +
+         "each step shortened by the slowest rank's busy time it no longer has";
 }
 
 std::vector<Counterfactual> nulls(int index, const std::string& reason) {
@@ -216,11 +235,8 @@ std::vector<Counterfactual> serve_counterfactuals(const oj& point, int index,
     out.push_back({"no_straggler", index, {}, {}, {}, {}, straggler_why});
   } else {
     no_slow = fit_on(b, even);
-    out.push_back(replay_fix(b, index,
-                             {"no_straggler", b.cfg, &no_slow, false,
-                              "a rank whose compute over the steps exceeds the ranks' "
-                              "lower median scaled down to it; each step shortened by "
-                              "the slowest rank's compute it no longer has"}));
+    out.push_back(
+        replay_fix(b, index, {"no_straggler", b.cfg, &no_slow, false, straggler_modelled(b)}));
   }
   SchedulerConfig cfg;
   if (why = chunked(b, opt.chunk, cfg); why.empty())
