@@ -47,6 +47,22 @@ inline bool op_is_collective(Op op) {
   return op == Op::allreduce_attn || op == Op::allreduce_mlp || op == Op::sample_gather;
 }
 
+// Where a backend fuses element-wise pairs (Device caps().fused_elementwise, stamps coarser than
+// ops: TpModel::run_layers), the op whose kernel and stamp also carry `op`, which then has no
+// segment of its own; `op` itself where it is never fused.
+inline Op fused_into(Op op) {
+  switch (op) {
+    case Op::kv_write:
+      return Op::rope;
+    case Op::residual_attn:
+      return Op::rmsnorm_mlp;
+    case Op::residual_mlp:
+      return Op::rmsnorm_attn;
+    default:
+      return op;
+  }
+}
+
 inline constexpr std::array<const char*, static_cast<std::size_t>(Op::count)> kOpNames{
     "rmsnorm_attn",   "qkv_proj",      "rope",        "kv_write",     "attention",     "o_proj",
     "allreduce_attn", "residual_attn", "rmsnorm_mlp", "gate_up_proj", "swiglu",        "down_proj",

@@ -297,17 +297,24 @@ void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHoo
   for (int64_t l = 0; l < cfg_.layers; ++l) {
     LayerBuffers& b = layers_[l];
     const int L = static_cast<int>(l);
-    auto run = [&](Op op, auto&& body) { stamped(tl, op, L, step_index, body); };
+    auto run = [&](Op op, auto&& body, Op carried = Op::count) {
+      hooked(tl, hooks, op, L, step_index, body, carried);
+    };
     if (fuse && l > 0)
-      run(Op::rmsnorm_attn, [&] {
-        dev_.add_rmsnorm(x_.get(), proj_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t);
-      });
+      run(
+          Op::rmsnorm_attn,
+          [&] {
+            dev_.add_rmsnorm(x_.get(), proj_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t);
+          },
+          Op::residual_mlp);
     else
       run(Op::rmsnorm_attn,
           [&] { dev_.rmsnorm(x_.get(), b.gamma_attn.get(), xn_.get(), T, h, eps, t); });
     run(Op::qkv_proj, [&] { matmul(xn_.get(), b.w_qkv, init_scale(h), qkv_.get(), T, qkv_w, h); });
     if (fuse) {
-      run(Op::rope, [&] { side.rope_kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get()); });
+      run(
+          Op::rope, [&] { side.rope_kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get()); },
+          Op::kv_write);
     } else {
       run(Op::rope, [&] { side.rope(qkv_.get()); });
       run(Op::kv_write, [&] { side.kv_write(qkv_.get(), b.k_cache.get(), b.v_cache.get()); });
@@ -320,9 +327,12 @@ void TpModel::run_layers(Collective& coll, Timeline* tl, int step_index, StepHoo
     if (hooks) hooks->after_block(L, 0, step_index);
     run(Op::allreduce_attn, [&] { coll.all_reduce(proj_.get(), act, t); });
     if (fuse) {
-      run(Op::rmsnorm_mlp, [&] {
-        dev_.add_rmsnorm(x_.get(), proj_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t);
-      });
+      run(
+          Op::rmsnorm_mlp,
+          [&] {
+            dev_.add_rmsnorm(x_.get(), proj_.get(), b.gamma_mlp.get(), xn_.get(), T, h, eps, t);
+          },
+          Op::residual_attn);
     } else {
       run(Op::residual_attn, [&] { dev_.add(x_.get(), proj_.get(), act, t); });
       run(Op::rmsnorm_mlp,

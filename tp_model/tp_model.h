@@ -10,11 +10,11 @@
 #include "layers/device.h"
 #include "layers/model_shape.h"
 #include "layers/step_batch.h"
+#include "layers/timeline.h"
 #include "layers/tp_model_config.h"
 
 namespace tpb {
 
-class Timeline;
 class AttnSide;  // tp_model.cc: the ops where a fixed step and a mixed step differ
 
 // Hooks the step driver calls between ops; used by --inject (slowdown, jitter). Compute the
@@ -24,7 +24,24 @@ class StepHooks {
   virtual ~StepHooks() = default;
   // Called after each compute block (attention block, MLP block) before its all-reduce.
   virtual void after_block(int layer, int block, int step) = 0;
+  // Called inside a compute op's stamp, before and after its work, so extra work done there
+  // (--inject slow_op) is the op's own time. `carried`: the op a fused kernel runs with it
+  // (layers/ops.h fused_into), else Op::count.
+  virtual void op_begin(Op /*op*/, Op /*carried*/, int /*layer*/, int /*step*/) {}
+  virtual void op_end(Op /*op*/, Op /*carried*/, int /*layer*/, int /*step*/) {}
 };
+
+// Runs body() as one stamped `op` (layers/timeline.h stamped) with the hooks' op_begin and
+// op_end inside the stamp.
+template <class F>
+void hooked(Timeline* tl, StepHooks* hooks, Op op, int layer, int step, F&& body,
+            Op carried = Op::count) {
+  stamped(tl, op, layer, step, [&] {
+    if (hooks) hooks->op_begin(op, carried, layer, step);
+    body();
+    if (hooks) hooks->op_end(op, carried, layer, step);
+  });
+}
 
 class TpModel {
  public:

@@ -89,11 +89,11 @@ std::vector<int32_t> TpModel::sample(Collective& coll, Timeline* tl, int step_in
   if (S == 0) return ids;
   const std::size_t n = static_cast<std::size_t>(S * tp * 2);
   float* g = smp_.gather_host.data();
-  stamped(tl, Op::final_norm, L, step_index, [&] { norm_sampled_rows(b); });
-  stamped(tl, Op::lm_head, L, step_index, [&] {
+  hooked(tl, hooks, Op::final_norm, L, step_index, [&] { norm_sampled_rows(b); });
+  hooked(tl, hooks, Op::lm_head, L, step_index, [&] {
     dev_.gemm(smp_.normed.get(), smp_.w_lm.get(), smp_.logits.get(), S, Vl, h, cfg_.act_dtype());
   });
-  stamped(tl, Op::sample, L, step_index, [&] {
+  hooked(tl, hooks, Op::sample, L, step_index, [&] {
     dev_.row_argmax(smp_.logits.get(), S, Vl, smp_.max_host.data(), smp_.col_host.data(),
                     cfg_.act_dtype());
     std::fill_n(g, n, 0.0f);
@@ -108,7 +108,7 @@ std::vector<int32_t> TpModel::sample(Collective& coll, Timeline* tl, int step_in
   if (hooks) hooks->after_block(L, 1, step_index);
   stamped(tl, Op::sample_gather, L, step_index,
           [&] { coll.all_reduce(smp_.gather.get(), n, DType::fp32); });
-  stamped(tl, Op::sample, L, step_index, [&] {
+  hooked(tl, hooks, Op::sample, L, step_index, [&] {
     dev_.download(g, smp_.gather.get(), n, DType::fp32);
     for (int64_t r = 0; r < S; ++r) {
       // Ranks hold increasing columns, so a strict > keeps the lowest column on a tie.

@@ -64,6 +64,23 @@ int integer(const std::string& key, const std::string& v, double lo, double hi) 
   return static_cast<int>(x);
 }
 
+// slow_op=OP@F: a compute op of a layer or of the serving step's end, by its results name.
+void slow_op(InjectSpec& s, const std::string& v) {
+  const auto at = v.find('@');
+  if (at == std::string::npos) fail("slow_op needs OP@F, e.g. attention@2 (got '" + v + "')");
+  const std::string name = v.substr(0, at);
+  std::string known;
+  for (int k = 0; k < static_cast<int>(Op::compute); ++k) {
+    const Op op = static_cast<Op>(k);
+    if (op_is_collective(op)) continue;
+    if (name == op_name(op)) s.slow_op = op;
+    known += std::string(known.empty() ? "" : ", ") + op_name(op);
+  }
+  if (s.slow_op == Op::count)
+    fail("slow_op: unknown compute op '" + name + "' (known: " + known + ")");
+  s.slow_op_factor = number("slow_op factor", v.substr(at + 1), 1.0, 100.0);
+}
+
 void apply(InjectSpec& s, const std::string& key, const std::string& v) {
   if (key == "slowdown") {
     s.slowdown = number(key, v, 1.0, 100.0);
@@ -86,10 +103,12 @@ void apply(InjectSpec& s, const std::string& key, const std::string& v) {
     s.hang_at_step = integer(key, v, 0.0, 1e9);
   } else if (key == "sm_clock") {
     s.sm_clock_mhz = integer(key, v, 1.0, 1e5);
+  } else if (key == "slow_op") {
+    slow_op(s, v);
   } else {
     fail("unknown key '" + key +
          "' (expected slowdown, jitter, host_delay, mem_reserve, mem_contend, clock_offset, "
-         "clock_drift, hang_at_step, sm_clock)");
+         "clock_drift, hang_at_step, sm_clock, slow_op)");
   }
 }
 
@@ -136,6 +155,7 @@ InjectSpec inject_for_rank(const std::vector<InjectSpec>& specs, int rank) {
     if (s.clock_drift_ppm != 0) m.clock_drift_ppm = s.clock_drift_ppm;
     if (s.hang_at_step >= 0) m.hang_at_step = s.hang_at_step;
     if (s.sm_clock_mhz > 0) m.sm_clock_mhz = s.sm_clock_mhz;
+    if (s.slow_op != Op::count) m.slow_op = s.slow_op, m.slow_op_factor = s.slow_op_factor;
   }
   return m;
 }

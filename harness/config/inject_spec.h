@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "layers/ops.h"
+
 namespace tpb {
 
 struct InjectSpec {
@@ -19,6 +21,9 @@ struct InjectSpec {
   double clock_drift_ppm = 0;  // the rank's clock runs fast by this much (tests drift correction)
   int hang_at_step = -1;       // the rank stops responding at this measured step
   int sm_clock_mhz = 0;        // GPU clock lock (CUDA backend, where permitted)
+  // One compute op takes F x as long, inside its own stamp: a slow kernel, not extra work
+  Op slow_op = Op::count;  // Op::count: none
+  double slow_op_factor = 1.0;
 };
 
 // Throws BadInput naming --inject and the bad part.

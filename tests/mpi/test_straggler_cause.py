@@ -10,6 +10,7 @@ ranks differ; the fault on rank 3):
 - decode, mem_contend: every_op, saying that at decode memory and clock are not told apart
   (every op is below the ridge);
 - decode, host_delay 2 ms: outside_ops; decode, slowdown 1.3: injected_work;
+- decode, slow_op=attention@2 (rank 3's attention kernel twice as long): one_op, attention, x2.00;
 - decode, no fault: no_excess, and diagnose's balance line is no problem;
 - compare's diff at prefill: nvlink4 against pcie5-switch is slower in transfer, and against
   a memory hog on every rank on the memory-bound ops.
@@ -20,7 +21,9 @@ CPU backend, 2 real ranks:
   show it off its core;
 - --inject host_delay on rank 1: rank 1 is where the waiting comes from (whichever rank the
   arrival count names: both ranks arrive last about as often), and its extra time is outside
-  its ops; diagnose names it, and whatif's no_straggler gives the 3 ms back."""
+  its ops; diagnose names it, and whatif's no_straggler gives the 3 ms back;
+- --inject slow_op=attention@3 on rank 1 (its attention's own stamps 3x as long): rank 1
+  causes the wait, and its extra time is in one op, attention."""
 import json
 import os
 import subprocess
@@ -51,6 +54,7 @@ def model_cases(c):
              ("decode", "rank=3:mem_contend=1", "every_op"),
              ("decode", "rank=3:host_delay=2000", "outside_ops"),
              ("decode", "rank=3:slowdown=1.3", "injected_work"),
+             ("decode", "rank=3:slow_op=attention@2", "one_op"),
              ("decode", None, "no_excess")]
     for phase, inject, want in cases:
         out = c.out(f"model-{phase}-{want}")
@@ -70,6 +74,9 @@ def model_cases(c):
             c.check("not told apart" in cause["text"] and cause.get("flop_bound_ratio") is None,
                     f"model decode: every op is below the ridge, and the cause says so: "
                     f"{cause['text']}")
+        if want == "one_op":
+            c.check("attention carries" in cause["text"] and "x2.00" in cause["text"],
+                    f"model decode, slow_op: the op is attention, at x2.00: {cause['text']}")
         if inject is None:
             line = balance_line(c, out)
             c.check("problem" not in line, f"model decode, no fault: balance is no problem: {line}")
@@ -136,6 +143,22 @@ def cpu_host_delay(c):
                            f"host work per step (p50 {gain * 1e3:.2f} ms)")
 
 
+def cpu_slow_op(c):
+    """A kernel slow on one rank (--inject slow_op: the op's own stamp stretched, not injected
+    work), measured: the cause names that op and about its factor."""
+    out = c.out("cpu-slow-op")
+    c.mpi(2, CPU + ["--context", "2048", "--inject", "rank=1:slow_op=attention@3", "--out", out])
+    p = c.results(out)["points"][0]
+    s, cause = p["straggler"], p["straggler"]["cause"]
+    c.check(s.get("costliest_rank") == 1 and cause["kind"] == "one_op" and
+            "attention carries" in cause["text"],
+            f"cpu, slow_op=attention@3 on rank 1: rank 1 causes the wait, in attention "
+            f"({cause['kind']} on rank {cause['rank']}: {cause['text']})")
+    # The op's own time, not Op::injected (ranks[].injected_s is written for slowdown and jitter)
+    c.check(all(r.get("injected_s") is None for r in p["ranks"]),
+            "cpu, slow_op: no injected segments; the slow op's time is its own")
+
+
 def compare_cases(c):
     """compare's diff: the same point on two fabrics differs in transfer; with and without a
     memory hog on every rank, on the memory-bound ops."""
@@ -172,6 +195,7 @@ def main():
     compare_cases(c)
     cpu_neighbour(c)
     cpu_host_delay(c)
+    cpu_slow_op(c)
     c.finish()
 
 

@@ -129,6 +129,32 @@ TEST(Inject, AppliesOnlyToTheNamedRank) {
   EXPECT_DOUBLE_EQ(inject_for_rank(v, 1).host_delay_us, 10);
 }
 
+TEST(Inject, SlowOpNamesOneComputeOp) {
+  const auto v = parse_inject("rank=1:slow_op=attention@2,rank=0:slow_op=lm_head@1.5");
+  EXPECT_EQ(inject_for_rank(v, 1).slow_op, Op::attention);
+  EXPECT_DOUBLE_EQ(inject_for_rank(v, 1).slow_op_factor, 2.0);
+  EXPECT_EQ(inject_for_rank(v, 0).slow_op, Op::lm_head);
+  EXPECT_EQ(inject_for_rank(parse_inject("rank=1:slowdown=2"), 1).slow_op, Op::count);
+  // A collective is not a kernel to slow (a slow link is --topology's), nor are the stamps'
+  // own kinds; the message lists what is.
+  for (const char* bad :
+       {"rank=1:slow_op=allreduce_attn@2", "rank=1:slow_op=injected@2", "rank=1:slow_op=attn@2",
+        "rank=1:slow_op=attention", "rank=1:slow_op=attention@0.5"}) {
+    try {
+      parse_inject(bad);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find("--inject: slow_op"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    parse_inject("rank=1:slow_op=attn@2");
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("known: rmsnorm_attn, qkv_proj"), std::string::npos);
+    EXPECT_EQ(std::string(e.what()).find("allreduce"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Inject, RejectsWithTheFieldNamed) {
   for (const char* bad : {"slowdown=2", "rank=1", "rank=1:slowdown=0.5", "rank=1:jitter=0.1",
                           "rank=1:warp=9", "rank=x:slowdown=2", "rank=1:slowdown=abc", ","}) {

@@ -245,7 +245,9 @@ void VirtualGroup::run_ops(const std::vector<PricedOp>& ops, int L, int s) {
       for (std::size_t m = 0; m < members_.size(); ++m) {
         if (stopped(m)) continue;
         const double k = flop_stretch_[m], b = byte_stretch_[m];
+        const double slow = p.op == inj_[m].slow_op ? inj_[m].slow_op_factor : 1.0;
         const double d =
+            slow *
             noisy(m, k == 1.0 && b == 1.0 ? p.s : std::max(p.flop_s * k, p.byte_s * b) + p.fixed_s);
         seg(m, p.op, L, s, d);
         block_[m] += d;

@@ -47,7 +47,27 @@ double Injector::block_compute_s() {
   return static_cast<double>(ns) * 1e-9;
 }
 
+bool Injector::slowed(Op op, Op carried, int step) const {
+  return step >= 0 && spec_.slow_op != Op::count &&
+         (op == spec_.slow_op || carried == spec_.slow_op);
+}
+
+// The slowed op's warm-up median, or, where its backend fused it into a neighbour and it has no
+// stamp of its own, that of the stamp that carries it (the pair is slowed as one).
+void Injector::calibrate_slow_op(const std::vector<SegmentRecord>& warmup) {
+  if (spec_.slow_op == Op::count) return;
+  for (const Op op : {spec_.slow_op, fused_into(spec_.slow_op)}) {
+    std::vector<double> t;
+    for (const SegmentRecord& r : warmup)
+      if (r.op == op) t.push_back(r.t1 - r.t0);
+    if (t.empty()) continue;
+    op_extra_s_ = (spec_.slow_op_factor - 1.0) * percentile(t, 50);
+    return;
+  }
+}
+
 void Injector::calibrate(const std::vector<SegmentRecord>& warmup) {
+  calibrate_slow_op(warmup);
   if (spec_.slowdown == 1.0) return;
   // Sum compute per (step, layer, block); block 0 ends at the attention all-reduce.
   std::vector<double> per_block[2];
@@ -118,6 +138,24 @@ void Injector::after_block(int layer, int block, int step) {
     dev_.busy_work(owed_s_);
   }
   owed_s_ -= wall_s() - t0;
+}
+
+void Injector::op_begin(Op op, Op carried, int, int step) {
+  if (live_ && slowed(op, carried, step)) op_t0_ = wall_s();
+}
+
+void Injector::op_end(Op op, Op carried, int, int step) {
+  if (!slowed(op, carried, step)) return;
+  if (!live_) {
+    if (op_extra_s_ > 0) dev_.busy_work(op_extra_s_);
+    return;
+  }
+  // As after_block's spins: an overshoot is taken off the next one.
+  const double t0 = wall_s();
+  op_owed_s_ += (spec_.slow_op_factor - 1.0) * (t0 - op_t0_);
+  if (op_owed_s_ <= 0) return;
+  dev_.busy_work(op_owed_s_);
+  op_owed_s_ -= wall_s() - t0;
 }
 
 }  // namespace tpb

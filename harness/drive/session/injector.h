@@ -8,6 +8,9 @@
 // even when the machine's speed drifts. Elsewhere (stamps on a device stream, not readable
 // without a sync) it is (F - 1) x the warm-up median of the block, calibrated once.
 //
+// slow_op: one op takes F x as long, its extra spun inside the op's own stamp (a slow kernel
+// rather than extra work: it is the op's time, not Op::injected), live or calibrated alike.
+//
 // Live spins are wall-clock spins (a slower device takes longer in wall time), and each one
 // carries the error of the one before: on a time-sliced CPU a spin descheduled across its
 // deadline ends late, so the next spin is shortened by the overshoot and the injected total
@@ -33,6 +36,10 @@ class Injector final : public StepHooks {
   // Called at the start of every step, inside the step interval.
   void before_step(int step);
   void after_block(int layer, int block, int step) override;
+  // slow_op: the op's extra (F - 1) x its own time, spun inside its stamp. Live, that time is
+  // the op's wall time in this call; elsewhere the warm-up median of its stamps (calibrate).
+  void op_begin(Op op, Op carried, int layer, int step) override;
+  void op_end(Op op, Op carried, int layer, int step) override;
 
   bool live() const { return live_; }
   const InjectSpec& spec() const { return spec_; }
@@ -50,6 +57,11 @@ class Injector final : public StepHooks {
   double extra_[2] = {0, 0};
   std::vector<int64_t> marks_;  // scratch for block_compute_s
   double owed_s_ = 0;           // live mode: injected wall time still owed (< 0: overshot)
+  bool slowed(Op op, Op carried, int step) const;
+  void calibrate_slow_op(const std::vector<SegmentRecord>& warmup);
+  double op_t0_ = 0;       // live mode: when the slowed op began
+  double op_extra_s_ = 0;  // elsewhere: the slowed op's extra per stamp, from the warm-up
+  double op_owed_s_ = 0;   // live mode: as owed_s_, for the slowed op
 };
 
 }  // namespace tpb
