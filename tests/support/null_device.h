@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 #include "layers/device.h"
 
@@ -34,6 +35,16 @@ class NullDevice : public Device {
 
  protected:
   DeviceCaps caps_;
+};
+
+// A null device whose buffers are real, zeroed host memory: enough for a TpModel to be built
+// and stepped while a test watches the calls it overrides.
+class HeapDevice : public NullDevice {
+ public:
+  DeviceBuffer alloc(std::size_t bytes) override {
+    return DeviceBuffer(this, std::calloc(bytes + 1, 1), bytes);
+  }
+  void free_raw(void* p) noexcept override { std::free(p); }
 };
 
 }  // namespace tpb::test

@@ -10,26 +10,19 @@
 
 #include "collectives/self_collective.h"
 #include "layers/cuda/plan/launch_plan_query.h"
+#include "tests/support/null_device.h"
 #include "tp_model/tp_model.h"
 
 namespace tpb {
 namespace {
 
 // Each call one entry, named by the plan's op family; fused pairs are one call (one kernel).
-class RecordingDevice final : public Device {
+class RecordingDevice final : public test::HeapDevice {
  public:
   RecordingDevice() {
     caps_.backend = "recording";
     caps_.fused_elementwise = true;
   }
-  const DeviceCaps& caps() const override { return caps_; }
-  DeviceBuffer alloc(std::size_t bytes) override {
-    return DeviceBuffer(this, std::calloc(bytes + 1, 1), bytes);
-  }
-  void free_raw(void* p) noexcept override { std::free(p); }
-  void upload(void*, const float*, std::size_t, DType) override {}
-  void download(float*, const void*, std::size_t, DType) override {}
-  void fill(void*, DType, const FillSpec&) override {}
   void gemm(const void*, const void*, void*, int64_t, int64_t, int64_t, DType) override {
     calls.push_back("gemm");
   }
@@ -60,17 +53,7 @@ class RecordingDevice final : public Device {
   }
   void swiglu(const void*, void*, int64_t, int64_t, DType) override { calls.push_back("swiglu"); }
   void add(void*, const void*, std::size_t, DType) override { calls.push_back("add"); }
-  void busy_work(double) override {}
-  void reserve_marks(std::size_t) override {}
-  void mark(std::size_t) override {}
-  void collect_marks(std::size_t, std::size_t count, int64_t* ns) override {
-    for (std::size_t i = 0; i < count; ++i) ns[i] = 0;
-  }
-  void synchronize() override {}
   std::vector<std::string> calls;
-
- private:
-  DeviceCaps caps_;
 };
 
 // The plan's records as the same families; one Device::attention_* call launches every

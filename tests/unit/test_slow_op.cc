@@ -4,7 +4,6 @@
 // stamp of its own), the pair's. A recording device stands in for the stream.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,17 +18,12 @@ namespace tpb {
 namespace {
 
 // Records the ops the test follows, and each spin with its seconds.
-class StreamDevice final : public test::NullDevice {
+class StreamDevice final : public test::HeapDevice {
  public:
   explicit StreamDevice(bool fused) {
     caps_.backend = "stream";
     caps_.fused_elementwise = fused;
   }
-  const DeviceCaps& caps() const override { return caps_; }
-  DeviceBuffer alloc(std::size_t bytes) override {
-    return DeviceBuffer(this, std::calloc(bytes + 1, 1), bytes);
-  }
-  void free_raw(void* p) noexcept override { std::free(p); }
   void rope(void*, int64_t, int64_t, int64_t, const AttnShape&, float, DType) override {
     calls.push_back("rope");
   }
@@ -46,9 +40,6 @@ class StreamDevice final : public test::NullDevice {
   }
   std::vector<std::string> calls;
   std::vector<double> spins;
-
- private:
-  DeviceCaps caps_;
 };
 
 TpModelConfig small() {
