@@ -23,6 +23,10 @@ struct CompareDiff {
   double step_s = 0, compute_s = 0, transfer_s = 0, wait_s = 0, outside_ops_s = 0;
   std::string slower;  // the slower entry's run letter
   std::string kind, text;
+  // (1.21.0) kind "wait": the slower point's own late rank (straggler.costliest_rank) and why
+  // it is late (its straggler.cause kind), where that cause is one; else absent.
+  std::optional<int64_t> late_rank;
+  std::optional<std::string> late_kind;
 };
 
 struct CompareEntry {

@@ -13,7 +13,8 @@ ranks differ; the fault on rank 3):
 - decode, slow_op=attention@2 (rank 3's attention kernel twice as long): one_op, attention, x2.00;
 - decode, no fault: no_excess, and diagnose's balance line is no problem;
 - compare's diff at prefill: nvlink4 against pcie5-switch is slower in transfer, and against
-  a memory hog on every rank on the memory-bound ops.
+  a memory hog on every rank on the memory-bound ops; at decode, against rank 3's attention
+  twice as long, in wait, naming rank 3 and its one op.
 
 CPU backend, 2 real ranks:
 - busy processes outside tpbench on rank 1's cores (busy_neighbour.py, mpirun --bind-to core):
@@ -162,19 +163,23 @@ def cpu_slow_op(c):
 def compare_cases(c):
     """compare's diff: the same point on two fabrics differs in transfer; with and without a
     memory hog on every rank, on the memory-bound ops."""
-    def go(name, extra, fabric="nvlink4"):
+    def go(name, extra, fabric="nvlink4", phase="prefill"):
         out = c.out(f"cmp-{name}")
         args = [fabric if k and MODEL[k - 1] == "--topology" else a for k, a in enumerate(MODEL)]
-        p = subprocess.run([c.tpbench] + args + ["--phase", "prefill", "--out", out] + extra,
+        p = subprocess.run([c.tpbench] + args + ["--phase", phase, "--out", out] + extra,
                            capture_output=True, text=True, env=c.env, timeout=120)
         c.check(p.returncode == 0, f"compare input {name}: rc {p.returncode} {p.stderr[-300:]}")
         return out
 
-    base = go("nvlink4", [])
-    pairs = [(go("pcie5", [], "pcie5-switch"), "transfer"),
-             (go("hog", ["--inject", ",".join(f"rank={r}:mem_contend=1" for r in range(8))]),
-              "memory_bound_ops")]
-    for other, want in pairs:
+    base, decode = go("nvlink4", []), go("decode", [], phase="decode")
+    pairs = [(base, go("pcie5", [], "pcie5-switch"), "transfer"),
+             (base, go("hog", ["--inject", ",".join(f"rank={r}:mem_contend=1" for r in range(8))]),
+              "memory_bound_ops"),
+             # one rank's attention kernel twice as long: the others wait, and the diff says
+             # which rank and why, from the slower point's own cause
+             (decode, go("slow-attn", ["--inject", "rank=3:slow_op=attention@2"],
+                         phase="decode"), "wait")]
+    for base, other, want in pairs:
         out = c.out(f"cmp-{want}")
         p = subprocess.run([c.tpbench, "compare", base, other, "--out", out],
                            capture_output=True, text=True, env=c.env, timeout=60)
@@ -187,6 +192,11 @@ def compare_cases(c):
         c.check(d.get("kind") == want and d.get("slower") == "B" and d.get("step_s", 0) > 0,
                 f"compare A {os.path.basename(base)} vs B {os.path.basename(other)}: B slower, "
                 f"its extra time {want} (got {d})")
+        if want == "wait":
+            c.check(d.get("late_rank") == 3 and d.get("late_kind") == "one_op" and
+                    "attention carries" in d.get("text", ""),
+                    f"compare, slow attention on rank 3: the diff names rank 3 and its one op "
+                    f"({d.get('late_rank')}, {d.get('late_kind')}: {d.get('text')})")
 
 
 def main():

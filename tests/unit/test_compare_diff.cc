@@ -62,6 +62,30 @@ TEST(CompareDiff, MoreWaitIsImbalance) {
   EXPECT_EQ(d->kind, "wait");
 }
 
+// More wait, and the slower point's own analysis found why its late rank is late: the diff
+// names that rank and its cause; where the cause is noise, it names none.
+TEST(CompareDiff, MoreWaitNamesTheSlowerPointsLateRank) {
+  PointRecord slow = point(5, 1, 3, 0.5);
+  slow.straggler.emplace();
+  slow.straggler->cause = StragglerCauseRecord{};
+  slow.straggler->cause->rank = 3;
+  slow.straggler->cause->kind = "one_op";
+  slow.straggler->cause->text = "its extra time is in one op: attention carries 100% of it";
+  const auto d = compare_diff(point(5, 1, 0.2, 0.5), "A", slow, "B");
+  ASSERT_TRUE(d && d->late_rank && d->late_kind);
+  EXPECT_EQ(d->kind, "wait");
+  EXPECT_EQ(*d->late_rank, 3);
+  EXPECT_EQ(*d->late_kind, "one_op");
+  EXPECT_NE(d->text.find("the late one is rank 3: its extra time is in one op: attention"),
+            std::string::npos)
+      << d->text;
+  slow.straggler->cause->kind = "no_excess";
+  const auto n = compare_diff(point(5, 1, 0.2, 0.5), "A", slow, "B");
+  ASSERT_TRUE(n);
+  EXPECT_FALSE(n->late_rank);
+  EXPECT_NE(n->text.find("diagnose names the late one"), std::string::npos) << n->text;
+}
+
 TEST(CompareDiff, ServePointsAreNotDiffed) {
   EXPECT_FALSE(compare_diff(point(5, 1, 0, 0), "A", point(6, 1, 0, 0, "serve"), "B"));
 }

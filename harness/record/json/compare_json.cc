@@ -27,6 +27,10 @@ oj entry_json(const CompareEntry& e) {
                    {"slower", e.diff->slower},
                    {"kind", e.diff->kind},
                    {"text", e.diff->text}};
+  if (e.diff && e.diff->late_rank) {
+    out["diff"]["late_rank"] = *e.diff->late_rank;
+    out["diff"]["late_kind"] = *e.diff->late_kind;
+  }
   return out;
 }
 

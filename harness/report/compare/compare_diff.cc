@@ -69,6 +69,18 @@ void in_collectives(CompareDiff& d, double sign) {
   }
 }
 
+// A "wait" diff says which rank of the slower point its group waits for, and why, where that
+// point's own straggler.cause found a cause: the diff then ends where diagnose would.
+void name_the_late_rank(CompareDiff& d, const PointRecord& slower) {
+  if (d.kind != "wait" || !slower.straggler || !slower.straggler->cause) return;
+  const StragglerCauseRecord& c = *slower.straggler->cause;
+  if (c.rank < 0 || c.kind == "no_excess" || c.kind == "no_peers") return;
+  d.late_rank = c.rank;
+  d.late_kind = c.kind;
+  d.text = fmt::format("{}; the late one is rank {}: {}",
+                       d.text.substr(0, d.text.find(" (diagnose")), c.rank, c.text);
+}
+
 bool comparable(const PointRecord& p) {
   return p.status == PointStatus::ok && p.params.phase != "serve" && p.ranks && !p.ranks->empty() &&
          p.params.steps > 0 && p.metrics;
@@ -97,6 +109,7 @@ std::optional<CompareDiff> compare_diff(const PointRecord& base, const std::stri
   d.kind = c.kind;
   d.text = c.text;
   in_collectives(d, later ? 1.0 : -1.0);
+  name_the_late_rank(d, later ? p : base);
   return d;
 }
 
