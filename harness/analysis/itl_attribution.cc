@@ -5,6 +5,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "harness/analysis/stats.h"
 
@@ -42,6 +44,68 @@ double median_duration(const std::vector<StepParts>& steps, bool with_prefill) {
 
 }  // namespace
 
+namespace {
+
+constexpr std::array<const char*, 6> kPartNames{"prefill",  "imbalance", "host",
+                                                "transfer", "bandwidth", "jitter"};
+
+// What a clean decode gap is measured against: the medians across all gaps of the parts every
+// step has (transfer, decode compute), and the gaps' median ratio of decode compute to its
+// roofline time.
+struct Reference {
+  Parts median{};
+  double ratio = kNaN;
+};
+
+// One gap's excess in each of the six parts (prefill, imbalance, host, transfer, bandwidth,
+// jitter): the first three in full (a clean decode step has none), transfer and decode compute
+// over their medians, decode compute's excess bandwidth as far as the step's decode work
+// explains it and jitter beyond that.
+std::array<double, 6> excess_of(const StepParts& s, const Reference& ref) {
+  const Parts p = parts_of(s);
+  std::array<double, 6> e{};
+  for (std::size_t k = 0; k < kDecode; ++k) e[k] = std::max(0.0, p[k] - ref.median[k]);
+  // Without a roofline time the whole excess stays bandwidth, as the work cannot be judged.
+  const double expected = std::isfinite(ref.ratio) && s.decode_roofline_s > 0
+                              ? ref.ratio * s.decode_roofline_s
+                              : s.decode_s;
+  const double explained = std::max(expected, ref.median[kDecode]);
+  e[kDecode] = std::max(0.0, std::min(s.decode_s, explained) - ref.median[kDecode]);
+  e[kDecode + 1] = std::max(0.0, s.decode_s - explained);
+  return e;
+}
+
+// The kWorstGaps longest gaps from distinct steps (a step's bubble delays every token it
+// produces, so one slow step would otherwise fill the list), each with the number of gaps its
+// step ended and named by its largest part; "between_steps" where the time before the producing
+// step (the gap less that step's duration: the request sat out other steps, preempted or not
+// scheduled) is larger than any part of the step.
+std::vector<ItlAttribution::LateToken> worst_gaps(std::vector<ItlGap> g,
+                                                  const std::vector<StepParts>& steps,
+                                                  const Reference& ref) {
+  std::stable_sort(g.begin(), g.end(),
+                   [](const ItlGap& a, const ItlGap& b) { return a.gap_s > b.gap_s; });
+  std::map<int64_t, int64_t> tokens;  // gaps ended per step
+  for (const ItlGap& x : g) ++tokens[x.step];
+  std::vector<ItlAttribution::LateToken> out;
+  std::set<int64_t> named;
+  for (const ItlGap& x : g) {
+    if (out.size() == kWorstGaps) break;
+    if (!named.insert(x.step).second) continue;
+    const StepParts& s = steps[static_cast<std::size_t>(x.step)];
+    const std::array<double, 6> e = excess_of(s, ref);
+    const auto top = static_cast<std::size_t>(std::max_element(e.begin(), e.end()) - e.begin());
+    ItlAttribution::LateToken t{x.request, x.token,         x.step, tokens[x.step],
+                                x.gap_s,   kPartNames[top], e[top], top == 1 ? s.late_rank : -1};
+    if (x.gap_s - s.duration_s > e[top])
+      t.part = "between_steps", t.part_s = x.gap_s - s.duration_s, t.rank = -1;
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
 ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<StepParts>& steps) {
   ItlAttribution a;
   a.method =
@@ -52,7 +116,8 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
       "time; prefill, imbalance and host count in full, transfer and decode compute by their "
       "excess over their medians across all gaps; decode compute's excess is bandwidth as far as "
       "the step's decode work explains it (its decode rows' roofline time at the gaps' median "
-      "ratio of compute to roofline time) and jitter beyond that";
+      "ratio of compute to roofline time) and jitter beyond that; worst: the 5 longest gaps "
+      "from distinct steps, each named by its largest part in that split";
   a.decode_step_p50_s = median_duration(steps, false);
   a.prefill_step_p50_s = median_duration(steps, true);
   std::vector<ItlGap> g;
@@ -71,31 +136,22 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
     for (std::size_t k = 0; k < p.size(); ++k) by_part[k].push_back(p[k]);
   }
   a.threshold_s = percentile(values, 99);
-  // The reference of each part: none for prefill, imbalance and host (a clean decode step has
-  // none of them), the median across all gaps for transfer and decode compute.
-  Parts median{};
-  for (std::size_t k = 3; k < median.size(); ++k) median[k] = percentile(by_part[k], 50);
-  const double ratio = median_decode_ratio(g, steps);
-  Parts excess{};
-  double jitter = 0;
+  // No reference for prefill, imbalance and host (a clean decode step has none of them).
+  Reference ref;
+  for (std::size_t k = 3; k < ref.median.size(); ++k) ref.median[k] = percentile(by_part[k], 50);
+  ref.ratio = median_decode_ratio(g, steps);
+  std::array<double, 6> excess{};
   for (const ItlGap& x : g) {
     if (x.gap_s < a.threshold_s) continue;
     ++a.samples;
-    const StepParts& s = steps[static_cast<std::size_t>(x.step)];
-    const Parts p = parts_of(s);
-    for (std::size_t k = 0; k < kDecode; ++k) excess[k] += std::max(0.0, p[k] - median[k]);
-    // Without a roofline time the whole excess stays bandwidth, as the work cannot be judged.
-    const double expected =
-        std::isfinite(ratio) && s.decode_roofline_s > 0 ? ratio * s.decode_roofline_s : s.decode_s;
-    const double explained = std::max(expected, median[kDecode]);
-    excess[kDecode] += std::max(0.0, std::min(s.decode_s, explained) - median[kDecode]);
-    jitter += std::max(0.0, s.decode_s - explained);
+    const std::array<double, 6> e = excess_of(steps[static_cast<std::size_t>(x.step)], ref);
+    for (std::size_t k = 0; k < e.size(); ++k) excess[k] += e[k];
   }
   for (double e : excess) a.excess_s += e;
-  a.excess_s += jitter;
   if (a.excess_s > 0)
     a.shares = {excess[0] / a.excess_s, excess[1] / a.excess_s, excess[2] / a.excess_s,
-                excess[3] / a.excess_s, excess[4] / a.excess_s, jitter / a.excess_s};
+                excess[3] / a.excess_s, excess[4] / a.excess_s, excess[5] / a.excess_s};
+  a.worst = worst_gaps(g, steps, ref);
   return a;
 }
 

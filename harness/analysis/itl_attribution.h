@@ -11,6 +11,7 @@
 // than its own work explains on every rank at once (a noisy machine: other tenants, a VM's vCPUs
 // slowed, throttling). The shares of that sum say whether the tail was made by prefill
 // interference, by imbalance, by the host, by the link, by plain decode bandwidth or by jitter.
+// The longest gaps are named one by one by the same split: the late token's own bubble.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,6 +24,7 @@ struct StepParts {
   double host_s = 0, imbalance_s = 0, transfer_s = 0, prefill_s = 0, decode_s = 0;
   double decode_roofline_s = 0;  // roofline time of the step's decode rows; 0: not known
   bool has_prefill = false;
+  int64_t late_rank = -1;  // the rank with the most busy time in the step (imbalance's); -1: none
 };
 
 struct ItlShares {
@@ -37,12 +39,28 @@ struct ItlAttribution {
   ItlShares shares;        // of excess_s; NaN when excess_s is 0
   double decode_step_p50_s = 0, prefill_step_p50_s = 0;  // median step, without / with prefill
   std::string method;
+  // The longest gaps from distinct steps, longest first (ties: the earlier), each named by its
+  // largest part; `tokens`: the gaps its step ended (every token that step delayed).
+  struct LateToken {
+    int64_t request = -1, token = 0, step = 0, tokens = 0;
+    double gap_s = 0;
+    // prefill, imbalance, host, transfer, bandwidth, jitter, or between_steps (the gap before
+    // the producing step: the request sat out other steps)
+    std::string part;
+    double part_s = 0;
+    int64_t rank = -1;  // with imbalance: the step's late rank
+  };
+  std::vector<LateToken> worst;
 };
 
-// One inter-token gap and the step that produced its later token (an index into `steps`).
+inline constexpr std::size_t kWorstGaps = 5;
+
+// One inter-token gap and the step that produced its later token (an index into `steps`):
+// token `token` (0: the first) of request `request`.
 struct ItlGap {
   double gap_s = 0;
   int64_t step = 0;
+  int64_t request = -1, token = 0;
 };
 
 // Gaps whose step is out of range are left out.

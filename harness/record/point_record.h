@@ -81,6 +81,15 @@ struct ItlSharesRecord {
   double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0;
   std::optional<double> jitter;  // absent before 1.5.0 (it was inside bandwidth)
 };
+// (1.21.0) One of the longest inter-token gaps and its largest part (analysis/itl_attribution.h).
+struct LateTokenRecord {
+  int64_t request = -1, token = 0, step = 0, tokens = 0;
+  double gap_s = 0;
+  std::string part;
+  double part_s = 0;
+  std::optional<int64_t> rank;  // with part imbalance: the step's late rank
+};
+
 struct ItlAttributionRecord {
   std::string tail;
   double threshold_s = 0;
@@ -89,6 +98,7 @@ struct ItlAttributionRecord {
   ItlSharesRecord shares;
   double decode_step_p50_s = 0, prefill_step_p50_s = 0;
   std::string method;
+  std::optional<std::vector<LateTokenRecord>> worst;  // absent before 1.21.0
 };
 
 // Where a point's idle (host_gap_fraction) falls, and what the idle inside its steps is on

@@ -144,6 +144,15 @@ def late_host(c):
     host = [r["host_s"] for r in step["ranks"]]
     c.check(host[3] > 0.0009 and max(host[:3] + host[4:]) < 0.0001,
             f"steps.jsonl: rank 3's host_s holds the 1 ms, the others' none ({host})")
+    worst = p["metrics"]["itl_attribution"]["worst"]
+    c.check(len({w["step"] for w in worst}) == len(worst) == 5 and
+            all(w["part"] == "imbalance" and w["rank"] == 3 and w["tokens"] == 16 and
+                0.0009 < w["part_s"] < 0.0012 for w in worst),
+            f"the five longest gaps, from five steps of 16 tokens each: imbalance, rank 3, "
+            f"about 1 ms ({worst[:1]})")
+    d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True, env=c.env)
+    c.check("largest part was imbalance (+1.00 ms, rank 3 late)" in d.stdout,
+            "diagnose names the longest gap's part and its late rank")
 
 
 def host_bound(c):

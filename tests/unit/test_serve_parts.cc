@@ -66,7 +66,8 @@ TEST(ServeParts, StepBreakdownChargesALateRanksHostWork) {
 
 std::vector<ItlGap> request(const std::vector<double>& t, const std::vector<int64_t>& steps) {
   std::vector<ItlGap> g;
-  for (std::size_t i = 1; i < t.size(); ++i) g.push_back({t[i] - t[i - 1], steps[i]});
+  for (std::size_t i = 1; i < t.size(); ++i)
+    g.push_back({t[i] - t[i - 1], steps[i], 0, static_cast<int64_t>(i)});
   return g;
 }
 
@@ -98,6 +99,51 @@ TEST(ServeParts, AttributionNamesThePrefillSpike) {
   EXPECT_GE(a.samples, 1);
   EXPECT_NEAR(a.prefill_step_p50_s, 0.050, 1e-12);
   EXPECT_NEAR(a.decode_step_p50_s, 0.010, 1e-12);
+  // The late token itself: the 50 ms gap, its step, and prefill as its largest part.
+  ASSERT_EQ(a.worst.size(), kWorstGaps);
+  EXPECT_EQ(a.worst[0].step, 50);
+  EXPECT_EQ(a.worst[0].token, 50);
+  EXPECT_EQ(a.worst[0].tokens, 1);
+  EXPECT_NEAR(a.worst[0].gap_s, 0.050, 1e-12);
+  EXPECT_EQ(a.worst[0].part, "prefill");
+  EXPECT_NEAR(a.worst[0].part_s, 0.040, 1e-12);
+  EXPECT_EQ(a.worst[0].rank, -1);
+}
+
+// Two requests decode side by side; step 30 is 4 ms late on rank 5 (imbalance) and request 1
+// sits out steps 60..69 (preempted): its gap at step 70 is the longest and spans other steps.
+TEST(ServeParts, TheWorstGapsAreNamedOneByOne) {
+  std::vector<StepParts> steps(100);
+  for (int i = 0; i < 100; ++i) {
+    steps[i].decode_s = 0.010;
+    steps[i].duration_s = 0.010;
+  }
+  steps[30].imbalance_s = 0.004;
+  steps[30].duration_s = 0.014;
+  steps[30].late_rank = 5;
+  std::vector<ItlGap> g;
+  double t[2] = {0, 0}, clock = 0;
+  for (int i = 0; i < 100; ++i) {
+    clock += steps[i].duration_s;
+    for (int r = 0; r < 2; ++r) {
+      if (r == 1 && i >= 60 && i < 70) continue;
+      if (i > 0) g.push_back({clock - t[r], i, r, i});
+      t[r] = clock;
+    }
+  }
+  const ItlAttribution a = attribute_itl(g, steps);
+  ASSERT_GE(a.worst.size(), 2u);
+  EXPECT_EQ(a.worst[0].request, 1);
+  EXPECT_EQ(a.worst[0].step, 70);
+  EXPECT_EQ(a.worst[0].part, "between_steps");
+  EXPECT_NEAR(a.worst[0].part_s, 0.100, 1e-9);  // steps 60..69 it sat out
+  // Step 30 once, not once per request, with both its tokens counted; rank 5 named.
+  EXPECT_EQ(a.worst[1].step, 30);
+  EXPECT_EQ(a.worst[1].tokens, 2);
+  EXPECT_EQ(a.worst[1].part, "imbalance");
+  EXPECT_NEAR(a.worst[1].part_s, 0.004, 1e-12);
+  EXPECT_EQ(a.worst[1].rank, 5);
+  for (std::size_t k = 1; k < a.worst.size(); ++k) EXPECT_NE(a.worst[k].step, a.worst[k - 1].step);
 }
 
 // Decode steps of 10 ms over 1 ms of roofline time, and one late step of 40 ms. When its work

@@ -123,6 +123,16 @@ double prefill_fraction(const StepPlan& plan, const RowRoofline& t) {
   return t.all_s > 0 ? std::clamp(1 - t.decode_s / t.all_s, 0.0, 1.0) : kNaN;
 }
 
+// The world rank with the most busy time (compute + its own host time) in the step.
+int64_t late_rank(const ServeRun& run, const StepSplit& sp) {
+  std::size_t late = 0;
+  for (std::size_t r = 1; r < sp.ranks.size(); ++r)
+    if (sp.ranks[r].compute_s + sp.ranks[r].host_s >
+        sp.ranks[late].compute_s + sp.ranks[late].host_s)
+      late = r;
+  return late < run.traces.size() ? run.traces[late].rank : -1;
+}
+
 std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, const Peaks& peaks) {
   std::vector<StepParts> out(run.steps.size());
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
@@ -138,6 +148,7 @@ std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, co
     // extra compute is; what every rank has there (launches, idle at kernel boundaries) stays
     // with the compute, as a clean decode step has it too.
     p.imbalance_s = sp.max_busy_s - sp.lower_median_busy_s;
+    p.late_rank = late_rank(run, sp);
     p.transfer_s = transfer;
     const double rest = std::max(0.0, p.duration_s - p.host_s - p.imbalance_s - p.transfer_s);
     const RowRoofline roof = row_roofline(spec, run.layers, run.steps[i].plan, peaks);
@@ -155,9 +166,18 @@ std::vector<ItlGap> itl_gaps(const std::vector<RequestLog>& logs) {
   for (const RequestLog& r : logs) {
     if (r.warmup || r.rejected) continue;
     for (std::size_t i = 1; i < r.token_s.size() && i < r.token_step.size(); ++i)
-      g.push_back({r.token_s[i] - r.token_s[i - 1], r.token_step[i]});
+      g.push_back(
+          {r.token_s[i] - r.token_s[i - 1], r.token_step[i], r.id, static_cast<int64_t>(i)});
   }
   return g;
+}
+
+std::vector<LateTokenRecord> late_tokens(const ItlAttribution& a) {
+  std::vector<LateTokenRecord> out;
+  for (const ItlAttribution::LateToken& t : a.worst)
+    out.push_back({t.request, t.token, t.step, t.tokens, t.gap_s, t.part, t.part_s,
+                   t.rank >= 0 ? std::optional<int64_t>(t.rank) : std::nullopt});
+  return out;
 }
 
 ItlAttributionRecord attribution_record(const ItlAttribution& a) {
@@ -169,7 +189,8 @@ ItlAttributionRecord attribution_record(const ItlAttribution& a) {
            a.shares.bandwidth, a.shares.jitter},
           a.decode_step_p50_s,
           a.prefill_step_p50_s,
-          a.method};
+          a.method,
+          late_tokens(a)};
 }
 
 ServeRunRecord run_record(const ServeRun& run, const ServeMetrics& m, int64_t point_index) {

@@ -107,6 +107,18 @@ void fields(V& v, R& r) {
   v("jitter", r.jitter);
 }
 
+template <class V, Is<LateTokenRecord> R>
+void fields(V& v, R& r) {
+  v("request", r.request);
+  v("token", r.token);
+  v("step", r.step);
+  v("tokens", r.tokens);
+  v("gap_s", r.gap_s);
+  v("part", r.part);
+  v("part_s", r.part_s);
+  v("rank", r.rank);
+}
+
 template <class V, Is<ItlAttributionRecord> R>
 void fields(V& v, R& r) {
   v("tail", r.tail);
@@ -117,6 +129,7 @@ void fields(V& v, R& r) {
   v("decode_step_p50_s", r.decode_step_p50_s);
   v("prefill_step_p50_s", r.prefill_step_p50_s);
   v("method", r.method);
+  v("worst", r.worst);
 }
 
 template <class V, Is<ServeRunRecord> R>

@@ -32,9 +32,20 @@ void memory_verdict(const PointRecord& p, std::vector<Verdict>& v) {
                            s.max_waiting)});
 }
 
-// 3. The ITL's shape: steady decode with spikes that coincide with prefill steps is prefill
-// interference; uniformly slow is a bandwidth limit.
-void itl_shape_verdict(const PointRecord& p, std::vector<Verdict>& v) {
+// The longest gap's own bubble (itl_attribution.worst), to end the ITL verdict with: the late
+// token named, not only the tail's shares.
+std::string worst_gap_text(const ItlAttributionRecord& a) {
+  if (!a.worst || a.worst->empty()) return "";
+  const LateTokenRecord& w = a.worst->front();
+  return fmt::format(
+      "; the longest gap, {:.2f} ms (request {}, token {}), ended at step {} with "
+      "{} other tokens, and its largest part was {} (+{:.2f} ms{})",
+      w.gap_s * 1e3, w.request, w.token, w.step, w.tokens - 1, w.part, w.part_s * 1e3,
+      w.rank ? fmt::format(", rank {} late", *w.rank) : "");
+}
+
+// The cases of the ITL's shape verdict (itl_shape_verdict below).
+void itl_shape_cases(const PointRecord& p, std::vector<Verdict>& v) {
   const MetricsRecord& m = *p.metrics;
   if (!m.itl_s || !(m.itl_s->n > 0)) return;
   const LatencyStats& itl = *m.itl_s;
@@ -104,6 +115,15 @@ void itl_shape_verdict(const PointRecord& p, std::vector<Verdict>& v) {
   v.push_back({3, "itl", "note",
                fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms: a spiky tail; its excess is {}",
                            itl.p50 * 1e3, itl.p99 * 1e3, parts)});
+}
+
+// 3. The ITL's shape: steady decode with spikes that coincide with prefill steps is prefill
+// interference; uniformly slow is a bandwidth limit. Each case ends with the longest gap's part.
+void itl_shape_verdict(const PointRecord& p, std::vector<Verdict>& v) {
+  const std::size_t before = v.size();
+  itl_shape_cases(p, v);
+  if (v.size() > before)
+    v.back().text += worst_gap_text(p.metrics->itl_attribution.value_or(ItlAttributionRecord{}));
 }
 
 // 4. The host gap against device time, over the steps.
