@@ -21,7 +21,8 @@ std::string num(const std::optional<double>& v, const char* f) {
 }
 
 std::string words(const std::string& name) {
-  if (name == "no_straggler") return "removing the straggler's extra time (its compute and host work)";
+  if (name == "no_straggler")
+    return "removing the straggler's extra time (its compute and host work)";
   if (name == "no_host_gap") return "removing the host gaps";
   if (name == "no_jitter") return "removing the jitter";
   if (name == "chunked_prefill") return "chunking the prefill";
