@@ -20,6 +20,8 @@ index in that file's points[]; join on both):
   serve_steps  serve: steps.jsonl (ranks[] kept as a list per row)
   curve        serve: the top-level curve's points; `curves[source]` is the whole section
                (free region, knee, memory wall)
+  late_tokens  serve: each point's longest inter-token gaps, one row each, with the part
+               that made them (metrics.itl_attribution.worst[], results 1.21.0)
 Field meanings: results/SCHEMA.md. Nothing is recomputed here; `trace(source, point)` reads a
 point's Chrome trace.
 """
@@ -98,7 +100,7 @@ class Results:
     def __init__(self, documents):
         self.documents = documents  # [{source, dir, doc}]
         rows = {k: [] for k in ("points", "ranks", "steps", "collectives", "collective_ranks",
-                                "requests", "serve_steps", "curve")}
+                                "requests", "serve_steps", "curve", "late_tokens")}
         self.curves = {}
         for d in documents:
             self._add(d, rows)
@@ -121,6 +123,9 @@ class Results:
                 rows["ranks"].append({"source": source, "point": i, **_flat(r)})
             for k, t in enumerate(p.get("samples", {}).get("step_time_s", [])):
                 rows["steps"].append({"source": source, "point": i, "step": k, "step_time_s": t})
+            attribution = (p.get("metrics") or {}).get("itl_attribution") or {}
+            for w in attribution.get("worst") or []:
+                rows["late_tokens"].append({"source": source, "point": i, **w})
             serve = p.get("serve") or {}
             for key, table in (("steps_file", "serve_steps"), ("requests_file", "requests")):
                 if serve.get(key):

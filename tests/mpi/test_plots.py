@@ -315,6 +315,10 @@ def check_frames(c, out):
             c.check(len(r.requests) == len(jsonl(d, "requests.jsonl")) and len(r.serve_steps) == len(jsonl(d, "steps.jsonl"))
                     and len(r.curve) == len(res["curve"]["points"]),
                     f"serve: requests {r.requests.shape}, serve_steps {r.serve_steps.shape}, curve {r.curve.shape}")
+            worst = [w for p in res["points"] for w in p["metrics"]["itl_attribution"]["worst"]]
+            c.check(len(r.late_tokens) == len(worst) > 0 and
+                    list(r.late_tokens["gap_s"]) == [w["gap_s"] for w in worst],
+                    f"serve: late_tokens holds every point's worst gaps ({r.late_tokens.shape})")
     golden = os.path.join(c.source, "tests", "golden")
     for g in sorted(os.listdir(golden)):
         if g.startswith("results_") and g.endswith(".json"):
