@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "harness/report/diagnose_link.h"
 #include "harness/report/serve/diagnose_serve.h"
@@ -128,8 +129,10 @@ std::string straggler_why(const StragglerRecord& s) {
         "; but rank {}'s late arrivals caused {:.0f}% of its group's wait (rank {}'s {:.0f}%): "
         "rank {} is where the waiting comes from",
         who, 100 * *s.costliest_share, s.rank, 100 * s.caused_wait_share.value_or(0), who);
-  else if (s.caused_wait_share)
+  else if (s.caused_wait_share && std::isfinite(*s.caused_wait_share))
     out += fmt::format(", causing {:.0f}% of its group's wait", 100 * *s.caused_wait_share);
+  else if (s.caused_wait_share)  // null in results: the group never waited
+    out += ", though its group never waited";
   if (!s.cause || s.cause->kind == "no_peers") return out;
   out += fmt::format("; rank {}: {}", s.cause->rank, s.cause->text);
   for (const std::string& e : s.cause->evidence) out += "; " + e;

@@ -153,12 +153,19 @@ def late_host(c):
     d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True, env=c.env)
     c.check("largest part was imbalance (+1.00 ms, rank 3 late)" in d.stdout,
             "diagnose names the longest gap's part and its late rank")
+    c.check("not the decode step's bandwidth limit alone" in d.stdout and
+            "bandwidth_bound" not in codes(c, out)[0],
+            "a uniform ITL with a late rank in every step is not called the bandwidth limit")
 
 
 def host_bound(c):
     out, _ = serve(c, "host", ["--concurrency", "1", "--requests", "8", "--prompt-len", "64",
                                "--output-len", "64", "--host-overhead", "5000"])
     c.check("host_bound" in codes(c, out)[0], "diagnose says host_bound at --host-overhead 5000")
+    # Noiseless virtual ranks never wait: the balance line says so rather than "nan%".
+    d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True, env=c.env)
+    c.check("nan" not in d.stdout and "its group never waited" in d.stdout,
+            f"diagnose: a group that never waited reads so ({d.stdout[-300:]})")
 
 
 def static_vs_continuous(c):

@@ -44,6 +44,35 @@ std::string worst_gap_text(const ItlAttributionRecord& a) {
       w.rank ? fmt::format(", rank {} late", *w.rank) : "");
 }
 
+// A uniform ITL whose longest gap is a fifth or more a late rank's (imbalance): every step
+// carries it, so "the bandwidth limit, not a bug" would misname it.
+constexpr double kLateRankShare = 0.2;
+bool late_rank_in_every_step(const ItlAttributionRecord& a) {
+  if (!a.worst || a.worst->empty()) return false;
+  const LateTokenRecord& w = a.worst->front();
+  return w.part == "imbalance" && w.gap_s > 0 && w.part_s >= kLateRankShare * w.gap_s;
+}
+
+// A uniform ITL: the decode step's bandwidth limit, unless a late rank is in every step.
+Verdict uniform_itl(const LatencyStats& itl, double mbu, const ItlAttributionRecord& a) {
+  if (late_rank_in_every_step(a)) {
+    const LateTokenRecord& w = a.worst->front();
+    return {3, "itl", "note",
+            fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms (p99 within 1.5x p50): uniform, but not "
+                        "the decode step's bandwidth limit alone: {} makes {:.0f}% of even the "
+                        "longest gap{}, so the steps wait on a late rank throughout (the balance "
+                        "verdict names why)",
+                        itl.p50 * 1e3, itl.p99 * 1e3, w.part, 100 * w.part_s / w.gap_s,
+                        w.rank ? fmt::format(" (rank {})", *w.rank) : "")};
+  }
+  return {3, "itl", "note",
+          fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms (p99 within 1.5x p50): uniform; a "
+                      "steadily slow ITL is the decode step's bandwidth limit, not a bug (MBU "
+                      "{:.2f})",
+                      itl.p50 * 1e3, itl.p99 * 1e3, mbu),
+          "bandwidth_bound"};
+}
+
 // The cases of the ITL's shape verdict (itl_shape_verdict below).
 void itl_shape_cases(const PointRecord& p, std::vector<Verdict>& v) {
   const MetricsRecord& m = *p.metrics;
@@ -85,12 +114,7 @@ void itl_shape_cases(const PointRecord& p, std::vector<Verdict>& v) {
     return;
   }
   if (!spiky) {
-    v.push_back({3, "itl", "note",
-                 fmt::format("ITL p50 {:.1f} ms, p99 {:.1f} ms (p99 within 1.5x p50): uniform; a "
-                             "steadily slow ITL is the decode step's bandwidth limit, not a bug "
-                             "(MBU {:.2f})",
-                             itl.p50 * 1e3, itl.p99 * 1e3, m.mbu),
-                 "bandwidth_bound"});
+    v.push_back(uniform_itl(itl, m.mbu, a));
     return;
   }
   const double jitter = a.shares.jitter.value_or(NAN);
