@@ -81,6 +81,9 @@ plan_steps() {
   step layer-check 45 "$BUNDLE/tpb_device_check" --quick
   step 70b-layer 30 "$TPB" sweep "${C[@]}" "${M70[@]}" --phase decode --batch 1,64 --context 4096 --steps 10 --warmup 2 --out "$R/70b-layer"
   step decode-fp8 45 "$TPB" sweep "${BACKEND8[@]}" --collective "$COLL" --trace-steps 0 "${M8[@]}" --phase decode "${DECA[@]}" --out "$R/decode-fp8"
+  # --inject slow_op's device-stream path (the op's warm-up median spun inside its own events):
+  # the table sets attention's time per step against decode-first's.
+  step slow-op 40 "$TPB" run "${C[@]}" "${M8[@]}" --phase decode "${DEC1[@]}" --inject rank=0:slow_op=attention@2 --out "$R/slow-op"
   step peer-compile 120 python3 "$BUNDLE/peer_torch.py" --modes compile "${PEER[@]}" --out "$R/peer.jsonl"
 }
 

@@ -5,7 +5,8 @@
    same call, MFU, its ceiling and the host gap; a failed point shows its reason;
 3. side by side with the peer reference (peer_torch.py's JSON lines), for the target model,
    with tpbench's steps under --attention cudnn (cuDNN's fused SDPA) in a column of their own;
-4. the --check verdict (the step against the independent host reference);
+4. the --check verdict (the step against the independent host reference), and what
+   --inject slow_op did to its op on the device stream (information, not a target);
 5. the targets (issue 30's, in one call), judged on the target model's points only: a model
    whose shape cannot reach them (tiny: launch-bound, hidden 1024) is never judged. A target
    with no point to judge it is FAIL: nothing measured is not a pass. The step targets take
@@ -125,6 +126,7 @@ def ok_points(rows, model, attention="native"):
     mine = [(p, g) for _, p, g in rows if p.get("status") == "ok"
             and p["params"].get("model") == model and p["params"].get("tp", 1) == 1
             and "weight_dtype" not in p["params"]  # one dtype throughout: not the fp8 set
+            and not p["params"].get("inject")  # no fault: not the slow-op set
             and p.get("_attention", "native") == attention]
     layers = max((p["params"].get("layers", 0) for p, _ in mine), default=0)
     out = {}
@@ -178,6 +180,35 @@ def check_verdict(rows):
                   f"{v.get('max_abs_err')} tolerance {v.get('tolerance')} against "
                   f"'{v.get('reference', '?')}'")
     return failed
+
+
+def op_s(p, op):
+    return next((o.get("time_s_per_step") for o in p.get("ops") or [] if o.get("op") == op), None)
+
+
+def slow_op_line(rows):
+    """--inject slow_op on the device stream (its warm-up median spun inside the op's own events):
+    each slowed op's time per step against the same point without the fault, beside the factor
+    asked. Information, not a target: a slowed point is no step of the model."""
+    def same(p, graph):  # the point's settings but the fault, its graph and attention
+        q = {k: v for k, v in p["params"].items() if k != "inject"}
+        return json.dumps(q, sort_keys=True), graph, p.get("_attention")
+
+    clean = {}
+    for _, p, graph in rows:
+        if p.get("status") == "ok" and not p["params"].get("inject"):
+            clean.setdefault(same(p, graph), p)
+    for name, p, graph in rows:
+        inj = p["params"].get("inject") or []
+        if p.get("status") != "ok" or not any("slow_op=" in i for i in inj):
+            continue
+        spec = next(i for i in inj if "slow_op=" in i).split("slow_op=")[1].split(":")[0]
+        op, want = spec.split("@")
+        base = clean.get(same(p, graph))
+        got = op_s(p, op) / op_s(base, op) if base and op_s(base, op) and op_s(p, op) else None
+        print(f"\nslow_op ({name}): {op} x{fmt(got, 5, 2).strip()} per step against the point "
+              f"without it (asked x{want}); step x"
+              f"{fmt(step_ms(p) / step_ms(base) if base else None, 5, 2).strip()}")
 
 
 def targets(pts, ref, copy_bw, cudnn=None):
@@ -247,6 +278,7 @@ def main():
     cudnn = ok_points(rows, a.target_model, "cudnn")
     ref = side_by_side(pts, read_jsonl(a.peer), a.target_model, cudnn)
     wrong = check_verdict(rows)
+    slow_op_line(rows)
     missed = print_targets(targets(pts, ref, copy_bw, cudnn), a.target_model)
     return 1 if wrong else 3 if missed else 0
 

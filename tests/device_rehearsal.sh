@@ -161,7 +161,7 @@ run_check full bash /bundle/device-check.sh --rehearse --deadline 240
 brought_back full
 tar -xzf "$OUTDIR/device-check.tgz" -C "$WORK" ./steps.tsv && mv "$WORK/steps.tsv" "$WORK/full.steps"
 tar -tzf "$OUTDIR/device-check.tgz" >"$WORK/full.files"
-for s in decode-first decode-eager decode-graph prefill check serve serve-cudnn calibrate 70b-layer; do
+for s in decode-first decode-eager decode-graph prefill check serve serve-cudnn calibrate 70b-layer slow-op; do
   [[ "$(step_rc full "$s")" == 0 ]] || fail "full: step $s exit '$(step_rc full "$s")': $(grep -A2 "^$s" "$WORK/full.txt")"
   grep -q "^./$s.log$" "$WORK/full.files" || fail "full: no $s.log in the archive"
 done
@@ -171,6 +171,7 @@ done
 [[ $CHECK_RC == 1 ]] || fail "full: exit $CHECK_RC with a failed step (expected 1)"
 grep -q "no PyTorch here" "$WORK/full.txt" || fail "full: the peer's failure is not shown"
 grep -q '^--check (check): PASS' "$OUTDIR/table.txt" || fail "full: no --check verdict in the table"
+grep -q '^slow_op (slow-op): attention x[0-9]' "$OUTDIR/table.txt" || fail "full: no slow_op line in the table"
 [[ $(grep -c '^FAIL .*no point measured it' "$OUTDIR/table.txt") == 6 ]] ||
   fail "full: the targets were judged on another model than llama-3.1-8b: $(grep -E '^(PASS|FAIL)' "$OUTDIR/table.txt")"
 ok "full: every step ran ($((SECONDS - t)) s); the peer's failure recorded, the steps after it run; no target judged on tiny"

@@ -71,6 +71,34 @@ def cudnn_column():
                "1.237" in out, "serve against run under the same attention", out)
 
 
+def slow_op_set():
+    """A set run with --inject slow_op (made up from decode-eager's B=1 point: attention's time
+    per step x2, the step x1.2): the table sets the op against the point without it, and the
+    slowed point is never a step of the model the targets judge."""
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copytree(FIX, d, dirs_exist_ok=True)
+        src = f"{d}/decode-eager/results.json"
+        with open(src) as f:
+            doc = json.load(f)
+        doc["points"] = doc["points"][:1]
+        doc["points"][0]["ops"] = [{"op": "attention", "time_s_per_step": 0.001}]
+        with open(src, "w") as f:
+            json.dump(doc, f)
+        p = doc["points"][0]
+        p["params"]["inject"] = ["rank=0:slow_op=attention@2"]
+        p["ops"][0]["time_s_per_step"] = 0.002
+        p["metrics"]["step_time_s"]["p50"] *= 1.2
+        os.makedirs(f"{d}/slow-op")
+        with open(f"{d}/slow-op/results.json", "w") as f:
+            json.dump(doc, f)
+        rc, out, err = run("--steps", f"{d}/steps.tsv", "--calibration", f"{d}/calibration.json",
+                           "--peer", f"{d}/peer.jsonl", d)
+        expect("slow_op (slow-op): attention x2.00 per step against the point without it "
+               "(asked x2); step x1.20" in out, "the slowed op against the point without it", out)
+        expect("decode B=1 step <= 1.06x torch.compile+graph: 1.370" in out,
+               "the slowed point is not judged as the model's step", out)
+
+
 def main():
     rc, out, err = run("--steps", f"{FIX}/steps.tsv", "--calibration", f"{FIX}/calibration.json",
                        "--peer", f"{FIX}/peer.jsonl", FIX)
@@ -94,6 +122,7 @@ def main():
     expect("prefill S=4096 MFU >= 0.60 (datasheet peak): 0.411" in out, "prefill MFU", out)
     expect("--check (check): PASS" in out, "the --check verdict", out)
     cudnn_column()
+    slow_op_set()
     with tempfile.TemporaryDirectory() as empty:
         rc, out, err = run("--steps", f"{empty}/steps.tsv", "--calibration", f"{empty}/none.json",
                            "--peer", f"{empty}/peer.jsonl", empty)
