@@ -13,6 +13,7 @@
 
 #include "harness/record/json/results_json.h"
 #include "harness/report/diagnose.h"
+#include "harness/report/serve/serve_table.h"
 #include "harness/report/whatif_table.h"
 
 namespace tpb {
@@ -175,6 +176,7 @@ std::string measured_section(const PointRecord& p) {
       "compute (s) | wait (s) | transfer (s) | arrived last | off-core |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : p.ranks.value_or(std::vector<RankRecord>{})) out += rank_row(r, straggler);
+  out += late_tokens_md(p);
   if (p.verification) out += verification_text(*p.verification);
   return out;
 }

@@ -153,6 +153,12 @@ def late_host(c):
     d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True, env=c.env)
     c.check("largest part was imbalance (+1.00 ms, rank 3 late)" in d.stdout,
             "diagnose names the longest gap's part and its late rank")
+    rep = c.out("late-host-report")
+    r = subprocess.run([c.tpbench, "report", out, "--out", rep, "--no-plots"], capture_output=True,
+                       text=True, env=c.env)
+    text = open(os.path.join(rep, "report.md")).read() if r.returncode == 0 else ""
+    c.check("| 16 | imbalance |" in text and "The longest inter-token gaps" in text,
+            "report.md lists the longest gaps with their part")
     c.check("not the decode step's bandwidth limit alone" in d.stdout and
             "bandwidth_bound" not in codes(c, out)[0],
             "a uniform ITL with a late rank in every step is not called the bandwidth limit")

@@ -56,4 +56,19 @@ std::string format_curve_summary(const CurveRecord& c) {
   return s + "\n";
 }
 
+std::string late_tokens_md(const PointRecord& p) {
+  const auto& a = p.metrics ? p.metrics->itl_attribution : std::nullopt;
+  if (!a || !a->worst || a->worst->empty()) return "";
+  std::string out =
+      "\nThe longest inter-token gaps, one per step, each named by its largest part "
+      "(`metrics.itl_attribution.worst`):\n\n"
+      "| gap (ms) | request | token | step | tokens it delayed | largest part | its ms | late rank "
+      "|\n|---|---|---|---|---|---|---|---|\n";
+  for (const LateTokenRecord& w : *a->worst)
+    out += fmt::format("| {:.2f} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", w.gap_s * 1e3,
+                       w.request, w.token, w.step, w.tokens, w.part, w.part_s * 1e3,
+                       w.rank ? std::to_string(*w.rank) : "–");
+  return out;
+}
+
 }  // namespace tpb
