@@ -335,14 +335,18 @@ void costliest(const Groups& groups, PointAnalysis& pa) {
   const auto share = [&](const RankMetrics& m) {
     return safe_div(m.caused_wait_s, group_wait[m.group]);
   };
+  bool waited = false;
   for (const RankMetrics& m : pa.ranks) {
     const double sh = share(m);
+    waited = waited || std::isfinite(sh);
     if (m.rank == pa.straggler.rank) pa.straggler.caused_wait_share = sh;
     if (sh > pa.straggler.costliest_share ||
         (sh == pa.straggler.costliest_share && sh > 0 && m.rank < pa.straggler.costliest_rank))
       pa.straggler.costliest_rank = m.rank, pa.straggler.costliest_share = sh;
   }
   if (pa.straggler.costliest_rank < 0) pa.straggler.costliest_rank = pa.straggler.rank;
+  // No group waited: a share of no wait is undefined, as caused_wait_share's is (null).
+  if (!waited) pa.straggler.costliest_share = std::numeric_limits<double>::quiet_NaN();
 }
 
 // Straggler: most arrived_last, ties to the lowest world rank. Without any multi-rank

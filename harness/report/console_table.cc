@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace tpb {
 
 namespace {
@@ -62,9 +64,14 @@ std::string summary_lines(const PointRecord& p) {
       "straggler rank {} (last in {:.0f}%, excess compute {:+.3f})\n",
       c.count, c.skew_s.p50 * 1e6, c.skew_s.p95 * 1e6, c.skew_s.max * 1e6, 100 * c.wait_fraction,
       st.rank, 100 * st.arrived_last_share, st.excess_compute_fraction);
-  if (st.cause && st.cause->kind != "no_peers")
-    out += fmt::format("straggler cause (rank {}, {:.0f}% of its group's wait): {}\n",
-                       st.cause->rank, 100 * st.costliest_share.value_or(0), st.cause->text);
+  if (st.cause && st.cause->kind != "no_peers") {
+    const double share = st.costliest_share.value_or(NAN);
+    out +=
+        fmt::format("straggler cause (rank {}, {}): {}\n", st.cause->rank,
+                    std::isfinite(share) ? fmt::format("{:.0f}% of its group's wait", 100 * share)
+                                         : "its group never waited",
+                    st.cause->text);
+  }
   const ClockSyncRecord& cs = *p.clock_sync;
   out +=
       fmt::format("clock sync: max offset {:.3f} ms, uncertainty {:.1f} us, violations {}\n",

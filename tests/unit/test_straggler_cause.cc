@@ -3,6 +3,8 @@
 // on a timeline where the rank that arrives last most often is not the one the group waits for.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/straggler_cause.h"
 #include "tests/support/segment_ms.h"
@@ -225,6 +227,28 @@ TEST(CausedWait, TheRankTheGroupWaitsForIsNotTheOneLastMostOften) {
   EXPECT_NEAR(pa.straggler.caused_wait_share, 0.4 / 12.4, 1e-12);
   EXPECT_EQ(pa.straggler.costliest_rank, 1);
   EXPECT_NEAR(pa.straggler.costliest_share, 12 / 12.4, 1e-12);
+}
+
+// Both ranks enter every all-reduce at once: nobody waited, so neither share is a number (null
+// in results), and the costliest rank falls back to the straggler.
+TEST(CausedWait, AGroupThatNeverWaitedHasNoShares) {
+  AnalysisInput in;
+  RankTrace r0, r1;
+  r1.rank = 1, r1.group_rank = 1;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 10.0 * k;
+    for (RankTrace* r : {&r0, &r1}) {
+      test::add(*r, k, Op::step, s, s + 10);
+      test::add(*r, k, Op::qkv_proj, s, s + 2);
+      test::add(*r, k, Op::allreduce_attn, s + 2, s + 3);
+    }
+  }
+  in.ranks = {r0, r1};
+  in.tokens_per_step = 1;
+  const PointAnalysis pa = analyze(in);
+  EXPECT_TRUE(std::isnan(pa.straggler.caused_wait_share));
+  EXPECT_TRUE(std::isnan(pa.straggler.costliest_share));
+  EXPECT_EQ(pa.straggler.costliest_rank, pa.straggler.rank);
 }
 
 }  // namespace
