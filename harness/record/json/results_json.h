@@ -1,5 +1,7 @@
 // The one mapping between point records and the results' JSON: every field name of a point
-// is spelled in results_json.cc and nowhere else. Key order is the schema's (results/SCHEMA.md).
+// is spelled in results_json.cc and nowhere else (the serve logs' lines in
+// results_json_serve_log.cc, a collectives run's in results_json_coll.cc). Key order is the
+// schema's (results/SCHEMA.md).
 #pragma once
 #include <cstddef>
 #include <nlohmann/json.hpp>
