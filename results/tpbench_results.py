@@ -21,7 +21,9 @@ index in that file's points[]; join on both):
   curve        serve: the top-level curve's points; `curves[source]` is the whole section
                (free region, knee, memory wall)
   late_tokens  serve: each point's longest inter-token gaps, one row each, with the part
-               that made them (metrics.itl_attribution.worst[], results 1.21.0)
+               that made them (metrics.itl_attribution.worst[], results 1.21.0); 1.22.0's
+               parts_s as columns parts_s.prefill .. parts_s.between_steps, and prefilled[]
+               (the step's largest prompt rows) kept as a list per row
 Field meanings: results/SCHEMA.md. Nothing is recomputed here; `trace(source, point)` reads a
 point's Chrome trace.
 """
@@ -125,7 +127,7 @@ class Results:
                 rows["steps"].append({"source": source, "point": i, "step": k, "step_time_s": t})
             attribution = (p.get("metrics") or {}).get("itl_attribution") or {}
             for w in attribution.get("worst") or []:
-                rows["late_tokens"].append({"source": source, "point": i, **w})
+                rows["late_tokens"].append({"source": source, "point": i, **_flat(w)})
             serve = p.get("serve") or {}
             for key, table in (("steps_file", "serve_steps"), ("requests_file", "requests")):
                 if serve.get(key):

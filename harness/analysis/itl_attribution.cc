@@ -75,6 +75,33 @@ std::array<double, 6> excess_of(const StepParts& s, const Reference& ref) {
   return e;
 }
 
+// The step's prompt rows, the most tokens first, the batch's order among equals.
+std::vector<PrefillRow> largest_prompts(std::vector<PrefillRow> rows) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const PrefillRow& a, const PrefillRow& b) { return a.tokens > b.tokens; });
+  if (rows.size() > kPrefilledNamed) rows.resize(kPrefilledNamed);
+  return rows;
+}
+
+// One gap named: its step's parts, the largest of them (or between_steps), and the step's
+// prompts.
+ItlAttribution::LateToken late_token(const ItlGap& x, int64_t tokens, const StepParts& s,
+                                     const Reference& ref) {
+  const std::array<double, 6> e = excess_of(s, ref);
+  const auto top = static_cast<std::size_t>(std::max_element(e.begin(), e.end()) - e.begin());
+  ItlAttribution::LateToken t;
+  t.request = x.request, t.token = x.token, t.step = x.step, t.tokens = tokens;
+  t.gap_s = x.gap_s;
+  t.part = kPartNames[top], t.part_s = e[top], t.rank = top == 1 ? s.late_rank : -1;
+  t.parts_s = {e[0], e[1], e[2], e[3], e[4], e[5]};
+  t.between_steps_s = std::max(0.0, x.gap_s - s.duration_s);
+  if (t.between_steps_s > e[top])
+    t.part = "between_steps", t.part_s = t.between_steps_s, t.rank = -1;
+  t.prefilled = largest_prompts(s.prefill_rows);
+  t.prefill_requests = static_cast<int64_t>(s.prefill_rows.size());
+  return t;
+}
+
 // The kWorstGaps longest gaps from distinct steps (a step's bubble delays every token it
 // produces, so one slow step would otherwise fill the list), each with the number of gaps its
 // step ended and named by its largest part; "between_steps" where the time before the producing
@@ -92,14 +119,7 @@ std::vector<ItlAttribution::LateToken> worst_gaps(std::vector<ItlGap> g,
   for (const ItlGap& x : g) {
     if (out.size() == kWorstGaps) break;
     if (!named.insert(x.step).second) continue;
-    const StepParts& s = steps[static_cast<std::size_t>(x.step)];
-    const std::array<double, 6> e = excess_of(s, ref);
-    const auto top = static_cast<std::size_t>(std::max_element(e.begin(), e.end()) - e.begin());
-    ItlAttribution::LateToken t{x.request, x.token,         x.step, tokens[x.step],
-                                x.gap_s,   kPartNames[top], e[top], top == 1 ? s.late_rank : -1};
-    if (x.gap_s - s.duration_s > e[top])
-      t.part = "between_steps", t.part_s = x.gap_s - s.duration_s, t.rank = -1;
-    out.push_back(t);
+    out.push_back(late_token(x, tokens[x.step], steps[static_cast<std::size_t>(x.step)], ref));
   }
   return out;
 }
@@ -117,7 +137,8 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
       "excess over their medians across all gaps; decode compute's excess is bandwidth as far as "
       "the step's decode work explains it (its decode rows' roofline time at the gaps' median "
       "ratio of compute to roofline time) and jitter beyond that; worst: the 5 longest gaps "
-      "from distinct steps, each named by its largest part in that split";
+      "from distinct steps, each named by its largest part in that split, with every part's "
+      "excess and its step's prompt rows";
   a.decode_step_p50_s = median_duration(steps, false);
   a.prefill_step_p50_s = median_duration(steps, true);
   std::vector<ItlGap> g;

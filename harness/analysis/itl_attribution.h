@@ -19,12 +19,19 @@
 
 namespace tpb {
 
+// A step's prompt row: `tokens` of request `request`'s prompt (or of its recompute after a
+// preemption), `cached` of them already in the cache (a chunk that continues its prompt).
+struct PrefillRow {
+  int64_t request = -1, tokens = 0, cached = 0;
+};
+
 struct StepParts {
   double duration_s = 0;
   double host_s = 0, imbalance_s = 0, transfer_s = 0, prefill_s = 0, decode_s = 0;
   double decode_roofline_s = 0;  // roofline time of the step's decode rows; 0: not known
   bool has_prefill = false;
   int64_t late_rank = -1;  // the rank with the most busy time in the step (imbalance's); -1: none
+  std::vector<PrefillRow> prefill_rows;  // the step's prompt rows, in the batch's order
 };
 
 struct ItlShares {
@@ -49,11 +56,20 @@ struct ItlAttribution {
     std::string part;
     double part_s = 0;
     int64_t rank = -1;  // with imbalance: the step's late rank
+    // Every part's excess in this gap, as the tail's shares count it (seconds), and the gap
+    // less its step's duration.
+    ItlShares parts_s;
+    double between_steps_s = 0;
+    // The step's prompt rows, the most tokens first (ties: the batch's order), at most
+    // kPrefilledNamed of them; prefill_requests counts them all.
+    std::vector<PrefillRow> prefilled;
+    int64_t prefill_requests = 0;
   };
   std::vector<LateToken> worst;
 };
 
 inline constexpr std::size_t kWorstGaps = 5;
+inline constexpr std::size_t kPrefilledNamed = 3;
 
 // One inter-token gap and the step that produced its later token (an index into `steps`):
 // token `token` (0: the first) of request `request`.

@@ -81,13 +81,26 @@ struct ItlSharesRecord {
   double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0;
   std::optional<double> jitter;  // absent before 1.5.0 (it was inside bandwidth)
 };
+// (1.22.0) A late gap's every part, in seconds: the tail's six, and the time before its step.
+struct GapPartsRecord {
+  double prefill = 0, imbalance = 0, host = 0, transfer = 0, bandwidth = 0, jitter = 0,
+         between_steps = 0;
+};
+// (1.22.0) A prompt row of a late gap's step: `tokens` of request `request`'s prompt, `cached`
+// of it already in the cache (a chunk that continues it).
+struct PrefillRowRecord {
+  int64_t request = -1, tokens = 0, cached = 0;
+};
 // (1.21.0) One of the longest inter-token gaps and its largest part (analysis/itl_attribution.h).
 struct LateTokenRecord {
   int64_t request = -1, token = 0, step = 0, tokens = 0;
   double gap_s = 0;
   std::string part;
   double part_s = 0;
-  std::optional<int64_t> rank;  // with part imbalance: the step's late rank
+  std::optional<int64_t> rank;            // with part imbalance: the step's late rank
+  std::optional<GapPartsRecord> parts_s;  // absent before 1.22.0
+  std::optional<std::vector<PrefillRowRecord>> prefilled;  // the same
+  std::optional<int64_t> prefill_requests;                 // the same
 };
 
 struct ItlAttributionRecord {

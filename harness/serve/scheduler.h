@@ -71,6 +71,7 @@ struct SchedulerConfig {
 struct StepPlan {
   StepBatch batch;  // seqs[i] belongs to request ids[i]
   std::vector<int64_t> ids;
+  std::vector<bool> prompt;          // seqs[i] is a prompt row (its prefill, or its recompute)
   int64_t running = 0, waiting = 0;  // after admission, before the step
   int64_t preempted = 0;             // preemptions made to plan this step
   int64_t prefill_tokens = 0, decode_tokens = 0, padding_tokens = 0;

@@ -19,9 +19,11 @@ void Scheduler::add_slice(StepPlan& p, size_t i, int64_t cached, int64_t n, bool
   slice.blocks.assign(s.blocks.begin(), s.blocks.begin() + touched);
   p.batch.seqs.push_back(std::move(slice));
   p.ids.push_back(s.req.id);
+  const bool prompt = s.phase != Phase::padding && s.computed < s.target;
+  p.prompt.push_back(prompt);
   if (s.phase == Phase::padding)
     p.padding_tokens += n;
-  else if (s.computed < s.target)
+  else if (prompt)
     p.prefill_tokens += n;
   else
     p.decode_tokens += n;

@@ -18,7 +18,8 @@ chunked prefill 512, concurrency 1..128:
 - --host-overhead 5000 at concurrency 1: host_bound;
 - continuous batching gives at least 15% more output tokens/s than static on the same requests;
 - without a chunk, long prompts among short ones stall decode: prefill_interference, named for
-  the unchunked run only;
+  the unchunked run only; the longest gaps match the logs (tests/tools/late_tokens_check.py) and
+  name the 4096-token prompt, or a chunk of one;
 - the metrics recomputed from requests.jsonl (tests/tools/serve_metrics_check.py) match;
 - the same command twice gives identical points; a long run says its timeline was sampled
   while steps.jsonl still has every step."""
@@ -186,6 +187,29 @@ def static_vs_continuous(c):
     c.check(ratio >= 1.15, "continuous gives at least 15% more output tokens/s than static")
 
 
+def late_tokens_hold(c, out, res, name):
+    """The longest gaps against the logs (tests/tools/late_tokens_check.py), and the prompt
+    each names: unchunked, a whole 4096-token prompt; chunked, a 256-token budget's chunk."""
+    tool = os.path.join(c.source, "tests", "tools", "late_tokens_check.py")
+    r = subprocess.run([sys.executable, tool, out], capture_output=True, text=True)
+    c.check(r.returncode == 0, f"{name}: late_tokens_check.py: {r.stdout[-1500:]}{r.stderr}")
+    w = res["points"][0]["metrics"]["itl_attribution"]["worst"][0]
+    row = (w.get("prefilled") or [{}])[0]
+    prompt = {json.loads(l)["id"]: json.loads(l)["prompt_len"]
+              for l in open(os.path.join(out, "requests.jsonl"))}.get(row.get("request"))
+    if name == "unchunked":
+        c.check(w["part"] == "prefill" and row.get("tokens") == 4096 == prompt and
+                row.get("cached") == 0,
+                f"unchunked: the longest gap names a whole 4096-token prompt ({w})")
+        d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True,
+                           env=c.env)
+        c.check(f"request {row.get('request')}'s 4096-token prompt" in d.stdout,
+                "diagnose names the prompt behind the longest gap")
+    else:
+        c.check(w["part"] == "prefill" and 0 < row.get("tokens", 0) <= 256 and prompt == 4096,
+                f"chunked: the longest gap names a chunk of a 4096-token prompt ({w})")
+
+
 def chunking(c):
     found = {}
     for name, extra in (("unchunked", []), ("chunked", ["--chunk", "256"])):
@@ -196,6 +220,7 @@ def chunking(c):
         print(f"{name}: ITL p50 {itl['p50'] * 1e3:.2f} ms, p99 {itl['p99'] * 1e3:.2f} ms, "
               f"codes {sorted(found[name])}")
         found[name + "_p99"] = itl["p99"]
+        late_tokens_hold(c, out, res, name)
     c.check("prefill_interference" in found["unchunked"], "unchunked: prefill_interference")
     c.check("prefill_interference" not in found["chunked"], "chunked: no prefill_interference")
     c.check(found["chunked_p99"] < found["unchunked_p99"], "chunking lowers p99 ITL")

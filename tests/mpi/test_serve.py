@@ -3,7 +3,8 @@
 short; TPB_SERVE_LAYERS=8 runs every check at tiny's full depth):
 - continuous batching beats static batching on the same requests (>= 15% output tokens/s);
 - chunked prefill lowers the p99 ITL of a mix with long prompts, the step log shows the spikes
-  without it, and diagnose names prefill_interference for the unchunked run only;
+  without it, and diagnose names prefill_interference for the unchunked run only; the longest
+  gaps match the logs (tests/tools/late_tokens_check.py);
 - a KV budget too small for the load: preemptions counted, diagnose says memory_bound;
 - a slowed rank: diagnose names it (straggler) and imbalance leads the ITL tail's attribution;
 - host work per step at concurrency 1: diagnose says host_bound;
@@ -120,6 +121,11 @@ def chunked_prefill(c):
         print(f"{name}: itl p50 {m['itl_s']['p50'] * 1e3:.1f} ms, p99 {p99[name] * 1e3:.1f} ms, "
               f"attribution {m['itl_attribution']['shares']}, codes {sorted(found)}")
         peaks_hold(c, res, "prefill_" + name)
+        late = subprocess.run([sys.executable, os.path.join(c.source, "tests", "tools",
+                                                            "late_tokens_check.py"), out],
+                              capture_output=True, text=True)
+        c.check(late.returncode == 0,
+                f"{name}: the longest gaps match the logs: {late.stdout[-1500:]}{late.stderr}")
         if name == "whole":
             steps = lines(out, "steps.jsonl")
             pre = [s["duration_s"] for s in steps if s["prefill_tokens"] >= 512]

@@ -83,6 +83,8 @@ TEST(ServeParts, AttributionNamesThePrefillSpike) {
     if (i == 50) {
       p.prefill_s = 0.040;
       p.has_prefill = true;
+      // Four prompt rows in the batch's order; a chunk of request 7 ties request 9's prompt.
+      p.prefill_rows = {{3, 64, 0}, {7, 512, 1024}, {9, 512, 0}, {11, 2048, 0}};
     }
     p.duration_s = p.decode_s + p.host_s + p.prefill_s;
     if (i > 0) {
@@ -108,6 +110,23 @@ TEST(ServeParts, AttributionNamesThePrefillSpike) {
   EXPECT_EQ(a.worst[0].part, "prefill");
   EXPECT_NEAR(a.worst[0].part_s, 0.040, 1e-12);
   EXPECT_EQ(a.worst[0].rank, -1);
+  // Every part of it: 40 ms of prefill, 1 ms of host, nothing else; its step spans the gap.
+  EXPECT_NEAR(a.worst[0].parts_s.prefill, 0.040, 1e-12);
+  EXPECT_NEAR(a.worst[0].parts_s.host, 0.001, 1e-12);
+  EXPECT_NEAR(a.worst[0].parts_s.transfer + a.worst[0].parts_s.bandwidth +
+                  a.worst[0].parts_s.jitter + a.worst[0].parts_s.imbalance,
+              0.0, 1e-12);
+  EXPECT_NEAR(a.worst[0].between_steps_s, 0.0, 1e-12);
+  // Its prompts, the largest three first, the batch's order between equals; all four counted.
+  EXPECT_EQ(a.worst[0].prefill_requests, 4);
+  ASSERT_EQ(a.worst[0].prefilled.size(), kPrefilledNamed);
+  EXPECT_EQ(a.worst[0].prefilled[0].request, 11);
+  EXPECT_EQ(a.worst[0].prefilled[1].request, 7);
+  EXPECT_EQ(a.worst[0].prefilled[1].cached, 1024);
+  EXPECT_EQ(a.worst[0].prefilled[2].request, 9);
+  // A decode step's gap names no prompt.
+  EXPECT_EQ(a.worst[1].prefill_requests, 0);
+  EXPECT_TRUE(a.worst[1].prefilled.empty());
 }
 
 // Two requests decode side by side; step 30 is 4 ms late on rank 5 (imbalance) and request 1
@@ -137,6 +156,7 @@ TEST(ServeParts, TheWorstGapsAreNamedOneByOne) {
   EXPECT_EQ(a.worst[0].step, 70);
   EXPECT_EQ(a.worst[0].part, "between_steps");
   EXPECT_NEAR(a.worst[0].part_s, 0.100, 1e-9);  // steps 60..69 it sat out
+  EXPECT_NEAR(a.worst[0].between_steps_s, 0.100, 1e-9);
   // Step 30 once, not once per request, with both its tokens counted; rank 5 named.
   EXPECT_EQ(a.worst[1].step, 30);
   EXPECT_EQ(a.worst[1].tokens, 2);
@@ -243,6 +263,12 @@ TEST(ServeParts, ServeRecordsRoundTrip) {
   m.output_tokens_per_s = 123.5;
   m.itl_attribution =
       ItlAttributionRecord{"p99", 0.05, 3, 0.1, {0.5, 0.2, 0.1, 0.1, 0.1}, 0.01, 0.05, "m"};
+  LateTokenRecord late{4, 9, 81, 3, 0.14, "prefill", 0.11, std::nullopt};
+  late.parts_s = GapPartsRecord{0.11, 0, 0.001, 0.02, 0, 0.003, 0};
+  late.prefilled = std::vector<PrefillRowRecord>{{15, 61, 152}};
+  late.prefill_requests = 1;
+  LateTokenRecord old_late{5, 2, 7, 1, 0.02, "jitter", 0.01, std::nullopt};  // before 1.22.0
+  m.itl_attribution->worst = std::vector<LateTokenRecord>{late, old_late};
   p.metrics = m;
   p.serve = ServeRunRecord{};
   p.serve->steps = 10;
@@ -250,6 +276,10 @@ TEST(ServeParts, ServeRecordsRoundTrip) {
   // NaN is written as null; dumps compare where NaN != NaN would not.
   EXPECT_NE(j.dump().find("\"p50\":null"), std::string::npos);
   EXPECT_EQ(to_json(point_from_json(j)).dump(), j.dump());
+  const auto& worst = j["metrics"]["itl_attribution"]["worst"];
+  EXPECT_EQ(worst[0]["prefilled"][0]["cached"], 152);
+  EXPECT_EQ(worst[0]["parts_s"]["transfer"], 0.02);
+  EXPECT_FALSE(worst[1].contains("parts_s"));  // an older file's entry stays without them
   StepLogRecord s;
   s.ranks = {{0, 0.1, 0.2, 0.3}};
   EXPECT_EQ(to_json(step_log_from_json(to_json(s))), to_json(s));

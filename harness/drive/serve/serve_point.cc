@@ -133,12 +133,22 @@ int64_t late_rank(const ServeRun& run, const StepSplit& sp) {
   return late < run.traces.size() ? run.traces[late].rank : -1;
 }
 
+// The plan's prompt rows, as its scheduler counted them in prefill_tokens.
+std::vector<PrefillRow> prefill_rows(const StepPlan& plan) {
+  std::vector<PrefillRow> out;
+  for (std::size_t k = 0; k < plan.batch.seqs.size() && k < plan.prompt.size(); ++k)
+    if (plan.prompt[k])
+      out.push_back({plan.ids[k], plan.batch.seqs[k].new_tokens, plan.batch.seqs[k].cached});
+  return out;
+}
+
 std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, const Peaks& peaks) {
   std::vector<StepParts> out(run.steps.size());
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     StepParts& p = out[i];
     p.duration_s = run.steps[i].duration_s;
     p.has_prefill = run.steps[i].plan.prefill_tokens > 0;
+    p.prefill_rows = prefill_rows(run.steps[i].plan);
     if (i >= run.splits.size() || run.splits[i].step != static_cast<int>(i)) continue;
     const StepSplit& sp = run.splits[i];
     double transfer = 0;
@@ -172,11 +182,23 @@ std::vector<ItlGap> itl_gaps(const std::vector<RequestLog>& logs) {
   return g;
 }
 
+LateTokenRecord late_token_record(const ItlAttribution::LateToken& t) {
+  LateTokenRecord r{
+      t.request, t.token, t.step,   t.tokens,
+      t.gap_s,   t.part,  t.part_s, t.rank >= 0 ? std::optional<int64_t>(t.rank) : std::nullopt};
+  const ItlShares& e = t.parts_s;
+  r.parts_s = GapPartsRecord{e.prefill,   e.imbalance, e.host,           e.transfer,
+                             e.bandwidth, e.jitter,    t.between_steps_s};
+  r.prefilled.emplace();
+  for (const PrefillRow& row : t.prefilled)
+    r.prefilled->push_back({row.request, row.tokens, row.cached});
+  r.prefill_requests = t.prefill_requests;
+  return r;
+}
+
 std::vector<LateTokenRecord> late_tokens(const ItlAttribution& a) {
   std::vector<LateTokenRecord> out;
-  for (const ItlAttribution::LateToken& t : a.worst)
-    out.push_back({t.request, t.token, t.step, t.tokens, t.gap_s, t.part, t.part_s,
-                   t.rank >= 0 ? std::optional<int64_t>(t.rank) : std::nullopt});
+  for (const ItlAttribution::LateToken& t : a.worst) out.push_back(late_token_record(t));
   return out;
 }
 

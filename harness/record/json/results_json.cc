@@ -106,6 +106,24 @@ void fields(V& v, R& r) {
   v("jitter", r.jitter);
 }
 
+template <class V, Is<GapPartsRecord> R>
+void fields(V& v, R& r) {
+  v("prefill", r.prefill);
+  v("imbalance", r.imbalance);
+  v("host", r.host);
+  v("transfer", r.transfer);
+  v("bandwidth", r.bandwidth);
+  v("jitter", r.jitter);
+  v("between_steps", r.between_steps);
+}
+
+template <class V, Is<PrefillRowRecord> R>
+void fields(V& v, R& r) {
+  v("request", r.request);
+  v("tokens", r.tokens);
+  v("cached", r.cached);
+}
+
 template <class V, Is<LateTokenRecord> R>
 void fields(V& v, R& r) {
   v("request", r.request);
@@ -116,6 +134,9 @@ void fields(V& v, R& r) {
   v("part", r.part);
   v("part_s", r.part_s);
   v("rank", r.rank);
+  v("parts_s", r.parts_s);
+  v("prefilled", r.prefilled);
+  v("prefill_requests", r.prefill_requests);
 }
 
 template <class V, Is<ItlAttributionRecord> R>

@@ -32,6 +32,20 @@ void memory_verdict(const PointRecord& p, std::vector<Verdict>& v) {
                            s.max_waiting)});
 }
 
+// The prompt behind a gap whose largest part is prefill (1.22.0 logs name it): the largest
+// prompt row of its step, and how many others shared the step.
+std::string prompt_text(const LateTokenRecord& w) {
+  if (w.part != "prefill" || !w.prefilled || w.prefilled->empty()) return "";
+  const PrefillRowRecord& r = w.prefilled->front();
+  std::string s = r.cached > 0
+                      ? fmt::format(": a {}-token chunk of request {}'s prompt ({} already cached)",
+                                    r.tokens, r.request, r.cached)
+                      : fmt::format(": request {}'s {}-token prompt", r.request, r.tokens);
+  const int64_t others = w.prefill_requests.value_or(1) - 1;
+  if (others > 0) s += fmt::format(" and {} other prompt{}", others, others > 1 ? "s" : "");
+  return s;
+}
+
 // The longest gap's own bubble (itl_attribution.worst), to end the ITL verdict with: the late
 // token named, not only the tail's shares.
 std::string worst_gap_text(const ItlAttributionRecord& a) {
@@ -39,9 +53,9 @@ std::string worst_gap_text(const ItlAttributionRecord& a) {
   const LateTokenRecord& w = a.worst->front();
   return fmt::format(
       "; the longest gap, {:.2f} ms (request {}, token {}), ended at step {} with "
-      "{} other tokens, and its largest part was {} (+{:.2f} ms{})",
+      "{} other tokens, and its largest part was {} (+{:.2f} ms{}{})",
       w.gap_s * 1e3, w.request, w.token, w.step, w.tokens - 1, w.part, w.part_s * 1e3,
-      w.rank ? fmt::format(", rank {} late", *w.rank) : "");
+      w.rank ? fmt::format(", rank {} late", *w.rank) : "", prompt_text(w));
 }
 
 // A uniform ITL whose longest gap is a fifth or more a late rank's (imbalance): every step

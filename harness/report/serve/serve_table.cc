@@ -56,18 +56,37 @@ std::string format_curve_summary(const CurveRecord& c) {
   return s + "\n";
 }
 
+namespace {
+
+// A late gap's prompt rows for report.md: "17: 4096" per row (a chunk "17: 256 after 512"), and
+// "+N" for the rows not named; "–" when the step had none, or the log predates 1.22.0.
+std::string prompts_cell(const LateTokenRecord& w) {
+  if (!w.prefilled || w.prefilled->empty()) return "–";
+  std::string s;
+  for (const PrefillRowRecord& r : *w.prefilled) {
+    if (!s.empty()) s += ", ";
+    s += r.cached > 0 ? fmt::format("{}: {} after {}", r.request, r.tokens, r.cached)
+                      : fmt::format("{}: {}", r.request, r.tokens);
+  }
+  const int64_t rest = w.prefill_requests.value_or(0) - static_cast<int64_t>(w.prefilled->size());
+  return rest > 0 ? s + fmt::format(" +{}", rest) : s;
+}
+
+}  // namespace
+
 std::string late_tokens_md(const PointRecord& p) {
   const auto& a = p.metrics ? p.metrics->itl_attribution : std::nullopt;
   if (!a || !a->worst || a->worst->empty()) return "";
   std::string out =
       "\nThe longest inter-token gaps, one per step, each named by its largest part "
-      "(`metrics.itl_attribution.worst`):\n\n"
+      "(`metrics.itl_attribution.worst`), with the prompts its step prefilled "
+      "(request: tokens):\n\n"
       "| gap (ms) | request | token | step | tokens it delayed | largest part | its ms | late rank "
-      "|\n|---|---|---|---|---|---|---|---|\n";
+      "| prompts in the step |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const LateTokenRecord& w : *a->worst)
-    out += fmt::format("| {:.2f} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", w.gap_s * 1e3,
+    out += fmt::format("| {:.2f} | {} | {} | {} | {} | {} | {:.2f} | {} | {} |\n", w.gap_s * 1e3,
                        w.request, w.token, w.step, w.tokens, w.part, w.part_s * 1e3,
-                       w.rank ? std::to_string(*w.rank) : "–");
+                       w.rank ? std::to_string(*w.rank) : "–", prompts_cell(w));
   return out;
 }
 
