@@ -59,12 +59,17 @@ struct Reference {
 
 // One gap's excess in each of the six parts (prefill, imbalance, host, transfer, bandwidth,
 // jitter): the first three in full (a clean decode step has none), transfer and decode compute
-// over their medians, decode compute's excess bandwidth as far as the step's decode work
-// explains it and jitter beyond that.
+// over their medians (the transfer's to prefill by the prompt rows' share of tokens), decode
+// compute's excess bandwidth as far as the step's decode work explains it and jitter beyond that.
 std::array<double, 6> excess_of(const StepParts& s, const Reference& ref) {
   const Parts p = parts_of(s);
   std::array<double, 6> e{};
   for (std::size_t k = 0; k < kDecode; ++k) e[k] = std::max(0.0, p[k] - ref.median[k]);
+  // The all-reduce payload is the step's tokens x hidden: the prompt rows made their share of
+  // the transfer's excess over a clean decode step's.
+  const double prompt = std::clamp(s.prompt_token_share, 0.0, 1.0);
+  e[0] += prompt * e[3];
+  e[3] -= prompt * e[3];
   // Without a roofline time the whole excess stays bandwidth, as the work cannot be judged.
   const double expected = std::isfinite(ref.ratio) && s.decode_roofline_s > 0
                               ? ref.ratio * s.decode_roofline_s
@@ -134,7 +139,9 @@ ItlAttribution attribute_itl(const std::vector<ItlGap>& all, const std::vector<S
       "host time inside the step), collective transfer, and the "
       "rest of the compute divided between prefill and decode rows by their per-op roofline "
       "time; prefill, imbalance and host count in full, transfer and decode compute by their "
-      "excess over their medians across all gaps; decode compute's excess is bandwidth as far as "
+      "excess over their medians across all gaps, the transfer's excess in a step with prompt "
+      "rows going to prefill by their share of the step's tokens (the all-reduce payload); decode "
+      "compute's excess is bandwidth as far as "
       "the step's decode work explains it (its decode rows' roofline time at the gaps' median "
       "ratio of compute to roofline time) and jitter beyond that; worst: the 5 longest gaps "
       "from distinct steps, each named by its largest part in that split, with every part's "

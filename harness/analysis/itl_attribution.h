@@ -5,11 +5,13 @@
 // decode rows (by their shares of the step's per-op roofline time). For the gaps at or above the
 // p99 ITL, the parts a clean decode step does not have (prefill, imbalance, host) count in full,
 // and the parts every step has (transfer, decode compute) count by their excess over their median
-// across all gaps. Decode compute's excess is split once more by the step's own work: the part a
-// larger decode (more rows, longer contexts: its decode rows' roofline time, at the gaps' median
-// ratio of compute to roofline time) accounts for is bandwidth, the rest is jitter, compute slower
-// than its own work explains on every rank at once (a noisy machine: other tenants, a VM's vCPUs
-// slowed, throttling). The shares of that sum say whether the tail was made by prefill
+// across all gaps; in a step with prompt rows, the transfer's excess is theirs by their share of
+// the step's tokens (the all-reduce carries every row: a long prompt's payload is its own,
+// not the link's fault). Decode compute's excess is split once more by the step's own work: the
+// part a larger decode (more rows, longer contexts: its decode rows' roofline time, at the gaps'
+// median ratio of compute to roofline time) accounts for is bandwidth, the rest is jitter, compute
+// slower than its own work explains on every rank at once (a noisy machine: other tenants, a VM's
+// vCPUs slowed, throttling). The shares of that sum say whether the tail was made by prefill
 // interference, by imbalance, by the host, by the link, by plain decode bandwidth or by jitter.
 // The longest gaps are named one by one by the same split: the late token's own bubble.
 #pragma once
@@ -31,6 +33,7 @@ struct StepParts {
   double decode_roofline_s = 0;  // roofline time of the step's decode rows; 0: not known
   bool has_prefill = false;
   int64_t late_rank = -1;  // the rank with the most busy time in the step (imbalance's); -1: none
+  double prompt_token_share = 0;         // the prompt rows' share of the step's tokens
   std::vector<PrefillRow> prefill_rows;  // the step's prompt rows, in the batch's order
 };
 

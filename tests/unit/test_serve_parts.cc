@@ -166,6 +166,34 @@ TEST(ServeParts, TheWorstGapsAreNamedOneByOne) {
   for (std::size_t k = 1; k < a.worst.size(); ++k) EXPECT_NE(a.worst[k].step, a.worst[k - 1].step);
 }
 
+// Decode steps of 10 ms with 1 ms of transfer; step 50 prefills a long prompt beside them, its
+// 90% of the step's tokens making its all-reduce 41 ms: the 40 ms excess is 36 ms the prompt's
+// payload and 4 ms the decode rows' (the link's).
+TEST(ServeParts, APromptsAllReducePayloadIsPrefill) {
+  std::vector<StepParts> steps(100);
+  std::vector<double> t{0};
+  std::vector<int64_t> at{0};
+  for (int i = 0; i < 100; ++i) {
+    StepParts& p = steps[i];
+    p.decode_s = 0.009;
+    p.transfer_s = i == 50 ? 0.041 : 0.001;
+    if (i == 50) p.has_prefill = true, p.prompt_token_share = 0.9;
+    p.duration_s = p.decode_s + p.transfer_s;
+    if (i > 0) {
+      t.push_back(t.back() + p.duration_s);
+      at.push_back(i);
+    }
+  }
+  const ItlAttribution a = attribute_itl(request(t, at), steps);
+  EXPECT_NEAR(a.excess_s, 0.040, 1e-12);
+  EXPECT_NEAR(a.shares.prefill, 0.9, 1e-9);
+  EXPECT_NEAR(a.shares.transfer, 0.1, 1e-9);
+  ASSERT_FALSE(a.worst.empty());
+  EXPECT_EQ(a.worst[0].part, "prefill");
+  EXPECT_NEAR(a.worst[0].parts_s.prefill, 0.036, 1e-12);
+  EXPECT_NEAR(a.worst[0].parts_s.transfer, 0.004, 1e-12);
+}
+
 // Decode steps of 10 ms over 1 ms of roofline time, and one late step of 40 ms. When its work
 // is the same (1 ms of roofline time), the 30 ms excess is jitter; when it carries 4x the work
 // (more rows, longer contexts), that work explains the whole excess and it is bandwidth.

@@ -149,6 +149,9 @@ std::vector<StepParts> step_parts(const ServeSpec& spec, const ServeRun& run, co
     p.duration_s = run.steps[i].duration_s;
     p.has_prefill = run.steps[i].plan.prefill_tokens > 0;
     p.prefill_rows = prefill_rows(run.steps[i].plan);
+    const int64_t tokens = run.steps[i].plan.batch.tokens();
+    p.prompt_token_share =
+        tokens > 0 ? static_cast<double>(run.steps[i].plan.prefill_tokens) / tokens : 0.0;
     if (i >= run.splits.size() || run.splits[i].step != static_cast<int>(i)) continue;
     const StepSplit& sp = run.splits[i];
     double transfer = 0;
