@@ -140,6 +140,7 @@ struct MetricsRecord {
   // Serve points: vLLM's benchmark metrics, on the virtual clock (results/SCHEMA.md, "serve").
   // The distributions and the goodput are serve's own types (harness/serve/serve_metrics.h).
   std::optional<LatencyStats> ttft_s, ttft_admitted_s, tpot_s, itl_s, e2el_s;
+  std::optional<LatencyStats> queue_s, decode_s;  // absent before 1.22.0
   std::optional<double> output_tokens_per_s, total_tokens_per_s, request_throughput;
   std::optional<Goodput> goodput;
   std::optional<ItlAttributionRecord> itl_attribution;

@@ -67,7 +67,7 @@ LatencyStats latency_stats(const std::vector<double>& v) {
 
 ServeMetrics serve_metrics(const std::vector<RequestLog>& logs, const SloSpec& slo) {
   ServeMetrics m;
-  std::vector<double> ttfts, ttfts_admitted, tpots, itls, e2els;
+  std::vector<double> ttfts, ttfts_admitted, tpots, itls, e2els, queues, decodes;
   double first_arrival = 0, last_finish = 0, out_tokens = 0, all_tokens = 0;
   int64_t good = 0;
   for (const RequestLog& r : logs) {
@@ -80,6 +80,8 @@ ServeMetrics serve_metrics(const std::vector<RequestLog>& logs, const SloSpec& s
     ++m.completed;
     ttfts.push_back(ttft(r));
     ttfts_admitted.push_back(r.first_token_s - r.admitted_s);
+    queues.push_back(r.admitted_s - r.arrival_s);
+    decodes.push_back(r.finish_s - r.first_token_s);
     if (r.output_len > 1) tpots.push_back(tpot(r));
     const auto g = gaps(r);
     itls.insert(itls.end(), g.begin(), g.end());
@@ -92,6 +94,8 @@ ServeMetrics serve_metrics(const std::vector<RequestLog>& logs, const SloSpec& s
   }
   m.ttft_s = latency_stats(ttfts);
   m.ttft_admitted_s = latency_stats(ttfts_admitted);
+  m.queue_s = latency_stats(queues);
+  m.decode_s = latency_stats(decodes);
   m.tpot_s = latency_stats(tpots);
   m.itl_s = latency_stats(itls);
   m.e2el_s = latency_stats(e2els);

@@ -48,6 +48,9 @@ struct Goodput {
 
 struct ServeMetrics {
   LatencyStats ttft_s, ttft_admitted_s, tpot_s, itl_s, e2el_s;
+  // vLLM's request phases (its queued_time and decode_time; ttft_admitted_s is its
+  // prefill_time): admission - arrival, and the last token - the first.
+  LatencyStats queue_s, decode_s;
   double output_tokens_per_s = 0, total_tokens_per_s = 0, request_throughput = 0;
   double duration_s = 0;
   int64_t completed = 0, rejected = 0, preemptions = 0;

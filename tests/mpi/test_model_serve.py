@@ -16,6 +16,8 @@ chunked prefill 512, concurrency 1..128:
 - one rank's host work inside every step (rank=3:host_delay=1000): the ITL tail is imbalance,
   the straggler's cause outside_ops, and steps.jsonl's per-rank host_s holds it;
 - --host-overhead 5000 at concurrency 1: host_bound;
+- TTFT's queue and prefill (vLLM's request phases): mostly prefill at 2 requests/s, queueing at
+  2000 with 8 sequences at most, the limit named;
 - continuous batching gives at least 15% more output tokens/s than static on the same requests;
 - without a chunk, long prompts among short ones stall decode: prefill_interference, named for
   the unchunked run only; the longest gaps match the logs (tests/tools/late_tokens_check.py) and
@@ -227,6 +229,36 @@ def chunking(c):
     c.check(found["chunked_p99"] < found["unchunked_p99"], "chunking lowers p99 ITL")
 
 
+def queueing(c):
+    """TTFT split as vLLM's request phases split it: far under capacity the queue is empty and
+    TTFT is the prefill; far over it, with 8 sequences at most, requests wait for admission, and
+    diagnose says queueing at the batch's limit. The step log is the truth for the limit, the
+    request log for the queue (serve_metrics_check.py recomputes queue_s from it)."""
+    out, res = serve(c, "queueing", ["--rate", "2,2000", "--max-batch", "8", "--requests", "64",
+                                     "--prompt-len", "512", "--output-len", "32", "--layers",
+                                     "16"])
+    light, heavy = (p["metrics"] for p in res["points"])
+    found = codes(c, out)
+    # A request arriving mid-step waits for the step's end: a queue under one step, not none.
+    c.check(light["queue_s"]["mean"] < 0.25 * light["ttft_s"]["mean"] and
+            "queueing" not in found[0],
+            f"2 requests/s: TTFT is mostly the prefill (queue mean {light['queue_s']['mean']}, "
+            f"ttft mean {light['ttft_s']['mean']})")
+    steps = [json.loads(l) for l in open(os.path.join(out, "steps.jsonl"))]
+    running = max(s["running"] for s in steps if s["point"] == 1)
+    c.check("queueing" in found[1] and running == 8 and
+            heavy["queue_s"]["mean"] > 0.5 * heavy["ttft_s"]["mean"] and
+            heavy["request_throughput"] < 2000,
+            f"2000 requests/s: queueing, the running batch at its 8 (steps.jsonl: {running}), "
+            f"{heavy['request_throughput']:.0f} requests/s finished")
+    d = subprocess.run([c.tpbench, "diagnose", out], capture_output=True, text=True, env=c.env)
+    c.check("reached its limit of 8 sequences" in d.stdout and "past this server's capacity"
+            in d.stdout, "diagnose names the batch's limit, and the load past capacity")
+    tool = os.path.join(c.source, "tests", "tools", "serve_metrics_check.py")
+    r = subprocess.run([sys.executable, tool, out], capture_output=True, text=True)
+    c.check(r.returncode == 0, f"queueing: serve_metrics_check.py: {r.stdout[-1500:]}{r.stderr}")
+
+
 def prefill_over_pcie(c):
     """Over PCIe a long prompt's all-reduce, not its compute, is most of its step: the tail is
     still the prompt's (its payload), so diagnose says prefill_interference, not the link, and
@@ -283,6 +315,7 @@ def main():
     static_vs_continuous(c)
     chunking(c)
     prefill_over_pcie(c)
+    queueing(c)
     same_twice(c)
     c.finish()
 

@@ -5,6 +5,8 @@ here independently of tpbench's C++, and compares them with each point's `metric
   ttft = first_token - arrival          tpot = (e2el - ttft) / (output_len - 1), output_len > 1
   itl  = every gap between consecutive token times of every request, pooled
   e2el = finish - arrival               duration = last finish - first arrival
+  queue = admitted - arrival            ttft_admitted = first_token - admitted
+  decode = finish - first_token         (vLLM's queued_time, prefill_time and decode_time)
   output_tokens_per_s = sum(output_len) / duration, total adds prompt_len,
   request_throughput = completed / duration
 Percentiles by linear interpolation between closest ranks (numpy's default). Warm-up and
@@ -40,7 +42,7 @@ def stats(values):
 
 def recompute(reqs):
     done = [r for r in reqs if not r["warmup"] and not r["rejected"]]
-    ttft, tpot, itl, e2el = [], [], [], []
+    ttft, tpot, itl, e2el, queue, admitted, decode = [], [], [], [], [], [], []
     for r in done:
         t = r["token_s"]
         if len(t) != r["output_len"]:
@@ -49,6 +51,9 @@ def recompute(reqs):
         ttft.append(r["first_token_s"] - r["arrival_s"])
         e = r["finish_s"] - r["arrival_s"]
         e2el.append(e)
+        queue.append(r["admitted_s"] - r["arrival_s"])
+        admitted.append(r["first_token_s"] - r["admitted_s"])
+        decode.append(r["finish_s"] - r["first_token_s"])
         if r["output_len"] > 1:
             tpot.append((e - ttft[-1]) / (r["output_len"] - 1))
         itl += [b - a for a, b in zip(t, t[1:])]
@@ -56,7 +61,8 @@ def recompute(reqs):
     out_tok = sum(r["output_len"] for r in done)
     in_tok = sum(r["prompt_len"] for r in done)
     return {"ttft_s": stats(ttft), "tpot_s": stats(tpot), "itl_s": stats(itl),
-            "e2el_s": stats(e2el), "output_tokens_per_s": out_tok / duration,
+            "e2el_s": stats(e2el), "queue_s": stats(queue), "ttft_admitted_s": stats(admitted),
+            "decode_s": stats(decode), "output_tokens_per_s": out_tok / duration,
             "total_tokens_per_s": (out_tok + in_tok) / duration,
             "request_throughput": len(done) / duration}
 

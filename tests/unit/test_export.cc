@@ -159,6 +159,7 @@ TEST(Export, ServeLatenciesAndLoad) {
   // TPOT: mean 5 ms over n = 3 requests, so _sum = 0.015; E2EL: mean 1 s over n = 4.
   m.tpot_s = LatencyStats{0.005, 0.004, 0.006, 0.007, 0.008, 0.009, 3, std::nullopt};
   m.e2el_s = LatencyStats{1, 0.9, 1.2, 1.3, 1.4, 1.5, 4, std::nullopt};
+  m.queue_s = LatencyStats{0.25, 0.2, 0.3, 0.35, 0.4, 0.5, 4, std::nullopt};
   m.goodput = Goodput{"ttft=100", 2.5, 0.75};
   p.metrics = m;
   oj doc = {{"points", oj::array()}};
@@ -176,6 +177,8 @@ TEST(Export, ServeLatenciesAndLoad) {
                 ",quantile=\"0.99\"} 0.008\n" + "tpbench_tpot_seconds_count{" + L + "} 3\n" +
                 "tpbench_tpot_seconds_sum{" + L + "} 0.015\n");
   EXPECT_NE(text.find("tpbench_e2el_seconds_count{" + L + "} 4\n"), std::string::npos);
+  EXPECT_NE(text.find("tpbench_request_queue_seconds_sum{" + L + "} 1\n"), std::string::npos);
+  EXPECT_EQ(text.find("tpbench_request_decode_seconds{"), std::string::npos);  // not in the record
   EXPECT_NE(text.find("tpbench_goodput_requests_per_second{" + L + "} 2.5\n"), std::string::npos);
   EXPECT_NE(text.find("tpbench_goodput_fraction{" + L + "} 0.75\n"), std::string::npos);
   std::istringstream in(csv_text(points));

@@ -60,6 +60,14 @@ TEST(ServeMetrics, HandComputedCase) {
   EXPECT_DOUBLE_EQ(m.ttft_s.mean, 1.0);
   EXPECT_DOUBLE_EQ(m.ttft_s.max, 1.0);
   EXPECT_DOUBLE_EQ(m.ttft_admitted_s.mean, (0.5 + 1.0 + 0.5) / 3);
+  // vLLM's phases: queued 0.5, 0, 0.5 (admission - arrival); decoding 1.5, 0.2, 0 (last token
+  // - first); each request's TTFT is its queue plus its prefill.
+  EXPECT_EQ(m.queue_s.n, 3);
+  EXPECT_DOUBLE_EQ(m.queue_s.mean, 1.0 / 3);
+  EXPECT_DOUBLE_EQ(m.queue_s.max, 0.5);
+  EXPECT_NEAR(m.decode_s.mean, 1.7 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(m.decode_s.max, 1.5);
+  EXPECT_NEAR(m.queue_s.mean + m.ttft_admitted_s.mean, m.ttft_s.mean, 1e-12);
   // tpot over the requests with more than one token: [0.75, 0.2]
   EXPECT_EQ(m.tpot_s.n, 2);
   EXPECT_DOUBLE_EQ(m.tpot_s.mean, 0.475);

@@ -79,6 +79,8 @@ void add_serve_metrics(MetricsRecord& m, const ServeMetrics& s) {
   m.tpot_s = s.tpot_s;
   m.itl_s = s.itl_s;
   m.e2el_s = s.e2el_s;
+  m.queue_s = s.queue_s;
+  m.decode_s = s.decode_s;
   m.output_tokens_per_s = s.output_tokens_per_s;
   m.total_tokens_per_s = s.total_tokens_per_s;
   m.request_throughput = s.request_throughput;

@@ -243,6 +243,8 @@ void fields(V& v, R& r) {
   v("tpot_s", r.tpot_s);
   v("itl_s", r.itl_s);
   v("e2el_s", r.e2el_s);
+  v("queue_s", r.queue_s);
+  v("decode_s", r.decode_s);
   v("output_tokens_per_s", r.output_tokens_per_s);
   v("total_tokens_per_s", r.total_tokens_per_s);
   v("request_throughput", r.request_throughput);

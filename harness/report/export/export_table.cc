@@ -28,6 +28,9 @@ enum Family : std::size_t {
   kTtft,
   kTpot,
   kE2el,
+  kQueue,
+  kPrefill,
+  kDecode,
   kGoodput,
   kGoodputFraction,
   kCollTime,
@@ -91,6 +94,9 @@ ExportPoint model_point(Labels labels, const PointRecord& p) {
   add_latency(e.values, kTtft, m.ttft_s);
   add_latency(e.values, kTpot, m.tpot_s);
   add_latency(e.values, kE2el, m.e2el_s);
+  add_latency(e.values, kQueue, m.queue_s);
+  add_latency(e.values, kPrefill, m.ttft_admitted_s);
+  add_latency(e.values, kDecode, m.decode_s);
   if (m.goodput) {
     add(e.values, kGoodput, m.goodput->requests_per_s);
     add(e.values, kGoodputFraction, m.goodput->fraction);
@@ -173,6 +179,15 @@ const std::vector<MetricFamily>& metric_families() {
       {"tpbench_e2el_seconds", "summary",
        "Serve: end-to-end latency of the measured requests (finish - arrival), virtual clock",
        false},
+      {"tpbench_request_queue_seconds", "summary",
+       "Serve: time from arrival to admission (vLLM's request_queue_time), virtual clock", false},
+      {"tpbench_request_prefill_seconds", "summary",
+       "Serve: time from admission to the first token (vLLM's request_prefill_time), virtual "
+       "clock",
+       false},
+      {"tpbench_request_decode_seconds", "summary",
+       "Serve: time from the first token to the last (vLLM's request_decode_time), virtual clock",
+       false},
       {"tpbench_goodput_requests_per_second", "gauge",
        "Serve with --slo: completed requests that met every SLO, per second", false},
       {"tpbench_goodput_fraction", "gauge",
@@ -190,7 +205,7 @@ const std::vector<MetricFamily>& metric_families() {
        "last: how much of the group's waiting is for it",
        true},
   };
-  static_assert(kFamilies == 18, "metric_families() lists every Family");
+  static_assert(kFamilies == 21, "metric_families() lists every Family");
   return f;
 }
 

@@ -32,6 +32,68 @@ void memory_verdict(const PointRecord& p, std::vector<Verdict>& v) {
                            s.max_waiting)});
 }
 
+// An open loop that finishes under 95% of the offered rate is past capacity.
+constexpr double kPastCapacity = 0.95;
+
+// Why admission waited: the cache, a static batch, the batch's limit, or the token budget.
+std::string admission_limit(const PointRecord& p) {
+  const ServeRunRecord& s = *p.serve;
+  const ServeParamsRecord sp = p.params.serve.value_or(ServeParamsRecord{});
+  if (s.kv_full_steps > 0)
+    return fmt::format("the KV cache held them back at {} steps (the memory verdict)",
+                       s.kv_full_steps);
+  if (sp.scheduler == "static")
+    return "the static scheduler admits a batch only once the last has finished (--scheduler "
+           "continuous)";
+  const double done = p.metrics->request_throughput.value_or(NAN);
+  // Under an open loop the finished rate against the offered one says whether the load is past
+  // capacity or only bursts past it (Poisson arrivals fill the batch for a while).
+  std::string load = fmt::format("{:.2f} requests/s finished", done);
+  if (sp.rate)
+    load += fmt::format(" against {:g} offered: {}", *sp.rate,
+                        done < kPastCapacity * *sp.rate
+                            ? "past this server's capacity; lower the load or add replicas"
+                            : "bursts past what the batch holds");
+  if (sp.max_batch > 0 && s.max_running >= sp.max_batch)
+    return fmt::format(
+        "the running batch reached its limit of {} sequences (--max-batch, "
+        "vLLM's max_num_seqs) with up to {} waiting behind it ({}); raise the "
+        "limit where memory allows",
+        sp.max_batch, s.max_waiting, load);
+  return fmt::format(
+      "the running batch reached {} of {}, so the token budget per step "
+      "(--max-step-tokens {}, --chunk {}) admitted prompts no faster ({})",
+      s.max_running, sp.max_batch, sp.max_step_tokens, sp.chunk, load);
+}
+
+// Queueing makes TTFT when requests wait for admission longer than their own prefill takes;
+// then TTFT says nothing about the prompt and everything about the load.
+constexpr double kQueueBoundShare = 0.5;
+
+// 2. TTFT split as vLLM's request phases split it: the wait for admission (queue_s) and the
+// prompt's own prefill, admission to first token (ttft_admitted_s). Absent before 1.22.0.
+void ttft_verdict(const PointRecord& p, std::vector<Verdict>& v) {
+  const MetricsRecord& m = *p.metrics;
+  if (!m.ttft_s || !(m.ttft_s->n > 0) || !m.queue_s || !m.ttft_admitted_s) return;
+  const LatencyStats &t = *m.ttft_s, &q = *m.queue_s, &a = *m.ttft_admitted_s;
+  const double share = t.mean > 0 ? q.mean / t.mean : 0;
+  const std::string head = fmt::format(
+      "TTFT p50 {:.1f} ms, p99 {:.1f} ms: {:.0f}% of it waiting for admission (queue p50 {:.1f} "
+      "ms, p99 {:.1f} ms), the rest the prompt's own prefill (admission to first token p50 {:.1f} "
+      "ms, p99 {:.1f} ms)",
+      t.p50 * 1e3, t.p99 * 1e3, 100 * share, q.p50 * 1e3, q.p99 * 1e3, a.p50 * 1e3, a.p99 * 1e3);
+  if (share >= kQueueBoundShare) {
+    v.push_back({2, "ttft", "problem",
+                 head +
+                     ": queueing (over half the mean TTFT); requests arrived faster than "
+                     "the server admitted them: " +
+                     admission_limit(p),
+                 "queueing"});
+    return;
+  }
+  v.push_back({2, "ttft", "ok", head});
+}
+
 // The prompt behind a gap whose largest part is prefill (1.22.0 logs name it): the largest
 // prompt row of its step, and how many others shared the step.
 std::string prompt_text(const LateTokenRecord& w) {
@@ -191,6 +253,7 @@ std::vector<Verdict> serve_verdicts(const PointRecord& p) {
   std::vector<Verdict> v;
   if (!p.serve || !p.metrics) return v;
   memory_verdict(p, v);
+  ttft_verdict(p, v);
   itl_shape_verdict(p, v);
   host_verdict(p, v);
   return v;
