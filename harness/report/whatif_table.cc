@@ -27,6 +27,7 @@ std::string words(const std::string& name) {
   if (name == "no_jitter") return "removing the jitter";
   if (name == "chunked_prefill") return "chunking the prefill";
   if (name == "kv_budget") return "a bigger KV cache";
+  if (name == "max_batch") return "a larger running batch";
   if (name == "topology") return "the other interconnect";
   if (name == "fewer_kernels") return "fewer, fused kernels";
   return name;
@@ -37,18 +38,20 @@ std::string words(const std::string& name) {
 std::string whatif_table_md(const WhatifRecord& w) {
   std::string s =
       "| point | rank | fix | tokens/s measured → fixed | Δ | p95 ITL ms measured → fixed | "
-      "p99 excess removed | steps | replay error | inputs | reason |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "p95 TTFT ms measured → fixed | p99 excess removed | steps | replay error | inputs | "
+      "reason |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   int last_point = -1, rank = 0;
   for (const Counterfactual& c : w.counterfactuals) {
     rank = c.point == last_point ? rank + 1 : 1;
     last_point = c.point;
     const bool fitted = !c.inputs.fitted.empty();
     s += fmt::format(
-        "| {} | {} | {} | {} → {} | {} | {} → {} | {} | {} | {} | {} | {} |\n", c.point, rank,
-        c.name, num(c.measured.tokens_per_s, "{:.1f}"), num(c.figures.tokens_per_s, "{:.1f}"),
+        "| {} | {} | {} | {} → {} | {} | {} → {} | {} → {} | {} | {} | {} | {} | {} |\n", c.point,
+        rank, c.name, num(c.measured.tokens_per_s, "{:.1f}"), num(c.figures.tokens_per_s, "{:.1f}"),
         pct(c.figures.tokens_per_s, c.measured.tokens_per_s), ms(c.measured.itl_p95_s),
-        ms(c.figures.itl_p95_s), num(c.p99_excess_removed, "{:.2f}"), c.inputs.steps,
+        ms(c.figures.itl_p95_s), ms(c.measured.ttft_p95_s), ms(c.figures.ttft_p95_s),
+        num(c.p99_excess_removed, "{:.2f}"), c.inputs.steps,
         c.inputs.replay_error ? fmt::format("{:.2f}%", *c.inputs.replay_error * 100) : "–",
         c.inputs.measured.empty() ? "–"
         : fitted                  ? "measured + fitted"

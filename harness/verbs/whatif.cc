@@ -19,7 +19,8 @@ namespace tpb {
 
 namespace {
 
-// A positive token count given as `key` (0 when not given); BadInput naming `flag` otherwise.
+// A positive count (tokens, sequences) given as `key` (0 when not given); BadInput naming `flag`
+// otherwise.
 int64_t tokens_option(const nlohmann::json& config, const char* key, const char* flag) {
   if (!config.contains(key)) return 0;
   const std::string text =
@@ -32,7 +33,7 @@ int64_t tokens_option(const nlohmann::json& config, const char* key, const char*
     used = 0;
   }
   if (used != text.size() || v < 1)
-    throw BadInput(std::string("whatif: ") + flag + " must be a positive token count, got '" +
+    throw BadInput(std::string("whatif: ") + flag + " must be a positive whole number, got '" +
                    text + "'");
   return v;
 }
@@ -46,10 +47,11 @@ int verb_whatif(const CliResult& cli, const World& w) {
   agree(w.comm, [&] {
     for (auto it = cli.config.begin(); it != cli.config.end(); ++it)
       if (it.key() != "json" && it.key() != "chunk" && it.key() != "kv_budget" &&
-          it.key() != "topology" && it.key() != "config_dir")
+          it.key() != "max_batch" && it.key() != "topology" && it.key() != "config_dir")
         throw BadInput("whatif: option '" + it.key() + "' does not apply");
     WhatifOptions opt{tokens_option(cli.config, "chunk", "--chunk"),
                       tokens_option(cli.config, "kv_budget", "--kv-budget"),
+                      tokens_option(cli.config, "max_batch", "--max-batch"),
                       cli.config.value("topology", ""), ""};
     if (!opt.topology.empty()) opt.config_dir = config_dir_for(cli.config);
     if (cli.positional.size() != 1) throw BadInput("whatif: give one RESULTS directory");

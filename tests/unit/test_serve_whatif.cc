@@ -188,6 +188,28 @@ TEST(ServeWhatif, BiggerCacheGivesTheUnpreemptedRunBack) {
   expect_truth(find(cfs, "kv_budget"), truth.m);
 }
 
+// Four requests in flight, two at a time: the other two queue. A batch of four (whatif
+// --max-batch 4, the default's twice the run's too) must give the run made at four back.
+TEST(ServeWhatif, LargerBatchGivesTheUnqueuedRunBack) {
+  SchedulerConfig two = config(0, 8192);
+  two.max_running = 2;
+  const SimRun measured = simulate_run(two);
+  const oj p = write_point(measured, two, kDir / "batch", 0);
+  const SimRun truth = simulate_run(config(0, 8192));
+  for (const int64_t asked : {int64_t{4}, int64_t{0}}) {
+    const auto cfs = serve_counterfactuals(p, 0, (kDir / "batch").string(), {0, 0, asked});
+    expect_truth(find(cfs, "max_batch"), truth.m);
+  }
+  // The queue was real: the run at four has a lower TTFT, so the check above can fail.
+  EXPECT_LT(truth.m.ttft_s.p95, 0.8 * measured.m.ttft_s.p95);
+  // The run at four queued nobody: by default a larger batch is not tried there.
+  const SimRun four = simulate_run(config(0, 8192));
+  const oj q = write_point(four, config(0, 8192), kDir / "batch4", 0);
+  const auto none = serve_counterfactuals(q, 0, (kDir / "batch4").string(), {});
+  EXPECT_EQ(find(none, "max_batch").figures.tokens_per_s, std::nullopt);
+  EXPECT_NE(find(none, "max_batch").reason.find("no request waited"), std::string::npos);
+}
+
 TEST(ServeWhatif, NoHostGapGivesTheRunWithoutItBack) {
   const SchedulerConfig c = config(0, 8192);
   const SimRun measured = simulate_run(c, 2e-3);

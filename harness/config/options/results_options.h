@@ -10,6 +10,8 @@ inline constexpr OptionDef whatif_chunk{"chunk", T::integer, "512",
     "serve points: chunked_prefill's token budget per step", 1, 1 << 20};
 inline constexpr OptionDef whatif_kv_budget = variant_of(kv_budget, "",
     "serve points: kv_budget's cache in tokens", "every running sequence at its longest");
+inline constexpr OptionDef whatif_max_batch = variant_of(max_batch, "",
+    "serve points: max_batch's sequences per step", "twice the run's");
 inline constexpr OptionDef whatif_topology = variant_of(topology, "",
     "run points: topology's interconnect, a preset of configs/topologies or a file",
     "not replayed");
@@ -23,7 +25,7 @@ inline constexpr OptionDef report_trace{"trace", T::choice, "",
     "point and rank)", 0, 0, "", "merged", "none"};
 // clang-format on
 
-inline constexpr const OptionDef* kWhatifOptions[] = {&whatif_chunk, &whatif_kv_budget,
-                                                      &whatif_topology, &config_dir};
+inline constexpr const OptionDef* kWhatifOptions[] = {
+    &whatif_chunk, &whatif_kv_budget, &whatif_max_batch, &whatif_topology, &config_dir};
 
 }  // namespace tpb::opt

@@ -163,7 +163,7 @@ std::string straggler_modelled(const ServeReplayBase& b) {
 std::vector<Counterfactual> nulls(int index, const std::string& reason) {
   std::vector<Counterfactual> out;
   for (const char* n : {"no_straggler", "no_host_gap", "no_jitter", "chunked_prefill", "kv_budget",
-                        "topology", "fewer_kernels"})
+                        "max_batch", "topology", "fewer_kernels"})
     out.push_back({n, index, {}, {}, {}, {}, reason});
   return out;
 }
@@ -182,14 +182,20 @@ std::string chunked(const ServeReplayBase& b, int64_t want, SchedulerConfig& cfg
   return "";
 }
 
+// Blocks of the run's longest request, prompt and output.
+int64_t longest_blocks(const ServeReplayBase& b) {
+  int64_t longest = 0;
+  for (const Request& r : b.requests) longest = std::max(longest, r.prompt_len + r.output_len);
+  const int64_t bt = std::max<int64_t>(b.cfg.block_tokens, 1);
+  return (longest + bt - 1) / bt;
+}
+
 // kv_budget's config (the cache at `want` tokens, by default every running sequence at its
 // longest), or the reason it does not apply.
 std::string bigger_cache(const ServeReplayBase& b, int64_t want, SchedulerConfig& cfg) {
   cfg = b.cfg;
-  int64_t longest = 0;
-  for (const Request& r : b.requests) longest = std::max(longest, r.prompt_len + r.output_len);
   const int64_t bt = std::max<int64_t>(b.cfg.block_tokens, 1);
-  const int64_t need = b.cfg.max_running * ((longest + bt - 1) / bt) * bt;
+  const int64_t need = b.cfg.max_running * longest_blocks(b) * bt;
   const int64_t had = b.cfg.kv_blocks * bt;
   if (want <= 0 && need <= had)
     return "the run's cache (" + std::to_string(had) +
@@ -201,6 +207,56 @@ std::string bigger_cache(const ServeReplayBase& b, int64_t want, SchedulerConfig
   if (cfg.kv_blocks < 1)
     return "a cache of " + std::to_string(want) + " tokens holds no block of " + std::to_string(bt);
   return "";
+}
+
+// max_batch's config (`want` sequences per step, by default twice the run's; the cache at
+// `kv_tokens` where given, else the run's), or the reason it does not apply: by default only
+// where requests waited with the batch at its limit, as only there does a larger one admit
+// anyone sooner.
+std::string bigger_batch(const ServeReplayBase& b, int64_t want, int64_t kv_tokens,
+                         SchedulerConfig& cfg) {
+  cfg = b.cfg;
+  cfg.max_running = want > 0 ? want : 2 * b.cfg.max_running;
+  if (kv_tokens > 0) {
+    cfg.kv_blocks = kv_tokens / std::max<int64_t>(b.cfg.block_tokens, 1);
+    cfg.max_ctx = cfg.kv_blocks * cfg.block_tokens;
+  }
+  const std::string had = std::to_string(b.cfg.max_running);
+  if (cfg.max_running == b.cfg.max_running) return "the run already ran at " + had + " sequences";
+  if (cfg.kind == SchedulerKind::continuous && cfg.chunk > 0 && cfg.chunk < cfg.max_running)
+    return "a batch of " + std::to_string(cfg.max_running) + " is over the run's chunk of " +
+           std::to_string(cfg.chunk) + " tokens: every decode must fit a step's budget";
+  if (cfg.kv_blocks < 1)
+    return "a cache of " + std::to_string(kv_tokens) + " tokens holds no block";
+  bool waited_at_limit = false;
+  for (const StepPlan& p : b.plans)
+    waited_at_limit |=
+        p.waiting > 0 && static_cast<int64_t>(p.batch.seqs.size()) >= b.cfg.max_running;
+  if (want <= 0 && !waited_at_limit)
+    return "no request waited while the running batch was at its limit of " + had +
+           " sequences: a larger one admits none sooner; give --max-batch to try another";
+  return "";
+}
+
+// What max_batch assumes, and whether its cache holds the larger batch.
+std::string batch_modelled(const ServeReplayBase& b, const SchedulerConfig& cfg) {
+  const int64_t holds = cfg.kv_blocks / std::max<int64_t>(longest_blocks(b), 1);
+  std::string s = "up to " + std::to_string(cfg.max_running) + " sequences per step (the run had " +
+                  std::to_string(b.cfg.max_running) + "), a KV cache of " +
+                  std::to_string(cfg.kv_blocks * cfg.block_tokens) +
+                  " tokens, the token budget kept: admissions and preemptions replayed, steps of "
+                  "more rows at the fitted law";
+  int64_t rows = 0;
+  for (const MeasuredStep& m : b.steps) rows = std::max(rows, m.decode_tokens);
+  if (cfg.max_running > rows)
+    s += "; decode steps of up to " + std::to_string(cfg.max_running) +
+         " rows, past the run's largest (" + std::to_string(rows) +
+         "): the law extrapolated, blind to a kernel or all-reduce switch past them";
+  if (holds < cfg.max_running)
+    s += "; that cache holds " + std::to_string(holds) +
+         " sequences at their longest, so preemptions may undo the larger batch: give "
+         "--kv-budget for one that holds it";
+  return s;
 }
 
 }  // namespace
@@ -256,6 +312,10 @@ std::vector<Counterfactual> serve_counterfactuals(const oj& point, int index,
              "): admissions and preemptions replayed"}));
   else
     out.push_back({"kv_budget", index, {}, {}, {}, {}, why});
+  if (why = bigger_batch(b, opt.max_batch, opt.kv_budget, cfg); why.empty())
+    out.push_back(replay_fix(b, index, {"max_batch", cfg, &as_run, false, batch_modelled(b, cfg)}));
+  else
+    out.push_back({"max_batch", index, {}, {}, {}, {}, why});
   ServeOnTopology moved;
   if (why = serve_on_topology(point, b, opt, moved); why.empty()) {
     const FittedSteps on_topology = fit_on(b, moved.step_s);

@@ -54,6 +54,7 @@ const std::vector<std::pair<const char*, const char*>>& not_replayed() {
   static const std::vector<std::pair<const char*, const char*>> n = {
       {"chunked_prefill", "a run or sweep point has no serving steps to re-batch"},
       {"kv_budget", "a run or sweep point has no KV admissions to replay"},
+      {"max_batch", "a run or sweep point has no queue to admit from: sweep --batch instead"},
   };
   return n;
 }

@@ -32,7 +32,7 @@ struct WhatifInputs {
 
 struct Counterfactual {
   std::string name;        // no_straggler | no_host_gap | no_jitter | chunked_prefill | kv_budget |
-                           // topology | fewer_kernels
+                           // max_batch | topology | fewer_kernels
   int point = 0;           // index into the results' points
   WhatifFigures figures;   // the counterfactual's
   WhatifFigures measured;  // the same steps as measured, what `delta` is against
@@ -47,6 +47,7 @@ struct Counterfactual {
 struct WhatifOptions {
   int64_t chunk = 0;       // chunked_prefill's token budget; 0: 512 (at least the batch)
   int64_t kv_budget = 0;   // kv_budget's cache in tokens; 0: every running sequence at its longest
+  int64_t max_batch = 0;   // max_batch's sequences per step; 0: twice the run's
   std::string topology;    // topology's interconnect (a preset or a file); "": not asked
   std::string config_dir;  // where presets are found
 };

@@ -58,7 +58,7 @@ std::string admission_limit(const PointRecord& p) {
     return fmt::format(
         "the running batch reached its limit of {} sequences (--max-batch, "
         "vLLM's max_num_seqs) with up to {} waiting behind it ({}); raise the "
-        "limit where memory allows",
+        "limit where memory allows (whatif's max_batch replays a larger one)",
         sp.max_batch, s.max_waiting, load);
   return fmt::format(
       "the running batch reached {} of {}, so the token budget per step "
