@@ -257,6 +257,30 @@ def queueing(c):
     tool = os.path.join(c.source, "tests", "tools", "serve_metrics_check.py")
     r = subprocess.run([sys.executable, tool, out], capture_output=True, text=True)
     c.check(r.returncode == 0, f"queueing: serve_metrics_check.py: {r.stdout[-1500:]}{r.stderr}")
+    compare_batches(c, out, res)
+
+
+def compare_batches(c, out, res):
+    """compare on two serve sweeps that differ in one serving setting: the loads match row by
+    row, the run is labelled by that setting alone, and the serve figures' ratios are the two
+    results files' own."""
+    wide, wres = serve(c, "queueing-16", ["--rate", "2,2000", "--max-batch", "16", "--requests",
+                                          "64", "--prompt-len", "512", "--output-len", "32",
+                                          "--layers", "16"])
+    cmp_dir = c.out("compare-batches")
+    p = subprocess.run([c.tpbench, "compare", out, wide, "--out", cmp_dir], capture_output=True,
+                       text=True, env=c.env)
+    c.check(p.returncode == 0, f"compare: rc {p.returncode} {p.stderr[-500:]}")
+    doc = json.load(open(os.path.join(cmp_dir, "compare.json")))
+    c.check("serve.max_batch" in doc["label_fields"] and len(doc["rows"]) == 2 and
+            "serve.max_batch=16" in p.stdout and "TTFT p99" in p.stdout,
+            f"compare: both loads matched, labelled by serve.max_batch ({doc['label_fields']}, "
+            f"{len(doc['rows'])} rows)")
+    for row, a, b in zip(doc["rows"], res["points"], wres["points"]):
+        got = dict(row["entries"][1]["ratio"])
+        want = b["metrics"]["ttft_s"]["p50"] / a["metrics"]["ttft_s"]["p50"]
+        c.check(abs(got["ttft_p50_s"] - want) < 1e-9 and "queue_p50_s" in got,
+                f"compare: TTFT p50 ratio {got['ttft_p50_s']:.4f}, the results' own {want:.4f}")
 
 
 def prefill_over_pcie(c):

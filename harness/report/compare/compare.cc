@@ -80,6 +80,31 @@ const Column<PointRecord> kModelColumns[] = {
      [](const PointRecord& p) { return rank_fraction(p, false); }},
     {"tp_group_hosts", "tp hosts", 1, "{:.0f}", group_hosts},
 };
+// A serve point's own figures (vLLM's), after the model columns in compare.json; its console row
+// shows these. NaN for a latency block the point lacks (queue_s before results 1.22.0).
+double stat(const std::optional<LatencyStats>& l, double LatencyStats::*q) {
+  return l && l->n > 0 ? (*l).*q : kNoValue;
+}
+const Column<PointRecord> kServeColumns[] = {
+    {"output_tokens_per_s", "out tok/s", 1, "{:.1f}",
+     [](const PointRecord& p) { return metrics_of(p).output_tokens_per_s.value_or(kNoValue); }},
+    {"request_throughput", "req/s", 1, "{:.2f}",
+     [](const PointRecord& p) { return metrics_of(p).request_throughput.value_or(kNoValue); }},
+    {"ttft_p50_s", "TTFT p50", 1e3, "{:.1f}",
+     [](const PointRecord& p) { return stat(metrics_of(p).ttft_s, &LatencyStats::p50); }},
+    {"ttft_p99_s", "TTFT p99", 1e3, "{:.1f}",
+     [](const PointRecord& p) { return stat(metrics_of(p).ttft_s, &LatencyStats::p99); }},
+    {"queue_p50_s", "queue p50", 1e3, "{:.1f}",
+     [](const PointRecord& p) { return stat(metrics_of(p).queue_s, &LatencyStats::p50); }},
+    {"tpot_p50_s", "TPOT p50", 1e3, "{:.2f}",
+     [](const PointRecord& p) { return stat(metrics_of(p).tpot_s, &LatencyStats::p50); }},
+    {"itl_p50_s", "ITL p50", 1e3, "{:.2f}",
+     [](const PointRecord& p) { return stat(metrics_of(p).itl_s, &LatencyStats::p50); }},
+    {"itl_p95_s", "ITL p95", 1e3, "{:.2f}",
+     [](const PointRecord& p) { return stat(metrics_of(p).itl_s, &LatencyStats::p95); }},
+    {"itl_p99_s", "ITL p99", 1e3, "{:.2f}",
+     [](const PointRecord& p) { return stat(metrics_of(p).itl_s, &LatencyStats::p99); }},
+};
 const Column<CollPointRecord> kCollColumns[] = {
     {"time_s", "time us", 1e6, "{:.1f}",
      [](const CollPointRecord& p) { return p.metrics.time_s.mean; }},
@@ -102,9 +127,44 @@ CompareFigures figures_of(const Column<R> (&cols)[N], const R& r) {
   return out;
 }
 
+bool is_serve(const PointRecord& p) {
+  return p.params.phase == "serve";
+}
+
+// The params with each object field (serve's) spread into dotted keys, so that runs differing
+// in one serving setting (serve.max_batch) match on the rest and are labelled by it alone. A
+// serve point's `steps` is what its requests took, an outcome, not a setting to match on.
+oj flat_params(const oj& params) {
+  oj out = oj::object();
+  const bool serve = params.value("phase", "") == "serve";
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    if (serve && it.key() == "steps") continue;
+    if (!it.value().is_object()) {
+      out[it.key()] = it.value();
+      continue;
+    }
+    for (auto jt = it.value().begin(); jt != it.value().end(); ++jt)
+      out[it.key() + "." + jt.key()] = jt.value();
+  }
+  return out;
+}
+
+// flat_params' inverse, for a row's key as compare.json writes it.
+oj nested_params(const oj& flat) {
+  oj out = oj::object();
+  for (auto it = flat.begin(); it != flat.end(); ++it) {
+    const std::size_t dot = it.key().find('.');
+    if (dot == std::string::npos)
+      out[it.key()] = it.value();
+    else
+      out[it.key().substr(0, dot)][it.key().substr(dot + 1)] = it.value();
+  }
+  return out;
+}
+
 // One point as compare reads it: what identifies it, how it ended and, when ok, its figures.
 struct ComparedPoint {
-  oj params;
+  oj params;  // flat_params of the point's
   std::string status;
   std::optional<CompareFigures> metrics;  // ok points only
   const PointRecord* record = nullptr;    // a model (run, sweep, serve) point's
@@ -115,16 +175,20 @@ struct ComparedPoint {
 ComparedPoint compared_point(const ResultsPoint& rp) {
   const auto make = [](const auto& rec, const auto& cols) {
     const bool ok = rec.status == PointStatus::ok;
-    return ComparedPoint{to_json(rec.params), point_status_name(rec.status),
+    return ComparedPoint{flat_params(to_json(rec.params)), point_status_name(rec.status),
                          ok ? std::optional(figures_of(cols, rec)) : std::nullopt};
   };
   if (rp.model) {
     ComparedPoint p = make(*rp.model, kModelColumns);
     p.record = &*rp.model;
+    if (p.metrics && is_serve(*rp.model)) {
+      const CompareFigures serve = figures_of(kServeColumns, *rp.model);
+      p.metrics->insert(p.metrics->end(), serve.begin(), serve.end());
+    }
     return p;
   }
   if (rp.coll) return make(*rp.coll, kCollColumns);
-  ComparedPoint p{rp.head.params, rp.head.status, std::nullopt};
+  ComparedPoint p{flat_params(rp.head.params), rp.head.status, std::nullopt};
   if (p.status == "ok") {  // unreadable: every figure without a value
     p.metrics.emplace();
     for (const auto& c : kModelColumns) p.metrics->emplace_back(c.key, kNoValue);
@@ -287,7 +351,7 @@ CompareRecord compare_runs(const std::vector<CompareInput>& runs) {
     int present = 0;
     for (const ComparedPoint* p : slot) present += p ? 1 : 0;
     if (present < 2) continue;  // nothing to compare it with
-    out.rows.push_back({oj::parse(k), entries_of(slot, out.runs)});
+    out.rows.push_back({nested_params(oj::parse(k)), entries_of(slot, out.runs)});
   }
   out.ratio_base = "the first run (in command-line order) that has the point";
   return out;
@@ -295,14 +359,15 @@ CompareRecord compare_runs(const std::vector<CompareInput>& runs) {
 
 namespace {
 
-// The match-key fields with more than one value over the rows that have them: a heading
-// leaves out a field of param_omitted_from_heading only when it is the same on every row, so
-// no two rows read alike.
+// The match-key fields (flat_params') with more than one value over the rows that have them: a
+// heading leaves out a field of param_omitted_from_heading, or a serve field, only when it is
+// the same on every row, so no two rows read alike.
 std::set<std::string> varying_keys(const std::vector<CompareRow>& rows) {
   std::map<std::string, std::set<std::string>> seen;
-  for (const CompareRow& row : rows)
-    for (auto it = row.key.begin(); it != row.key.end(); ++it)
-      seen[it.key()].insert(it.value().dump());
+  for (const CompareRow& row : rows) {
+    const oj flat = flat_params(row.key);
+    for (auto it = flat.begin(); it != flat.end(); ++it) seen[it.key()].insert(it.value().dump());
+  }
   std::set<std::string> out;
   for (const auto& [k, v] : seen)
     if (v.size() > 1) out.insert(k);
@@ -318,16 +383,21 @@ std::string format_compare(const CompareRecord& cmp) {
     s += fmt::format("{} = {} ({}, {} points)\n", r.run, r.path, r.label, r.points);
   for (const CompareRow& row : cmp.rows) {
     std::string key;
-    for (auto it = row.key.begin(); it != row.key.end(); ++it)
-      if (!param_omitted_from_heading(it.key()) || varying.count(it.key()))
+    const oj flat = flat_params(row.key);
+    for (auto it = flat.begin(); it != flat.end(); ++it)
+      if (varying.count(it.key()) ||
+          (!param_omitted_from_heading(it.key()) && it.key().rfind("serve.", 0) != 0))
         key += (key.empty() ? "" : " ") + it.key() + "=" + value_text(it.value());
     // A row is a collectives one when its first entry carries the collectives columns.
     const CompareEntry* first = row.entries.empty() ? nullptr : &row.entries.front();
     const bool coll = first && first->metrics &&
                       std::any_of(first->metrics->begin(), first->metrics->end(),
                                   [](const auto& f) { return f.first == kCollColumns[0].key; });
+    const bool serve = row.key.contains("serve") && row.key["serve"].is_object();
     s += "\n" + key + "\n";
-    s += coll ? entries_text(kCollColumns, row) : entries_text(kModelColumns, row);
+    s += coll    ? entries_text(kCollColumns, row)
+         : serve ? entries_text(kServeColumns, row)
+                 : entries_text(kModelColumns, row);
   }
   if (cmp.rows.empty()) s += "\nno points match between the runs\n";
   return s;
