@@ -102,6 +102,8 @@ ItlAttribution::LateToken late_token(const ItlGap& x, int64_t tokens, const Step
   t.between_steps_s = std::max(0.0, x.gap_s - s.duration_s);
   if (t.between_steps_s > e[top])
     t.part = "between_steps", t.part_s = t.between_steps_s, t.rank = -1;
+  t.skipped_steps = x.prev_step >= 0 ? std::max<int64_t>(0, x.step - x.prev_step - 1) : -1;
+  t.preemptions = x.preemptions;
   t.prefilled = largest_prompts(s.prefill_rows);
   t.prefill_requests = static_cast<int64_t>(s.prefill_rows.size());
   return t;

@@ -67,6 +67,9 @@ struct ItlAttribution {
     // kPrefilledNamed of them; prefill_requests counts them all.
     std::vector<PrefillRow> prefilled;
     int64_t prefill_requests = 0;
+    // The steps between the two tokens that did not serve the request (-1: not known), and the
+    // request's preemptions: why a between_steps gap sat out.
+    int64_t skipped_steps = -1, preemptions = 0;
   };
   std::vector<LateToken> worst;
 };
@@ -80,6 +83,8 @@ struct ItlGap {
   double gap_s = 0;
   int64_t step = 0;
   int64_t request = -1, token = 0;
+  int64_t prev_step = -1;   // the step of the earlier token; -1: not known
+  int64_t preemptions = 0;  // the request's, over its life
 };
 
 // Gaps whose step is out of range are left out.

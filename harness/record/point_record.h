@@ -101,6 +101,9 @@ struct LateTokenRecord {
   std::optional<GapPartsRecord> parts_s;  // absent before 1.22.0
   std::optional<std::vector<PrefillRowRecord>> prefilled;  // the same
   std::optional<int64_t> prefill_requests;                 // the same
+  // The steps between its two tokens that did not serve the request, and the request's
+  // preemptions (1.22.0)
+  std::optional<int64_t> skipped_steps, preemptions;
 };
 
 struct ItlAttributionRecord {

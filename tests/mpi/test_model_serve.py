@@ -101,6 +101,13 @@ def kv_wall(c):
     heavy = res["points"][-1]
     c.check(heavy["serve"]["preemptions"] > 0, "preemptions are counted at the heaviest load")
     c.check("memory_bound" in codes(c, out)[-1], "diagnose says memory_bound at the wall")
+    # The longest gap there is a preempted request's: it sat out steps, and the logs agree.
+    tool = os.path.join(c.source, "tests", "tools", "late_tokens_check.py")
+    r = subprocess.run([sys.executable, tool, out], capture_output=True, text=True)
+    c.check(r.returncode == 0, f"kv: late_tokens_check.py: {r.stdout[-1500:]}{r.stderr}")
+    w = heavy["metrics"]["itl_attribution"]["worst"][0]
+    c.check(w["part"] == "between_steps" and w["skipped_steps"] > 0 and w["preemptions"] > 0,
+            f"the longest gap at the wall sat out steps, preempted ({w})")
 
 
 def topology(c, nv):

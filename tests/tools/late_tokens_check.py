@@ -7,6 +7,7 @@ read here independently of tpbench's C++:
   gap of each of the 5 steps whose longest gaps are the longest (distinct steps, longest first),
   with `tokens` the number of gaps that step ended;
 - between_steps is the gap less its step's duration_s; `part` is the largest of the parts;
+  skipped_steps is the number of steps between the gap's two tokens, preemptions the request's;
 - the prompts (1.22.0): the step prefilled rows exactly when steps.jsonl counts prefill tokens;
   the named rows are the largest, their tokens add up to the step's prefill_tokens when every
   row is named (and stay under it when not); each row is a request of the point that had
@@ -44,6 +45,17 @@ def gaps_by_step(reqs, step_at):
         for k in range(1, len(t)):
             out.setdefault(step_at[t[k]], []).append((t[k] - t[k - 1], r["id"], k))
     return out
+
+
+def check_sat_out(w, reqs, step_at, fail):
+    """skipped_steps: the steps between the gap's two tokens; preemptions: the request's."""
+    r = reqs.get(w["request"])
+    if r is None or w.get("skipped_steps") is None:
+        return fail(f"step {w['step']}: no request {w['request']} or no skipped_steps")
+    prev = step_at[r["token_s"][w["token"] - 1]]
+    if w["skipped_steps"] != w["step"] - prev - 1 or w.get("preemptions") != r["preemptions"]:
+        fail(f"step {w['step']}: skipped {w['skipped_steps']} (the logs: {w['step'] - prev - 1}), "
+             f"preemptions {w.get('preemptions')} (the log: {r['preemptions']})")
 
 
 def check_gaps(worst, by_step, fail):
@@ -127,6 +139,7 @@ def check_point(i, p, reqs, steps, fail):
             continue
         check_parts(w, step, fail)
         check_prompts(w, step, by_id, fail)
+        check_sat_out(w, by_id, step_at, fail)
     print(f"point {i}: {len(worst)} gaps, steps {[w['step'] for w in worst]}, parts "
           f"{[w['part'] for w in worst]}, prompts {[w.get('prefill_requests') for w in worst]}")
 

@@ -142,12 +142,14 @@ TEST(ServeParts, TheWorstGapsAreNamedOneByOne) {
   steps[30].late_rank = 5;
   std::vector<ItlGap> g;
   double t[2] = {0, 0}, clock = 0;
+  int64_t last[2] = {0, 0};
   for (int i = 0; i < 100; ++i) {
     clock += steps[i].duration_s;
     for (int r = 0; r < 2; ++r) {
       if (r == 1 && i >= 60 && i < 70) continue;
-      if (i > 0) g.push_back({clock - t[r], i, r, i});
+      if (i > 0) g.push_back({clock - t[r], i, r, i, last[r], r == 1 ? 1 : 0});
       t[r] = clock;
+      last[r] = i;
     }
   }
   const ItlAttribution a = attribute_itl(g, steps);
@@ -157,6 +159,8 @@ TEST(ServeParts, TheWorstGapsAreNamedOneByOne) {
   EXPECT_EQ(a.worst[0].part, "between_steps");
   EXPECT_NEAR(a.worst[0].part_s, 0.100, 1e-9);  // steps 60..69 it sat out
   EXPECT_NEAR(a.worst[0].between_steps_s, 0.100, 1e-9);
+  EXPECT_EQ(a.worst[0].skipped_steps, 10);
+  EXPECT_EQ(a.worst[0].preemptions, 1);
   // Step 30 once, not once per request, with both its tokens counted; rank 5 named.
   EXPECT_EQ(a.worst[1].step, 30);
   EXPECT_EQ(a.worst[1].tokens, 2);

@@ -181,8 +181,8 @@ std::vector<ItlGap> itl_gaps(const std::vector<RequestLog>& logs) {
   for (const RequestLog& r : logs) {
     if (r.warmup || r.rejected) continue;
     for (std::size_t i = 1; i < r.token_s.size() && i < r.token_step.size(); ++i)
-      g.push_back(
-          {r.token_s[i] - r.token_s[i - 1], r.token_step[i], r.id, static_cast<int64_t>(i)});
+      g.push_back({r.token_s[i] - r.token_s[i - 1], r.token_step[i], r.id, static_cast<int64_t>(i),
+                   r.token_step[i - 1], r.preemptions});
   }
   return g;
 }
@@ -198,6 +198,8 @@ LateTokenRecord late_token_record(const ItlAttribution::LateToken& t) {
   for (const PrefillRow& row : t.prefilled)
     r.prefilled->push_back({row.request, row.tokens, row.cached});
   r.prefill_requests = t.prefill_requests;
+  if (t.skipped_steps >= 0) r.skipped_steps = t.skipped_steps;
+  r.preemptions = t.preemptions;
   return r;
 }
 

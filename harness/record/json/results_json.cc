@@ -137,6 +137,8 @@ void fields(V& v, R& r) {
   v("parts_s", r.parts_s);
   v("prefilled", r.prefilled);
   v("prefill_requests", r.prefill_requests);
+  v("skipped_steps", r.skipped_steps);
+  v("preemptions", r.preemptions);
 }
 
 template <class V, Is<ItlAttributionRecord> R>

@@ -108,6 +108,19 @@ std::string prompt_text(const LateTokenRecord& w) {
   return s;
 }
 
+// Why a between_steps gap's request sat out steps: preempted (the cache), or not scheduled.
+std::string sat_out_text(const LateTokenRecord& w) {
+  if (w.part != "between_steps" || !w.skipped_steps) return "";
+  const int64_t pre = w.preemptions.value_or(0);
+  return fmt::format(
+      ": the request sat out {} steps between the two tokens; {}", *w.skipped_steps,
+      pre > 0 ? fmt::format("it was preempted {} time{} in its life (the KV cache: the memory "
+                            "verdict)",
+                            pre, pre > 1 ? "s" : "")
+              : std::string("it was never preempted, so it waited for a place in the step (the "
+                            "token budget or the batch)"));
+}
+
 // The longest gap's own bubble (itl_attribution.worst), to end the ITL verdict with: the late
 // token named, not only the tail's shares.
 std::string worst_gap_text(const ItlAttributionRecord& a) {
@@ -117,7 +130,7 @@ std::string worst_gap_text(const ItlAttributionRecord& a) {
       "; the longest gap, {:.2f} ms (request {}, token {}), ended at step {} with "
       "{} other tokens, and its largest part was {} (+{:.2f} ms{}{})",
       w.gap_s * 1e3, w.request, w.token, w.step, w.tokens - 1, w.part, w.part_s * 1e3,
-      w.rank ? fmt::format(", rank {} late", *w.rank) : "", prompt_text(w));
+      w.rank ? fmt::format(", rank {} late", *w.rank) : "", prompt_text(w) + sat_out_text(w));
 }
 
 // A uniform ITL whose longest gap is a fifth or more a late rank's (imbalance): every step
