@@ -29,12 +29,23 @@ struct MemoryWallRecord {
   std::string reason;
 };
 
+// (1.22.0) With --slo: the largest load whose SLO attainment meets the target (harness/serve/
+// curve.h); x null when even the lightest load missed, next_x null when no load did.
+struct SloCapacityRecord {
+  std::string slo;
+  double target = 0.9;
+  double x = 0, attainment = 0, goodput_requests_per_s = 0, goodput_per_gpu = 0;
+  double next_x = 0, next_attainment = 0;
+  std::string meaning;
+};
+
 struct CurveRecord {
   std::string x;  // "concurrency" | "rate"
   std::vector<CurvePointRecord> points;
   FreeRegionRecord free_region;
   KneeRecord knee;
-  std::optional<MemoryWallRecord> memory_wall;  // written as null when absent
+  std::optional<MemoryWallRecord> memory_wall;    // written as null when absent
+  std::optional<SloCapacityRecord> slo_capacity;  // absent without --slo (before 1.22.0)
 };
 
 }  // namespace tpb

@@ -55,6 +55,29 @@ std::optional<double> kneedle(const std::vector<CurveInput>& pts) {
   return knee;
 }
 
+// SLO capacity over the loads in increasing order: the last to meet the target before the
+// first that misses it (or is not ok). Absent when no load carries an attainment (no --slo).
+std::optional<SloCapacity> slo_capacity(const std::vector<CurveInput>& pts, double target) {
+  if (std::none_of(pts.begin(), pts.end(),
+                   [](const CurveInput& p) { return p.slo_attainment.has_value(); }))
+    return std::nullopt;
+  SloCapacity c;
+  c.target = target;
+  for (const CurveInput& p : pts) {
+    const double a = p.slo_attainment.value_or(0);
+    if (p.status != "ok" || !(a >= target)) {
+      c.next_x = p.x;
+      c.next_attainment = a;
+      break;
+    }
+    c.x = p.x;
+    c.attainment = a;
+    c.goodput_rps = p.goodput_rps;
+    c.goodput_per_gpu = p.gpus > 0 ? p.goodput_rps / static_cast<double>(p.gpus) : 0;
+  }
+  return c;
+}
+
 }  // namespace
 
 Curve make_curve(const std::string& x_name, std::vector<CurveInput> points, double free_threshold) {
@@ -65,6 +88,7 @@ Curve make_curve(const std::string& x_name, std::vector<CurveInput> points, doub
   c.free_threshold = free_threshold;
   c.free_upto = free_upto(points, free_threshold);
   c.knee_x = kneedle(points);
+  c.slo = slo_capacity(points, 0.9);
   for (const auto& p : points) {
     if (p.status == "oom" || p.kv_full_with_queue) {
       c.wall_x = p.x;

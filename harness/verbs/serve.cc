@@ -33,7 +33,7 @@ namespace tpb {
 
 namespace {
 
-CurveRecord curve_record(const Curve& c) {
+CurveRecord curve_record(const Curve& c, const std::string& slo) {
   CurveRecord r;
   r.x = c.x;
   for (const CurveInput& p : c.points)
@@ -44,6 +44,21 @@ CurveRecord curve_record(const Curve& c) {
                    "lightest load's"};
   r.knee = {c.knee_x.value_or(nan), c.knee_method};
   if (c.wall_x) r.memory_wall = MemoryWallRecord{*c.wall_x, c.wall_reason};
+  if (c.slo) {
+    const SloCapacity& s = *c.slo;
+    r.slo_capacity = SloCapacityRecord{
+        slo,
+        s.target,
+        s.x.value_or(nan),
+        s.x ? s.attainment : nan,
+        s.x ? s.goodput_rps : nan,
+        s.x ? s.goodput_per_gpu : nan,
+        s.next_x.value_or(nan),
+        s.next_x ? s.next_attainment : nan,
+        "the largest load, in increasing order up to the first that misses, whose requests meet "
+        "every SLO at least `target` of the time (DistServe's goodput); next_x: the first load "
+        "that missed (null: none did), x null when even the lightest missed"};
+  }
   return r;
 }
 
@@ -194,7 +209,7 @@ int verb_serve(const CliResult& cli, const World& w) {
   if (w.rank == 0) {
     std::sort(curve.begin(), curve.end(),
               [](const CurveInput& a, const CurveInput& b) { return a.x < b.x; });
-    const CurveRecord c = curve_record(make_curve(spec.axis, curve));
+    const CurveRecord c = curve_record(make_curve(spec.axis, curve), spec.slo.text());
     writer->set_section(curve_section(), to_json(c));
     std::cout << format_curve_summary(c) << "results: " << spec.run.out << "/results.json\n"
               << std::flush;

@@ -7,6 +7,8 @@ Llama-3.1-70B fp8 (16 of its 80 layers on the curves), TP 8 on a modelled 8x H10
 chunked prefill 512, concurrency 1..128:
 - every point is ok and passes the results contract; the curve has a free region at small
   concurrency and a knee; tokens/s rises with concurrency;
+- with --slo, the curve's SLO capacity is the last rate before the first whose requests miss
+  the TTFT SLO more than 10% of the time, as requests.jsonl gives it;
 - a KV budget too small for the load moves the memory wall in (reported, with preemptions),
   and diagnose says memory_bound there;
 - over pcie5 the step is slower (p50 ITL at concurrency 1 above nvlink4's) and the free
@@ -89,6 +91,28 @@ def the_curve(c):
     c.check(cv["knee"]["x"] is not None and 8 <= cv["knee"]["x"] <= 256, "a knee is reported")
     c.check(cv.get("memory_wall") is None, "80 GB holds this load: no memory wall")
     return res
+
+
+def slo_capacity(c):
+    """With --slo, the curve's SLO capacity: the last rate, in increasing order, whose requests
+    meet the TTFT SLO at least 90% of the time before the first that misses, recomputed here
+    from requests.jsonl (TTFT = first token - arrival, vLLM's)."""
+    out, res = serve(c, "slo", ["--rate", "5,20,50,100,200", "--requests", "96", "--prompt-len",
+                                "512", "--output-len", "64", "--layers", "16", "--slo",
+                                "ttft=7"])
+    reqs = [json.loads(l) for l in open(os.path.join(out, "requests.jsonl"))]
+    att = []
+    for i in range(len(res["points"])):
+        mine = [r for r in reqs if r["point"] == i and not r["warmup"] and not r["rejected"]]
+        att.append(sum(r["first_token_s"] - r["arrival_s"] <= 0.007 for r in mine) / len(mine))
+    rates = [p["params"]["serve"]["x"] for p in res["points"]]
+    first_miss = next((k for k, a in enumerate(att) if a < 0.9), None)
+    want = rates[first_miss - 1] if first_miss else None  # None: even the lightest missed
+    cap = res["curve"]["slo_capacity"]
+    per_gpu = res["points"][rates.index(cap["x"])]["metrics"]["goodput"]["requests_per_s"] / 8
+    c.check(first_miss is not None and cap["x"] == want and cap["next_x"] == rates[first_miss] and
+            abs(cap["goodput_per_gpu"] - per_gpu) < 1e-9,
+            f"SLO capacity {cap['x']} (next {cap['next_x']}), the logs' attainment {att}")
 
 
 def kv_wall(c):
@@ -339,6 +363,7 @@ def main():
     c = Ctx()
     nv = the_curve(c)
     kv_wall(c)
+    slo_capacity(c)
     topology(c, nv)
     straggler(c, nv)
     late_host(c)

@@ -17,6 +17,38 @@ CurveInput point(double x, double tokens_per_s, double itl_ms, const char* statu
   return p;
 }
 
+CurveInput slo_point(double x, double attainment, double goodput, const char* status = "ok") {
+  CurveInput p = point(x, 100 * x, 10, status);
+  p.slo_attainment = attainment;
+  p.goodput_rps = goodput;
+  p.gpus = 8;
+  return p;
+}
+
+// Attainment 1.0, 0.95, 0.92, then 0.5 at 32 and 0.95 again at 64: the capacity is 16 (the last
+// before the first miss; 64's recovery is past it), its goodput per GPU 12 / 8.
+TEST(ServeCurve, SloCapacityIsTheLastLoadBeforeTheFirstMiss) {
+  const auto c =
+      make_curve("rate", {slo_point(64, 0.95, 40), slo_point(4, 1.0, 4), slo_point(8, 0.95, 7.6),
+                          slo_point(16, 0.92, 12), slo_point(32, 0.5, 16)});
+  ASSERT_TRUE(c.slo);
+  EXPECT_EQ(c.slo->x.value_or(-1), 16);
+  EXPECT_DOUBLE_EQ(c.slo->attainment, 0.92);
+  EXPECT_DOUBLE_EQ(c.slo->goodput_per_gpu, 1.5);
+  EXPECT_EQ(c.slo->next_x.value_or(-1), 32);
+  EXPECT_DOUBLE_EQ(c.slo->next_attainment, 0.5);
+  // Exactly at the target counts; an oom load is a miss; no SLO, no capacity.
+  const auto edge = make_curve("rate", {slo_point(1, 0.9, 1), slo_point(2, 1.0, 2, "oom")});
+  EXPECT_EQ(edge.slo->x.value_or(-1), 1);
+  EXPECT_EQ(edge.slo->next_x.value_or(-1), 2);
+  const auto none = make_curve("rate", {slo_point(1, 0.5, 0.5)});
+  EXPECT_FALSE(none.slo->x);
+  EXPECT_FALSE(make_curve("rate", {point(1, 10, 10)}).slo);
+  const auto all = make_curve("rate", {slo_point(1, 1, 1), slo_point(2, 1, 2)});
+  EXPECT_EQ(all.slo->x.value_or(-1), 2);
+  EXPECT_FALSE(all.slo->next_x);
+}
+
 TEST(ServeCurve, KneedleFindsTheSaturationKnee) {
   // Throughput 100 x min(load, 16) over loads 1..64. Normalised: x_n = (x - 1) / 63,
   // y_n = (min(x, 16) - 1) / 15. Difference at 8: 7/15 - 7/63 = 0.356; at 16: 1 - 15/63 = 0.762;

@@ -76,6 +76,11 @@ CurveInput curve_input(const PointRecord& p) {
   c.total_tokens_per_s = m.total_tokens_per_s.value_or(kNaN);
   c.itl_p95_s = m.itl_s ? m.itl_s->p95 : kNaN;
   c.ttft_p95_s = m.ttft_s ? m.ttft_s->p95 : kNaN;
+  if (m.goodput) {
+    c.slo_attainment = m.goodput->fraction;
+    c.goodput_rps = m.goodput->requests_per_s;
+  }
+  c.gpus = p.ranks ? static_cast<int64_t>(p.ranks->size()) : 0;
   const ServeRunRecord& s = *p.serve;
   c.kv_full_with_queue = s.kv_full_steps > 0 || s.preemptions > 0;
   if (c.kv_full_with_queue)

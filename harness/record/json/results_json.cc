@@ -435,6 +435,19 @@ void fields(V& v, R& r) {
   v("reason", r.reason);
 }
 
+template <class V, Is<SloCapacityRecord> R>
+void fields(V& v, R& r) {
+  v("slo", r.slo);
+  v("target", r.target);
+  v("x", r.x);
+  v("attainment", r.attainment);
+  v("goodput_requests_per_s", r.goodput_requests_per_s);
+  v("goodput_per_gpu", r.goodput_per_gpu);
+  v("next_x", r.next_x);
+  v("next_attainment", r.next_attainment);
+  v("meaning", r.meaning);
+}
+
 template <class V, Is<CurveRecord> R>
 void fields(V& v, R& r) {
   v("x", r.x);
@@ -442,6 +455,7 @@ void fields(V& v, R& r) {
   v("free_region", r.free_region);
   v("knee", r.knee);
   v("memory_wall", r.memory_wall);
+  v("slo_capacity", r.slo_capacity);
 }
 
 template <class V, Is<TpGroupHostsRecord> R>

@@ -42,6 +42,21 @@ std::string format_serve_row(const PointRecord& p) {
       p.serve->steps);
 }
 
+// "; SLO capacity (ttft=200, met by >= 90% of requests) up to 16: 3.2 requests/s, 0.4 per
+// GPU; 32 misses (71%)".
+std::string slo_capacity_text(const SloCapacityRecord& s) {
+  std::string t =
+      fmt::format("; SLO capacity ({}, met by >= {:.0f}% of requests) ", s.slo, 100 * s.target);
+  t += std::isfinite(s.x)
+           ? fmt::format("up to {:g} ({:.0f}%): {:.3g} requests/s, {:.3g} per GPU", s.x,
+                         100 * s.attainment, s.goodput_requests_per_s, s.goodput_per_gpu)
+           : std::string("none: even the lightest load misses");
+  t += std::isfinite(s.next_x)
+           ? fmt::format("; {:g} misses ({:.0f}%)", s.next_x, 100 * s.next_attainment)
+           : std::string("; no load here misses");
+  return t;
+}
+
 std::string format_curve_summary(const CurveRecord& c) {
   std::string s = "curve (" + c.x + "): free region ";
   s += std::isfinite(c.free_region.upto)
@@ -53,6 +68,7 @@ std::string format_curve_summary(const CurveRecord& c) {
   s += c.memory_wall
            ? fmt::format("; memory wall at {:g}: {}", c.memory_wall->x, c.memory_wall->reason)
            : "; no memory wall in this range";
+  if (c.slo_capacity) s += slo_capacity_text(*c.slo_capacity);
   return s + "\n";
 }
 
