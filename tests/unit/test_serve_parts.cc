@@ -71,11 +71,20 @@ std::vector<ItlGap> request(const std::vector<double>& t, const std::vector<int6
   return g;
 }
 
+// One request that gets a token at every step: its gaps are the steps' durations.
+std::vector<ItlGap> one_token_per_step(const std::vector<StepParts>& steps) {
+  std::vector<double> t{0};
+  std::vector<int64_t> at{0};
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    t.push_back(t.back() + steps[i].duration_s);
+    at.push_back(static_cast<int64_t>(i));
+  }
+  return request(t, at);
+}
+
 // 99 decode steps of 10 ms and one of 50 ms whose excess is all prefill: the tail is prefill.
 TEST(ServeParts, AttributionNamesThePrefillSpike) {
   std::vector<StepParts> steps(100);
-  std::vector<double> t{0};
-  std::vector<int64_t> at{0};
   for (int i = 0; i < 100; ++i) {
     StepParts& p = steps[i];
     p.decode_s = 0.009;
@@ -87,12 +96,8 @@ TEST(ServeParts, AttributionNamesThePrefillSpike) {
       p.prefill_rows = {{3, 64, 0}, {7, 512, 1024}, {9, 512, 0}, {11, 2048, 0}};
     }
     p.duration_s = p.decode_s + p.host_s + p.prefill_s;
-    if (i > 0) {
-      t.push_back(t.back() + p.duration_s);
-      at.push_back(i);
-    }
   }
-  const ItlAttribution a = attribute_itl(request(t, at), steps);
+  const ItlAttribution a = attribute_itl(one_token_per_step(steps), steps);
   // The tail is the one 50 ms gap: 40 ms of prefill and 1 ms of host gap, both counted in full
   // (a clean step has neither); its decode compute is at the median, so no bandwidth excess.
   EXPECT_NEAR(a.shares.prefill, 40.0 / 41.0, 1e-9);
@@ -175,20 +180,14 @@ TEST(ServeParts, TheWorstGapsAreNamedOneByOne) {
 // payload and 4 ms the decode rows' (the link's).
 TEST(ServeParts, APromptsAllReducePayloadIsPrefill) {
   std::vector<StepParts> steps(100);
-  std::vector<double> t{0};
-  std::vector<int64_t> at{0};
   for (int i = 0; i < 100; ++i) {
     StepParts& p = steps[i];
     p.decode_s = 0.009;
     p.transfer_s = i == 50 ? 0.041 : 0.001;
     if (i == 50) p.has_prefill = true, p.prompt_token_share = 0.9;
     p.duration_s = p.decode_s + p.transfer_s;
-    if (i > 0) {
-      t.push_back(t.back() + p.duration_s);
-      at.push_back(i);
-    }
   }
-  const ItlAttribution a = attribute_itl(request(t, at), steps);
+  const ItlAttribution a = attribute_itl(one_token_per_step(steps), steps);
   EXPECT_NEAR(a.excess_s, 0.040, 1e-12);
   EXPECT_NEAR(a.shares.prefill, 0.9, 1e-9);
   EXPECT_NEAR(a.shares.transfer, 0.1, 1e-9);
@@ -203,19 +202,13 @@ TEST(ServeParts, APromptsAllReducePayloadIsPrefill) {
 // (more rows, longer contexts), that work explains the whole excess and it is bandwidth.
 ItlAttribution late_decode_step(double late_roofline_s) {
   std::vector<StepParts> steps(100);
-  std::vector<double> t{0};
-  std::vector<int64_t> at{0};
   for (int i = 0; i < 100; ++i) {
     StepParts& p = steps[i];
     p.decode_s = i == 50 ? 0.040 : 0.010;
     p.decode_roofline_s = i == 50 ? late_roofline_s : 0.001;
     p.duration_s = p.decode_s;
-    if (i > 0) {
-      t.push_back(t.back() + p.duration_s);
-      at.push_back(i);
-    }
   }
-  return attribute_itl(request(t, at), steps);
+  return attribute_itl(one_token_per_step(steps), steps);
 }
 
 TEST(ServeParts, AttributionSplitsDecodeExcessByItsWork) {
