@@ -40,6 +40,15 @@ class BackendError : public Error {
   explicit BackendError(const std::string& what) : Error(ExitCode::internal, what) {}
 };
 
+// A device allocation that did not fit (the rank's budget, or the device's memory). Where the
+// plan fit and a later allocation did not (a workspace the first steps grow, a library's own
+// buffers), the point is `oom`, agreed over the ranks (harness/mpi/agreement.h agree_oom),
+// not a failure of the job.
+class DeviceOom : public BackendError {
+ public:
+  explicit DeviceOom(const std::string& what) : BackendError(what) {}
+};
+
 // "tpbench: error on rank R: <what>", the line a failure on one rank ends the job with (main()
 // prints it; so does the hang watchdog, which ends the process from its own thread).
 std::string rank_error_line(int rank, const std::string& what);

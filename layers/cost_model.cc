@@ -388,6 +388,13 @@ MemoryNeed memory_need(const CostQuery& q) {
   return m;
 }
 
+MemoryNeed check_reference_need(const CostQuery& q) {
+  if (q.tp <= 1) return {};
+  CostQuery one = q;
+  one.tp = 1;
+  return memory_need(one);
+}
+
 }  // namespace tpb
 
 namespace tpb {

@@ -105,6 +105,11 @@ struct MemoryNeed {
   double total() const { return weights + kv_cache + activations; }
 };
 MemoryNeed memory_need(const CostQuery& q);
+// What --check adds on the rank that holds the unsharded reference (group rank 0): at TP > 1
+// the whole tp = 1 model of the same point (weights, KV cache and activations), built while the
+// shard is still allocated (harness/drive/verify.cc). Nothing at TP 1, where the host reference
+// alone is the verdict.
+MemoryNeed check_reference_need(const CostQuery& q);
 // What the step's end adds for `rows` sampled rows (serve, run --lm-head).
 void add_lm_head_memory(MemoryNeed& need, const ModelShape& m, int tp, const DTypes& t,
                         double rows);

@@ -117,8 +117,12 @@ class Device {
   virtual ~Device() = default;
   virtual const DeviceCaps& caps() const = 0;
 
-  // Memory. alloc throws BackendError when the allocation fails.
+  // Memory. alloc throws DeviceOom (base/errors.h) when the allocation does not fit.
   virtual DeviceBuffer alloc(std::size_t bytes) = 0;
+  // Re-reads what this rank may plan on (caps().memory_bytes) once the point's first
+  // collectives ran: a library that allocates device memory of its own, lazily (NCCL's
+  // buffers, from 2.22 at the first collective of each protocol), has taken it by then.
+  virtual void refresh_budget() {}
   virtual void free_raw(void* p) noexcept = 0;
   virtual void upload(void* dst, const float* src, std::size_t count, DType t) = 0;  // converts
   virtual void download(float* dst, const void* src, std::size_t count, DType t) = 0;

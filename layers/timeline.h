@@ -99,6 +99,7 @@ class Timeline {
     if (sink_ && op_is_collective(meta_[i].op)) sink_->leave();
   }
   void set_progress_sink(ProgressSink* s) { sink_ = s; }
+  ProgressSink* progress_sink() const { return sink_; }
   StampLevel level() const { return level_; }
   // Ends the open run, if any: a step's compute ends where its last op was issued, not after
   // the host's wait for it (the step driver calls this before it synchronizes).

@@ -79,6 +79,9 @@ class TpModel {
   int64_t tokens() const { return tokens_; }  // rows the activations hold
   // The next token of each sequence from the last fixed step with cfg.lm_head (else empty).
   const std::vector<int32_t>& sampled_ids() const { return fixed_ids_; }
+  // The last step's logits of its first `rows` sampled rows, [rows, vocab / tp] on the host
+  // (this rank's columns: at tp = 1 the whole vocabulary), for --check's near-tie rule.
+  std::vector<float> sampled_logits(int64_t rows) const;
   bool ends_with_lm_head() const { return serving() ? cfg_.serve.lm_head : cfg_.lm_head; }
   bool serving() const { return cfg_.serve.max_tokens > 0; }
   const ShardShape& shard() const { return sh_; }

@@ -48,6 +48,15 @@ void TpModel::alloc_sampling() {
             FillSpec{seed_of(0, kLmHead), scale, h, cfg_.tp_rank * Vl, Vl, 0, h, h, 0});
 }
 
+std::vector<float> TpModel::sampled_logits(int64_t rows) const {
+  const int64_t Vl = cfg_.shape.vocab / cfg_.tp;
+  std::vector<float> out(static_cast<std::size_t>(rows * Vl));
+  if (out.empty()) return out;
+  dev_.synchronize();
+  dev_.download(out.data(), smp_.logits.get(), out.size(), cfg_.act_dtype());
+  return out;
+}
+
 // The last row of each sampling sequence, normalised into consecutive rows of `normed`.
 // Consecutive sampled rows (decodes side by side) go as one rmsnorm call.
 void TpModel::norm_sampled_rows(const StepBatch& b) {

@@ -20,6 +20,7 @@
 #include "harness/drive/session/injector.h"
 #include "harness/drive/session/rank_session.h"
 #include "harness/drive/verify.h"
+#include "harness/mpi/agreement.h"
 #include "harness/mpi/clock_sync.h"
 #include "harness/record/json/echo_json.h"
 #include "harness/record/json/results_json.h"
@@ -73,10 +74,11 @@ DeviceBuffer reserve_capacity(Device& dev, double gib) {
 namespace {
 
 // Chooses the layer count: --layers N or the model's own; with --layers auto, the model's
-// own reduced to what fits.
+// own reduced to what fits. `reference`: this rank also builds --check's unsharded model.
 struct MemoryPlan {
   int64_t layers = 0;
   double need = 0, have = 0;
+  double check = 0;  // of `need`: what --check's unsharded reference adds here
   bool fits = false;
 };
 
@@ -84,20 +86,15 @@ MemoryPlan plan_memory(const RunSpec& spec, const Device& dev, double reserve, b
   MemoryPlan p;
   p.have = dev.caps().memory_bytes - reserve;
   CostQuery q = spec.cost_query();
-  auto need_for = [&](int64_t layers) {
+  auto plan_for = [&](int64_t layers) {
     q.layers = layers;
-    double n = memory_need(q).total();
-    if (reference) {  // --check builds the unsharded weights on group rank 0 too
-      CostQuery r = q;
-      r.tp = 1;
-      n += memory_need(r).weights;
-    }
-    return n;
+    p.layers = layers;
+    p.check = reference ? check_reference_need(q).total() : 0.0;
+    p.need = memory_need(q).total() + p.check;
   };
-  p.layers = spec.planned_layers();
-  p.need = need_for(p.layers);
+  plan_for(spec.planned_layers());
   if (spec.layers_auto)
-    while (p.layers > 1 && p.need > p.have) p.need = need_for(--p.layers);
+    while (p.layers > 1 && p.need > p.have) plan_for(p.layers - 1);
   p.fits = p.need <= p.have;
   return p;
 }
@@ -109,6 +106,9 @@ struct AgreedMemory {
   int64_t layers = 0;  // the smallest layer count any rank can hold
   bool fits = false;   // on every rank
   double need_max = 0, have_min = 0;
+  // Where the point fits on every rank without --check: the reference's bytes (the largest),
+  // so the oom says that the reference is what did not fit; 0 otherwise.
+  double check_blame = 0;
 };
 
 AgreedMemory agree_memory(const RunSpec& spec, const World& w, const Device& dev, double reserve,
@@ -116,15 +116,17 @@ AgreedMemory agree_memory(const RunSpec& spec, const World& w, const Device& dev
   AgreedMemory m;
   m.mine = plan_memory(spec, dev, reserve, reference);
   long long layers_min = m.mine.layers;
-  int fits = m.mine.fits ? 1 : 0, all_fit = 0;
+  const bool plain_fits = m.mine.need - m.mine.check <= m.mine.have;
+  int fit[2] = {m.mine.fits ? 1 : 0, plain_fits ? 1 : 0}, all_fit[2] = {0, 0};
   TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &layers_min, 1, MPI_LONG_LONG, MPI_MIN, w.comm));
-  TPB_MPI_CHECK(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, w.comm));
-  double need_have[2] = {m.mine.need, -m.mine.have}, nh_max[2];
-  TPB_MPI_CHECK(MPI_Allreduce(need_have, nh_max, 2, MPI_DOUBLE, MPI_MAX, w.comm));
+  TPB_MPI_CHECK(MPI_Allreduce(fit, all_fit, 2, MPI_INT, MPI_MIN, w.comm));
+  double need_have[3] = {m.mine.need, -m.mine.have, m.mine.check}, nh_max[3];
+  TPB_MPI_CHECK(MPI_Allreduce(need_have, nh_max, 3, MPI_DOUBLE, MPI_MAX, w.comm));
   m.layers = layers_min;
-  m.fits = all_fit != 0;
+  m.fits = all_fit[0] != 0;
   m.need_max = nh_max[0];
   m.have_min = -nh_max[1];
+  if (!m.fits && all_fit[1] != 0) m.check_blame = nh_max[2];
   return m;
 }
 
@@ -148,7 +150,8 @@ struct StepParts {
 
 // Warm-up, the optional graph capture, then the measured steps; the hog, the telemetry and
 // the thread's CPU time are read around exactly the measured ones.
-StepWindow timed_steps(const StepParts& p, TelemetrySampler& telemetry, BandwidthHog* contender) {
+StepWindow timed_steps(const StepParts& p, MPI_Comm world, TelemetrySampler& telemetry,
+                       BandwidthHog* contender) {
   auto one_step = [&](int s) {
     const std::size_t i = p.tl.open(Op::step, 0, s);
     p.injector.before_step(s);
@@ -160,7 +163,6 @@ StepWindow timed_steps(const StepParts& p, TelemetrySampler& telemetry, Bandwidt
   auto capture = [&] {
     p.coll.barrier();  // nothing of the collective's may be in flight during capture
     p.dev.synchronize();
-    p.tl.set_progress_sink(nullptr);  // capture runs nothing: publish no positions
     graph.capture([&] { p.model.step(p.coll, &p.tl, 0, &p.injector); });
   };
   auto measured_step = [&](int s) {
@@ -170,7 +172,11 @@ StepWindow timed_steps(const StepParts& p, TelemetrySampler& telemetry, Bandwidt
       one_step(s);
   };
   StepWindow win;
-  for (int s = -p.spec.warmup; s < 0; ++s) one_step(s);
+  // The first steps grow workspaces and make NCCL allocate its buffers: an allocation that
+  // fails there fails alike on every rank, which agree on it, and the point is oom.
+  agree_oom(world, [&] {
+    for (int s = -p.spec.warmup; s < 0; ++s) one_step(s);
+  });
   p.injector.calibrate(p.tl.resolve());
   if (p.spec.cuda_graph) capture();
   p.coll.barrier();
@@ -230,13 +236,30 @@ void stop_instruments(Instruments& in, const InjectSpec& inj, nlohmann::ordered_
   in.clock_lock.reset();
 }
 
-RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup& group,
-                 const InjectSpec& inj, int64_t layers, std::size_t hog_bytes, MpiWatch& watch) {
+// The reference on group rank 0 (--check): its allocations, agreed like the model's, and the
+// others' wait for it, with the reference's own allowance: a slow fp64 reference is not a
+// hang (a deadline of the timeout alone ended such jobs with exit 3 in the clock sync after).
+Verification run_check(const RunSpec& spec, const World& w, Device& dev, RankSession& s,
+                       const TpModelConfig& mc, int group_rank) {
+  Verification v;
+  CostQuery q = spec.cost_query();
+  q.layers = mc.layers;
+  const double t = spec.collective_timeout_s;
+  MpiWatch reference_watch(t > 0 ? t + reference_allowance_s(q) : 0);
+  reference_watch.run("the wait for --check's reference on group rank 0", [&] {
+    agree_oom(w.comm,
+              [&] { v = verify_against_reference(dev, s.model(), mc, s.coll(), group_rank); });
+  });
+  return v;
+}
+
+RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, RankSession& s,
+                 const TpGroup& group, const InjectSpec& inj, int64_t layers,
+                 std::size_t hog_bytes) {
   RankRun run;
-  RankSession s(spec, w, dev, group, inj, watch);
   const TpModelConfig mc = spec.model_config(layers, group.group_rank);
-  TpModel& model = s.open_model(mc);
-  if (spec.check) run.ver = verify_against_reference(dev, model, mc, s.coll(), group.group_rank);
+  agree_oom(w.comm, [&] { s.open_model(mc); });
+  if (spec.check) run.ver = run_check(spec, w, dev, s, mc, group.group_rank);
   // Capacity: every op plus up to two injected segments per layer, a jitter segment and the
   // step interval, for every step.
   // With the LM head: final_norm, lm_head, two sample segments, sample_gather and one injected.
@@ -247,8 +270,8 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   start_instruments(in, w, dev, inj, hog_bytes);
   s.sync_start();
   s.watched([&] {
-    const StepParts parts{spec, dev, model, s.coll(), s.timeline(), s.injector()};
-    run.window = timed_steps(parts, *in.telemetry, in.contender.get());
+    const StepParts parts{spec, dev, s.model(), s.coll(), s.timeline(), s.injector()};
+    run.window = timed_steps(parts, w.comm, *in.telemetry, in.contender.get());
   });
   dev.synchronize();
   stop_instruments(in, inj, run.window.telemetry);
@@ -256,6 +279,24 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   run.segs = s.resolve();
   s.to_common(run.segs);
   return run;
+}
+
+// The point's first collectives, before its plan: NCCL (2.22 on) allocates a protocol's
+// buffers at the first all-reduce that uses it, outside the device's budget, so all-reduces of
+// the step's payload and of a small one (the sampled ids' gather) run now, and the device
+// re-reads what is left (Device::refresh_budget). Their values are never read: the buffer is
+// summed as allocated.
+void first_collectives(const RunSpec& spec, const World& w, Device& dev, Collective& coll) {
+  const CostQuery q = spec.cost_query();
+  const DType t = q.dtypes().allreduce;
+  const auto count = static_cast<std::size_t>(q.batch * tokens_per_step(q) * q.shape.hidden);
+  agree_oom(w.comm, [&] {
+    DeviceBuffer buf = dev.alloc(count * dtype_bytes(t));
+    coll.all_reduce(buf.get(), count, t);
+    coll.all_reduce(buf.get(), std::min<std::size_t>(count, 256), t);
+    dev.synchronize();
+  });
+  dev.refresh_budget();
 }
 
 // This rank's own part of its RankRecord (the analysis adds the metrics on rank 0).
@@ -299,15 +340,35 @@ std::optional<PointOutcome> run_point(const RunSpec& spec, const World& w, Devic
   const bool device_hog = inj.mem_contend && dev.caps().device_memory;
   const double reserve = inj.mem_reserve_gib * kGiB + (device_hog ? 2.0 * hog_bytes : 0.0);
 
-  const AgreedMemory mem = watch.run("the memory agreement", [&] {
-    return agree_memory(spec, w, dev, reserve, spec.check && group.group_rank == 0);
-  });
+  RankSession session(spec, w, dev, group, inj, watch);
+  std::optional<AgreedMemory> agreed;
+  try {
+    watch.run("the first collectives", [&] { first_collectives(spec, w, dev, session.coll()); });
+    agreed = watch.run("the memory agreement", [&] {
+      return agree_memory(spec, w, dev, reserve, spec.check && group.group_rank == 0);
+    });
+  } catch (const AgreedOom& e) {  // not even the first all-reduce's buffer fit
+    if (w.rank != 0) return std::nullopt;
+    PointRecord r = oom_point(spec, spec.planned_layers(), 0, dev.caps().memory_bytes - reserve);
+    r.reason = std::string("before the plan: ") + e.what();
+    return PointOutcome{std::move(r), {}};
+  }
+  const AgreedMemory& mem = *agreed;
   if (!mem.fits) {
     if (w.rank != 0) return std::nullopt;
-    return PointOutcome{oom_point(spec, mem.mine.layers, mem.need_max, mem.have_min), {}};
+    return PointOutcome{
+        oom_point(spec, mem.mine.layers, mem.need_max, mem.have_min, mem.check_blame), {}};
   }
   const DeviceBuffer reserved = reserve_capacity(dev, inj.mem_reserve_gib);
-  const RankRun run = run_rank(spec, w, dev, group, inj, mem.layers, hog_bytes, watch);
+  RankRun run;
+  try {
+    run = run_rank(spec, w, dev, session, group, inj, mem.layers, hog_bytes);
+  } catch (const AgreedOom& e) {  // the plan fit; an allocation after it did not
+    if (w.rank != 0) return std::nullopt;
+    PointRecord r = oom_point(spec, mem.layers, mem.need_max, mem.have_min);
+    r.reason = "an allocation failed although the plan fit (" + r.reason + "): " + e.what();
+    return PointOutcome{std::move(r), {}};
+  }
   const RankSample mine = rank_sample(spec, w, dev, group, inj, mem.mine, run, hog_bytes);
   std::vector<RankSample> samples = watch.run("the gather of the ranks' records",
                                               [&] { return gather_rank_samples(w.comm, mine, 0); });

@@ -61,7 +61,20 @@ void against_unsharded(Device& dev, const TpModelConfig& cfg, const std::vector<
   }
 }
 
+// The host reference's speed, from the comment on reference_threads: Llama-3.1-8B B = 1
+// decode with the LM head is 2 x 8.0e9 = 1.6e10 FLOPs in about 20 s on one core, 0.8 GFLOP/s.
+// Counted at one thread (the waiting ranks do not know rank 0's binding) and a quarter of
+// that speed (a core shared with a peer rank, a slower host), then a factor 4 on top.
+constexpr double kReferenceFlopsPerS = 0.2e9;
+constexpr double kReferenceSafety = 4.0;
+
 }  // namespace
+
+double reference_allowance_s(const CostQuery& q) {
+  CostQuery one = q;
+  one.tp = 1;
+  return kReferenceSafety * step_cost(one).flops / kReferenceFlopsPerS;
+}
 
 Verification verify_against_reference(Device& dev, TpModel& sharded, const TpModelConfig& cfg,
                                       Collective& tp_coll, int group_rank) {

@@ -31,4 +31,10 @@ struct Verification {
 Verification verify_against_reference(Device& dev, TpModel& sharded, const TpModelConfig& cfg,
                                       Collective& tp_coll, int group_rank);
 
+// How much longer than --collective-timeout the other ranks may wait for group rank 0's
+// --check, which they cannot tell from a hang: the fp64 host reference's work (the FLOPs of the
+// unsharded step `q` prices, tp ignored) at kReferenceFlopsPerS, times kReferenceSafety.
+// Derivation beside the constants in verify.cc.
+double reference_allowance_s(const CostQuery& q);
+
 }  // namespace tpb

@@ -10,6 +10,33 @@
 
 namespace tpb {
 
+namespace {
+
+// The lowest failing rank's code and message, on every rank (code 0: none failed).
+struct Failure {
+  int rank = INT_MAX, code = 0;
+  std::string msg;
+};
+
+Failure first_failure(MPI_Comm comm, int code, const std::string& msg) {
+  int rank = 0;
+  TPB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  Failure f;
+  int mine = code ? rank : INT_MAX;
+  TPB_MPI_CHECK(MPI_Allreduce(&mine, &f.rank, 1, MPI_INT, MPI_MIN, comm));
+  if (f.rank == INT_MAX) return f;
+  int payload[2] = {code, static_cast<int>(msg.size())};
+  TPB_MPI_CHECK(MPI_Bcast(payload, 2, MPI_INT, f.rank, comm));
+  std::vector<char> text(static_cast<std::size_t>(payload[1]));
+  if (rank == f.rank) text.assign(msg.begin(), msg.end());
+  TPB_MPI_CHECK(MPI_Bcast(text.data(), payload[1], MPI_CHAR, f.rank, comm));
+  f.code = payload[0];
+  f.msg.assign(text.begin(), text.end());
+  return f;
+}
+
+}  // namespace
+
 void agree(MPI_Comm comm, const std::function<void()>& step) {
   int code = 0;
   std::string msg;
@@ -22,17 +49,19 @@ void agree(MPI_Comm comm, const std::function<void()>& step) {
     code = static_cast<int>(ExitCode::internal);
     msg = e.what();
   }
-  int rank = 0;
-  TPB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  int mine = code ? rank : INT_MAX, first = INT_MAX;
-  TPB_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == INT_MAX) return;
-  int payload[2] = {code, static_cast<int>(msg.size())};
-  TPB_MPI_CHECK(MPI_Bcast(payload, 2, MPI_INT, first, comm));
-  std::vector<char> text(static_cast<std::size_t>(payload[1]));
-  if (rank == first) text.assign(msg.begin(), msg.end());
-  TPB_MPI_CHECK(MPI_Bcast(text.data(), payload[1], MPI_CHAR, first, comm));
-  throw AgreedError(static_cast<ExitCode>(payload[0]), std::string(text.begin(), text.end()));
+  const Failure f = first_failure(comm, code, msg);
+  if (f.code) throw AgreedError(static_cast<ExitCode>(f.code), f.msg);
+}
+
+void agree_oom(MPI_Comm comm, const std::function<void()>& step) {
+  std::string msg;
+  try {
+    step();
+  } catch (const DeviceOom& e) {
+    msg = e.what();
+  }
+  const Failure f = first_failure(comm, msg.empty() ? 0 : 1, msg);
+  if (f.code) throw AgreedOom("rank " + std::to_string(f.rank) + ": " + f.msg);
 }
 
 }  // namespace tpb

@@ -342,15 +342,24 @@ PointParams params_record(const RunSpec& spec, int64_t layers) {
   return p;
 }
 
-PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, double have_bytes) {
+PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, double have_bytes,
+                      double check_bytes) {
   PointRecord p;
   p.params = params_record(spec, layers);
   p.status = PointStatus::oom;
   // Two decimals: enough to tell a need from a budget a few MiB apart, few enough to read.
-  p.reason = fmt::format(
-      "KV cache + weights + activations need {:.2f} GiB per rank; the smallest rank budget in "
-      "the job is {:.2f} GiB",
-      need_bytes / 1073741824.0, have_bytes / 1073741824.0);
+  constexpr double G = 1073741824.0;
+  if (check_bytes > 0)
+    p.reason = fmt::format(
+        "--check's unsharded tp = 1 reference (weights, KV cache and activations: {:.2f} GiB) "
+        "does not fit beside the shard on group rank 0, which needs {:.2f} GiB in all; the "
+        "smallest rank budget in the job is {:.2f} GiB (the point fits without --check)",
+        check_bytes / G, need_bytes / G, have_bytes / G);
+  else
+    p.reason = fmt::format(
+        "KV cache + weights + activations need {:.2f} GiB per rank; the smallest rank budget in "
+        "the job is {:.2f} GiB",
+        need_bytes / G, have_bytes / G);
   p.memory = MemoryRecord{need_bytes, have_bytes};
   return p;
 }

@@ -42,7 +42,10 @@ struct RankSample {
 
 PointParams params_record(const RunSpec& spec, int64_t layers);
 
-PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, double have_bytes);
+// `check_bytes` > 0: the point would fit without --check, and it is the bytes --check's
+// unsharded reference adds on group rank 0 (cost_model.h check_reference_need) that do not.
+PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, double have_bytes,
+                      double check_bytes = 0);
 PointRecord error_point(const RunSpec& spec, const std::string& reason);
 // A point that was not attempted (a dtype the device lacks, peaks that could not be had).
 PointRecord skipped_point(const RunSpec& spec, const std::string& reason);

@@ -130,9 +130,9 @@ constexpr std::size_t kAllocHeader = 64;
 
 DeviceBuffer CpuDevice::alloc(std::size_t bytes) {
   if (allocated_ + static_cast<double>(bytes) > caps_.memory_bytes)
-    throw BackendError("cpu alloc of " + std::to_string(bytes) + " B exceeds the rank's budget");
+    throw DeviceOom("cpu alloc of " + std::to_string(bytes) + " B exceeds the rank's budget");
   char* base = static_cast<char*>(std::aligned_alloc(64, kAllocHeader + (bytes + 63) / 64 * 64));
-  if (!base) throw BackendError("cpu alloc of " + std::to_string(bytes) + " B failed");
+  if (!base) throw DeviceOom("cpu alloc of " + std::to_string(bytes) + " B failed");
   std::memcpy(base, &bytes, sizeof(bytes));
   allocated_ += static_cast<double>(bytes);
   return DeviceBuffer(this, base + kAllocHeader, bytes);

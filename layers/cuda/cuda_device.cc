@@ -33,6 +33,9 @@ constexpr std::size_t kLtWorkspaceBytes = 32u << 20;
 // mark slots, and prefill attention's scores, at most kPrefillScoreBytes). Without it an
 // auto-fitted layer count fills the budget and the first step fails.
 constexpr double kCollectiveReserveBytes = 1024.0 * (1u << 20);
+// After refresh_budget, NCCL's buffers of the protocols the first collectives used are counted
+// as taken; this is left for connections it makes later (another protocol's, NVLS's).
+constexpr double kCollectiveLateReserveBytes = 256.0 * (1u << 20);
 constexpr double kStepWorkspaceReserveBytes = 256.0 * (1u << 20) + kPrefillScoreBytes;
 
 std::string gib(double bytes) {
@@ -114,6 +117,8 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
   // (ranks sharing a GPU, or --inject mem_reserve, take the rest).
   d.budget = static_cast<double>(free_b);
   if (o.memory_budget_bytes > 0) d.budget = std::min(d.budget, o.memory_budget_bytes);
+  d.free_at_open = static_cast<double>(free_b);
+  d.asked = o.memory_budget_bytes;
 
   caps_.backend = "cuda";
   caps_.name = prop.name;
@@ -175,23 +180,37 @@ DeviceBuffer CudaDevice::alloc(std::size_t bytes) {
   if (bytes == 0) return DeviceBuffer();
   // Checked before cudaMalloc so an over-budget point fails the same way on every GPU size.
   if (d.used + static_cast<double>(bytes) > d.budget)
-    throw BackendError("cuda alloc: out of memory: need " + gib(static_cast<double>(bytes)) +
-                       ", have " + gib(d.budget - d.used) + " left of a budget of " +
-                       gib(d.budget) + " on GPU " + std::to_string(d.index));
+    throw DeviceOom("cuda alloc: out of memory: need " + gib(static_cast<double>(bytes)) +
+                    ", have " + gib(d.budget - d.used) + " left of a budget of " + gib(d.budget) +
+                    " on GPU " + std::to_string(d.index));
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();  // clear it: an allocation failure must not poison later calls
     std::size_t free_b = 0, total_b = 0;
     (void)cudaMemGetInfo(&free_b, &total_b);
-    throw BackendError("cuda alloc: cudaMalloc(" + gib(static_cast<double>(bytes)) + ") failed (" +
-                       cudaGetErrorString(e) + "): the GPU has " +
-                       gib(static_cast<double>(free_b)) + " free of " +
-                       gib(static_cast<double>(total_b)));
+    throw DeviceOom("cuda alloc: cudaMalloc(" + gib(static_cast<double>(bytes)) + ") failed (" +
+                    cudaGetErrorString(e) + "): the GPU has " + gib(static_cast<double>(free_b)) +
+                    " free of " + gib(static_cast<double>(total_b)));
   }
   d.sizes[p] = bytes;
   d.used += static_cast<double>(bytes);
   return DeviceBuffer(this, p, bytes);
+}
+
+// What others took since open = the free memory lost beyond this device's own allocations.
+// NCCL's buffers count against --memory-budget as the model's do, so the budget shrinks by
+// them as well as the memory left.
+void CudaDevice::refresh_budget() {
+  Impl& d = *impl_;
+  std::size_t free_b = 0, total_b = 0;
+  TPB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const double others = std::max(0.0, d.free_at_open - static_cast<double>(free_b) - d.used);
+  double limit = d.free_at_open;
+  if (d.asked > 0) limit = std::min(limit, d.asked);
+  d.budget = std::max(0.0, limit - others);
+  caps_.memory_bytes = std::max(0.0, d.budget - static_cast<double>(kLtWorkspaceBytes) -
+                                         kCollectiveLateReserveBytes - kStepWorkspaceReserveBytes);
 }
 
 void CudaDevice::free_raw(void* p) noexcept {

@@ -24,6 +24,7 @@ class CudaDevice final : public Device {
   const DeviceCaps& caps() const override { return caps_; }
   DeviceBuffer alloc(std::size_t bytes) override;
   void free_raw(void* p) noexcept override;
+  void refresh_budget() override;
   void upload(void* dst, const float* src, std::size_t count, DType t) override;
   void download(float* dst, const void* src, std::size_t count, DType t) override;
   void fill(void* dst, DType t, const FillSpec& f) override;

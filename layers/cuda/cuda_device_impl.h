@@ -58,6 +58,9 @@ struct CudaDevice::Impl {
   std::string pci;
   double budget = 0;
   double used = 0;
+  // At open, before this device allocated anything: the free memory, and the budget asked for
+  // (0: none), so refresh_budget can tell what others (NCCL) took since.
+  double free_at_open = 0, asked = 0;
   std::unordered_map<void*, std::size_t> sizes;
   DeviceBuffer lt_workspace;
   std::unique_ptr<LtGemm> gemm;

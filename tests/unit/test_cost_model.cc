@@ -72,6 +72,18 @@ TEST(CostModel, Llama8BDecodeB1Ctx1024Tp1) {
   EXPECT_DOUBLE_EQ(m.activations, 262'144.0);
 }
 
+// --check at TP > 1 builds the whole tp = 1 model on group rank 0 beside its shard: weights,
+// KV cache and activations, the numbers of Llama8BDecodeB1Ctx1024Tp1 (the plan once counted
+// the weights alone, 134,611,144 bytes short here). At TP 1 the host reference is the only one.
+TEST(CostModel, CheckReferenceIsTheWholeUnshardedModel) {
+  const MemoryNeed r = check_reference_need(decode("llama-3.1-8b", 1, 1024, 2));
+  EXPECT_DOUBLE_EQ(r.weights, 13'959'168'000.0);
+  EXPECT_DOUBLE_EQ(r.kv_cache, 134'348'800.0);
+  EXPECT_DOUBLE_EQ(r.activations, 262'144.0);
+  EXPECT_DOUBLE_EQ(r.total(), 14'093'778'944.0);
+  EXPECT_DOUBLE_EQ(check_reference_need(decode("llama-3.1-8b", 1, 1024, 1)).total(), 0.0);
+}
+
 TEST(CostModel, Llama8BDecodeOpCosts) {
   const CostQuery q = decode("llama-3.1-8b", 1, 1024, 1);
   // qkv: 2 * 1 * 4096 * 6144 = 50,331,648 FLOPs; weights 4096 * 6144 * 2 = 50,331,648 B.

@@ -132,6 +132,55 @@ TEST(CudaGraph, TheGraphGoesWithItsSteps) {
   EXPECT_EQ(dev2.released, 1);
 }
 
+// The progress board under --cuda-graph: every position a rank publishes, in order.
+class CountingSink final : public ProgressSink {
+ public:
+  struct Entry {
+    int step, layer;
+    Op op;
+  };
+  void enter(int step, int layer, Op op) override { entered.push_back({step, layer, op}); }
+  void leave() override { ++left; }
+  std::vector<Entry> entered;
+  int left = 0;
+};
+
+// Each replay publishes its first collective, entered before the launch and left after the
+// sync, so the board's count moves on with every replayed step (a rank that stops replaying is
+// seen behind); the capture, which runs nothing, publishes nothing, and the timeline keeps its
+// sink for the eager steps after. Before, the board was detached at capture and never heard
+// from again: a hang in the replays read "every rank on this host arrived".
+TEST(CudaGraph, ReplaysPublishTheirProgress) {
+  FakeGraphDevice dev;
+  Timeline tl(dev, 64);
+  CountingSink sink;
+  tl.set_progress_sink(&sink);
+  {
+    Scoped step(tl, Op::step, 0, -1);
+    Scoped a(tl, Op::allreduce_mlp, 1, -1);  // a warm-up collective, eager
+  }
+  ASSERT_EQ(sink.entered.size(), 1u);
+  GraphSteps g(dev, tl);
+  g.capture([&] {
+    { Scoped a(tl, Op::qkv_proj, 0, 0); }
+    { Scoped b(tl, Op::allreduce_attn, 0, 0); }
+    { Scoped c(tl, Op::allreduce_mlp, 0, 0); }
+  });
+  EXPECT_EQ(sink.entered.size(), 1u);  // nothing from the capture
+  EXPECT_EQ(tl.progress_sink(), &sink);
+  int entered_before_launch = 0;
+  for (int s = 0; s < 3; ++s)
+    g.replay_step(s, [&] { entered_before_launch += sink.entered.size() == 1u + s; });
+  EXPECT_EQ(entered_before_launch, 3);  // `before` (host work, a held rank) precedes the enter
+  ASSERT_EQ(sink.entered.size(), 4u);
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(sink.entered[1 + s].step, s);
+    EXPECT_EQ(sink.entered[1 + s].layer, 0);
+    EXPECT_EQ(sink.entered[1 + s].op, Op::allreduce_attn);
+  }
+  EXPECT_EQ(sink.left, 4);
+}
+
 TEST(CudaGraph, CpuBackendHasNoGraphs) {
   DeviceOptions o;
   CpuDevice cpu(o);

@@ -4,6 +4,7 @@
 // tests/support/thread_collective.h, each on its own CpuDevice.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "base/errors.h"
 #include "collectives/self_collective.h"
 #include "layers/cpu/cpu_device.h"
+#include "layers/reference/dtype_round.h"
+#include "layers/reference/tolerance.h"
 #include "layers/timeline.h"
 #include "tests/support/thread_collective.h"
 #include "tp_model/mixed_check.h"
@@ -96,6 +99,53 @@ TEST(TpModelMixed, Tp2ShardsMatchTheReference) {
                          << v0.ids_differ;
   EXPECT_GT(v0.max_abs_err, 0.0);  // the split really reorders the sums
   EXPECT_EQ(v0.ids, 4);
+}
+
+// serve --check at TP 2 in bf16 is judged by --check's rule, not 1e-4 and equal ids: the shards'
+// rows differ from the reference's by bf16 rounding (2^-9 of each element, far above 1e-4 of
+// the largest, inside 4 sqrt(B) (u + 2^-24 sqrt(k)) = 0.031 of it), and where the reference's
+// top two logits nearly tie (5 and 9, 1e-3 apart) the shards may sample the other one.
+TEST(MixedCheckJudge, Bf16RoundingAndNearTiesPass) {
+  TpModelConfig cfg = Script().cfg(2, 0);
+  cfg.dtype = DType::bf16;
+  const int64_t V = 384;
+  MixedRun want, got;
+  for (int s = 0; s < 2; ++s) {
+    std::vector<float> w(57 * 64), g(w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      w[i] = 2.0f * std::sin(0.37f * static_cast<float>(i + 1000 * s));
+      g[i] = ref::round_to_dtype(w[i] * (1 + 1.0f / 300), DType::bf16);  // bf16 u = 2^-9 and more
+    }
+    want.rows.push_back(w);
+    got.rows.push_back(g);
+  }
+  want.vocab = V;
+  want.logits.resize(2 * V);
+  for (int64_t v = 0; v < 2 * V; ++v) want.logits[v] = std::cos(1.3f * static_cast<float>(v));
+  want.logits[5] = 3.0f;  // row 0: 5 and 9 nearly tie, far above the rest
+  want.logits[9] = 2.999f;
+  want.logits[V + 7] = 3.0f;  // row 1: 7 alone on top
+  want.ids = {5, 7};
+  got.ids = {9, 7};
+  const MixedCheck v = judge_mixed(got, want, cfg);
+  EXPECT_GT(v.max_abs_err, 1e-4 * v.max_abs_ref);  // the old rule failed here
+  EXPECT_LE(v.max_abs_err, v.tolerance);
+  EXPECT_NEAR(v.tolerance / v.max_abs_ref,
+              ref::relative_tolerance(DType::bf16, cfg.shape, cfg.layers, false), 1e-12);
+  EXPECT_EQ(v.ids_differ, 1);
+  EXPECT_EQ(v.ids_near_tie, 1);
+  EXPECT_TRUE(v.passed) << "err " << v.max_abs_err << " tol " << v.tolerance;
+
+  // What the rule must still catch: an id off a tie, and rows off by the order of the output.
+  MixedRun wrong_id = got;
+  wrong_id.ids = {5, 8};
+  EXPECT_FALSE(judge_mixed(wrong_id, want, cfg).passed);
+  MixedRun wrong_rows = got;
+  wrong_rows.rows[1][100] += 0.5f;
+  EXPECT_FALSE(judge_mixed(wrong_rows, want, cfg).passed);
+  MixedRun nan_rows = got;
+  nan_rows.rows[0][3] = NAN;
+  EXPECT_FALSE(judge_mixed(nan_rows, want, cfg).passed);
 }
 
 // Every rank returns the same ids, one per sampling sequence, inside the vocabulary.

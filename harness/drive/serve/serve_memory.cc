@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "layers/cost_model.h"
+#include "tp_model/mixed_check.h"
 
 namespace tpb {
 
@@ -15,10 +16,19 @@ int64_t longest_request(const std::vector<Request>& reqs) {
   return m;
 }
 
+// serve --check's peak (mixed_check.h): its sharded model of the check's own small serving
+// layout and, beside it, the tp = 1 model of the same layout, at the point's depth.
+double check_peak(const ServeSpec& spec, int64_t layers) {
+  const RunSpec& r = spec.run;
+  const ServeShape s = serve_shape_for(serve_check_script(), kServeCheckKv, spec.lm_head);
+  return serve_memory_need(r.shape, r.tp, r.dtypes(), layers, s).total() +
+         serve_memory_need(r.shape, 1, r.dtypes(), layers, s).total();
+}
+
 }  // namespace
 
 ServeMemory plan_serve_memory(const ServeSpec& spec, const SchedulerConfig& sc,
-                              const std::vector<Request>& reqs, double have) {
+                              const std::vector<Request>& reqs, double have, bool reference) {
   const RunSpec& r = spec.run;
   ServeMemory m;
   m.layers = r.planned_layers();
@@ -41,6 +51,11 @@ ServeMemory plan_serve_memory(const ServeSpec& spec, const SchedulerConfig& sc,
   m.shape.kv.num_blocks = std::max<int64_t>(blocks, 0);
   m.need = base + static_cast<double>(m.shape.kv.num_blocks) * per_block;
   m.fits = m.shape.kv.num_blocks >= 1 && m.need <= m.have;
+  if (reference) {
+    m.check = check_peak(spec, m.layers);
+    m.check_blame = m.fits && m.check > m.have;
+    m.fits = m.fits && m.check <= m.have;
+  }
   return m;
 }
 

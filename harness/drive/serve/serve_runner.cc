@@ -35,15 +35,18 @@ constexpr std::size_t kFlushSteps = 256;
 // The group holds what its smallest rank holds.
 ServeMemory agree_serve_memory(MPI_Comm comm, ServeMemory m) {
   long long blocks = m.shape.kv.num_blocks;
-  int fits = m.fits ? 1 : 0;
-  double nh[2] = {m.need, -m.have};
+  // Whether each rank fits, and whether it fits but for serve --check's reference.
+  int fits[2] = {m.fits ? 1 : 0, m.fits || m.check_blame ? 1 : 0};
+  double nh[3] = {m.need, -m.have, m.check};
   TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &blocks, 1, MPI_LONG_LONG, MPI_MIN, comm));
-  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm));
-  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, nh, 2, MPI_DOUBLE, MPI_MAX, comm));
+  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, fits, 2, MPI_INT, MPI_MIN, comm));
+  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, nh, 3, MPI_DOUBLE, MPI_MAX, comm));
   m.shape.kv.num_blocks = blocks;
-  m.fits = fits != 0;
+  m.fits = fits[0] != 0;
+  m.check_blame = !m.fits && fits[1] != 0;
   m.need = nh[0];
   m.have = -nh[1];
+  m.check = nh[2];
   return m;
 }
 
@@ -68,10 +71,9 @@ StepBatch warmup_batch(const ServeShape& s) {
 // against the unsharded reference on group rank 0; both are freed before serving starts.
 MixedCheck run_mixed_check(const ServeSpec& spec, int64_t layers, Device& dev, Collective& coll,
                            int group_rank) {
-  const KvLayout kv{8, 16};
-  const std::vector<StepBatch> script = mixed_check_script(kv, 24, 40, 17);
+  const std::vector<StepBatch> script = serve_check_script();
   TpModelConfig mc = spec.model_config(layers, group_rank);
-  mc.serve = serve_shape_for(script, kv, spec.lm_head);
+  mc.serve = serve_shape_for(script, kServeCheckKv, spec.lm_head);
   TpModel model(dev, mc);
   return check_mixed_against_reference(dev, model, mc, coll, script);
 }
@@ -198,12 +200,15 @@ ServeResult run_serve_point(const ServeSpec& spec, std::size_t load_index, const
       load.trace_file.empty() ? make_requests(load) : read_trace(load.trace_file);
   SchedulerConfig sc = spec.scheduler_at(load_index);
   const double budget = r.memory_budget_bytes > 0 ? r.memory_budget_bytes : dev.caps().memory_bytes;
-  const ServeMemory plan = plan_serve_memory(spec, sc, reqs, budget - inj.mem_reserve_gib * kGiB);
+  const ServeMemory plan = plan_serve_memory(spec, sc, reqs, budget - inj.mem_reserve_gib * kGiB,
+                                             r.check && group.group_rank == 0);
   const ServeMemory mem =
       watch.run("the memory agreement", [&] { return agree_serve_memory(w.comm, plan); });
   ServeResult res;
   if (!mem.fits) {
-    if (w.rank == 0) res.oom = oom_point(r, mem.layers, mem.need, mem.have);
+    if (w.rank == 0)
+      res.oom = mem.check_blame ? oom_point(r, mem.layers, mem.check, mem.have, mem.check)
+                                : oom_point(r, mem.layers, mem.need, mem.have);
     return res;
   }
   sc.kv_blocks = mem.shape.kv.num_blocks;
