@@ -5,7 +5,7 @@ status "oom" with a reason that names the reference, every rank exits 0, and the
 within the collective timeout. Before the plan counted the reference whole, it counted only the
 tp = 1 weights: the point started, group rank 0's allocation of the reference failed, and the job
 died (rank 0 aborted while its peer waited in the clock sync). The same budget without --check
-runs ok, so the shards do fit."""
+runs ok, so the shards do fit. serve --check's reference models are planned too."""
 import time
 
 from tpbtest import Ctx
@@ -45,6 +45,18 @@ def main():
     c.mpi(2, BASE + ["--out", plain], timeout=120)
     st = c.results(plain)["points"][0]["status"]
     c.check(st == "ok", f"without --check the shards fit the same budget ({st})")
+
+    # serve --check likewise: its two small models side by side on group rank 0 (the tp = 1 one
+    # with the whole LM head, 125 MiB at tiny's vocabulary) were not in serve's plan at all.
+    sv = c.out("serve")
+    rc, _, stderr = c.mpi(2, ["serve", "--model", "tiny", "--layers", "2", "--requests", "4",
+                              "--concurrency", "2", "--prompt-len", "32", "--output-len", "8",
+                              "--chunk", "64", "--memory-budget", "150M", "--check",
+                              "--collective-timeout", "30", "--out", sv], timeout=120)
+    p = c.results(sv)["points"][0]
+    c.check(p["status"] == "oom" and "--check" in p.get("reason", "")
+            and "fits without --check" in p.get("reason", ""),
+            f"serve --check: oom naming the reference ({p['status']}: {p.get('reason', '')})")
     c.finish()
 
 
