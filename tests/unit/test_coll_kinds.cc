@@ -145,8 +145,9 @@ TEST(CollKinds, SumExactInBf16AtAnyRankCount) {
         float up = 0, down = 0;
         for (int r = 0; r < n; ++r) {
           exact += in[static_cast<std::size_t>(r)][e];
-          up = round_to_dtype(up + in[static_cast<std::size_t>(r)][e], DType::bf16);
-          down = round_to_dtype(down + in[static_cast<std::size_t>(n - 1 - r)][e], DType::bf16);
+          up = ref::round_to_dtype(up + in[static_cast<std::size_t>(r)][e], DType::bf16);
+          down =
+              ref::round_to_dtype(down + in[static_cast<std::size_t>(n - 1 - r)][e], DType::bf16);
         }
         const float want = k->expected(verify(0, n, c), j);
         // An output left unwritten (holding rank 0's own input) must not read as right.
