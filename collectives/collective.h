@@ -20,6 +20,11 @@ class Collective {
   // In-place sum over the group. `buf` is a Device buffer of the rank's backend.
   // Throws CollectiveTimeout when the group does not complete within the configured timeout.
   virtual void all_reduce(void* buf, std::size_t count, DType t) = 0;
+  // `times` in-place sums back to back, as nccl-tests' timed loop issues them: a device-side
+  // collective queues them with no host wait between calls. Same timeout as all_reduce.
+  virtual void all_reduce_repeated(void* buf, std::size_t count, DType t, int times) {
+    for (int i = 0; i < times; ++i) all_reduce(buf, count, t);
+  }
   virtual void barrier() = 0;
 };
 

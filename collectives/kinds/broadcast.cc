@@ -10,7 +10,8 @@ namespace {
 
 // Only the root holds input; the others' buffers stay zero until the call writes them.
 void fill(const CollVerify& v, float* send, float* recv) {
-  if (v.rank == v.root) fill_own_input(v, send, recv);
+  // The root's every value, whatever the op (a sum's sparse inputs are for sums alone).
+  if (v.rank == v.root) fill_rank_values(v.rank, v.counts.send, v.inplace ? recv : send);
 }
 
 float expected(const CollVerify& v, int64_t j) {

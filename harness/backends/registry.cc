@@ -16,6 +16,7 @@
 #include "collectives/nccl/nccl_collective.h"
 #include "harness/backends/nvml_sampler.h"
 #include "layers/cuda/cuda_factory.h"
+#include "layers/cuda/cudnn/cudnn_probe.h"
 #endif
 
 namespace tpb {
@@ -115,6 +116,21 @@ std::string linked_nccl_version() {
 #else
   return "";
 #endif
+}
+
+AttentionLibraries attention_libraries() {
+  AttentionLibraries a;
+#if defined(TPB_HAVE_CUDA)
+  a.native = true;
+  a.cudnn_frontend = cudnn_frontend_built();
+  a.cudnn_compiled = !a.cudnn_frontend.empty();
+  const CudnnRuntime r = probe_cudnn_runtime();
+  a.cudnn_runtime = r.version;
+  a.cudnn_note = r.note;
+#else
+  a.cudnn_note = "no cuda backend in this build";
+#endif
+  return a;
 }
 
 std::unique_ptr<TelemetrySampler> make_telemetry(Device& dev) {

@@ -20,6 +20,16 @@ std::unique_ptr<Device> make_device(const DeviceOptions& o);
 // Names of the backends compiled into this binary.
 std::vector<std::string> built_backends();
 
+// The attention libraries this binary has, known without a GPU (what --attention can pick).
+struct AttentionLibraries {
+  bool native = false;          // the cuda backend's own kernels (--attention native)
+  bool cudnn_compiled = false;  // built with cudnn-frontend (--attention cudnn can run)
+  std::string cudnn_frontend;   // its version; "" without
+  std::string cudnn_runtime;    // cudnnGetVersion of the libcudnn found here; "" when none
+  std::string cudnn_note;       // the library loaded, or why none was
+};
+AttentionLibraries attention_libraries();
+
 // The device this rank opens for `spec`: the backend, the GPU picked by the host-local rank,
 // the memory budget split between the ranks on the host, and the BLAS threads.
 DeviceOptions device_options(const RunSpec& spec, const World& w);

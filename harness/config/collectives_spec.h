@@ -34,6 +34,9 @@ struct CollectivesSpec {
   int root = 0;
   std::vector<int64_t> sizes;  // requested bytes, ascending
   int warmup = 5, iters = 20;
+  // After the timed pass, a second pass of `iters` calls stamped one by one, for percentiles,
+  // skew and wait (harness/measure/timed_pass.h). calibrate needs the mean alone.
+  bool stamped_pass = true;
   double timeout_s = 600;
   int sync_rounds = 32;
   std::string out, config_dir;

@@ -80,6 +80,7 @@ std::vector<AllReducePointRecord> time_all_reduce(const World& w, Device& dev,
   cs.collective = s.collective;
   cs.backend = s.backend;
   cs.timeout_s = s.collective_timeout_s;
+  cs.stamped_pass = false;  // alpha and algbw come from the timed pass's mean alone
   for (int64_t b = 8; b <= s.max_bytes; b *= 4) cs.sizes.push_back(b);
   auto coll = make_measured_collective(cs, w, dev);
   const double bf = bus_factor(CollKind::all_reduce, w.size);

@@ -1,6 +1,6 @@
 // Measurement of one message size: buffers filled with the kind's verification input
-// (collectives/kinds/verify_fill.h), the timed loop on synced clocks, the optional plain MPI
-// loop, and one verification call on fresh inputs.
+// (collectives/kinds/verify_fill.h), the timed and stamped passes (timed_pass.h) on synced
+// clocks, the optional plain MPI loop, and one verification call on fresh inputs.
 #include "harness/measure/collectives_measure.h"
 
 #include <mpi.h>
@@ -14,6 +14,7 @@
 #include "harness/backends/collective_factory.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/run_spec.h"
+#include "harness/measure/timed_pass.h"
 #include "harness/mpi/clock_sync.h"
 
 namespace tpb {
@@ -68,6 +69,17 @@ class MeasuredCall {
     }
   }
 
+  // `times` calls back to back, as the timed pass issues them: through the Collective with no
+  // wait of the harness's between them; the direct MPI path waits in each call (it is one).
+  void calls(int times) {
+    if (coll_ == nullptr) {
+      for (int i = 0; i < times; ++i) call();
+    } else {
+      coll_->all_reduce_repeated(d_recv_.get(), static_cast<std::size_t>(verify_.counts.recv),
+                                 s_.dtype, times);
+    }
+  }
+
   void blocking_mpi_call() { kind_.mpi(mpi_args(), nullptr); }
 
   void barrier() {
@@ -111,8 +123,9 @@ class MeasuredCall {
   DeviceBuffer d_send_, d_recv_;
 };
 
-// Warm-up, then the stamped iterations between two clock measurements; the stamps land in
-// `out` on the synced clock, with the own-clock loop mean and the clock's error terms.
+// Warm-up, then the timed pass (nccl-tests' loop, stamps around it only: loop_s) and, where
+// asked, the stamped pass (its iterations land in `out` on the synced clock), both between two
+// clock measurements; with the clock's error terms.
 void timed_loop(const CollectivesSpec& s, const World& w, Device& dev, MeasuredCall& m,
                 CollRankResult& out) {
   ClockModel clock;
@@ -120,16 +133,12 @@ void timed_loop(const CollectivesSpec& s, const World& w, Device& dev, MeasuredC
   for (int i = 0; i < s.warmup; ++i) m.call();
   dev.synchronize();
   m.barrier();
-  Timeline tl(dev, static_cast<std::size_t>(s.iters));
-  for (int i = 0; i < s.iters; ++i) {
-    const std::size_t k = tl.open(Op::allreduce_attn, 0, i);
-    m.call();
-    tl.close(k);
+  out.loop_s = timed_pass(dev, s.iters, [&](int n) { m.calls(n); });
+  if (s.stamped_pass) {
+    m.barrier();
+    out.iters = stamped_pass(dev, s.iters, [&] { m.call(); });
   }
-  dev.synchronize();
   clock.end = measure_offset(w.comm, now_s, s.sync_rounds);
-  out.iters = tl.resolve();
-  out.loop_s = (out.iters.back().t1 - out.iters.front().t0) / s.iters;
   for (auto& rec : out.iters) {
     rec.t0 = clock.to_common(rec.t0);
     rec.t1 = clock.to_common(rec.t1);

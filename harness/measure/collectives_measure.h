@@ -1,12 +1,14 @@
 // `tpbench collectives`: one message size of a nccl-tests style sweep, measured on every rank
-// with per-iteration enter/exit stamps, so that beyond nccl-tests' mean time it reports
-// per-iteration percentiles, arrival skew and Scalasca wait per rank.
+// in two passes (timed_pass.h): nccl-tests' timed loop for the mean, then a pass with
+// per-iteration enter/exit stamps for per-iteration percentiles, arrival skew and Scalasca
+// wait per rank.
 //
 // Definitions (documented in results/SCHEMA.md terms):
-//  - time_s.mean: nccl-tests' figure: each rank's (last exit - first enter) / iters on its own
-//    clock, then reduced over ranks as nccl-tests' -a says (default the mean; time_s.over_ranks
-//    keeps rank 0's, the mean, the min and the max).
-//  - iteration time t(i) = max_r x(r,i) - min_r e(r,i) on the synced clock: from the first
+//  - time_s.mean: nccl-tests' figure: each rank's (stamp after the loop - stamp before it) /
+//    iters on its own clock, then reduced over ranks as nccl-tests' -a says (default the mean;
+//    time_s.over_ranks keeps rank 0's, the mean, the min and the max).
+//  - iteration time t(i) (stamped pass) = max_r x(r,i) - min_r e(r,i) on the synced clock: from the
+//  first
 //    rank entering to the last rank leaving. p50/p99 are over iterations. Iterations run back
 //    to back, so consecutive spans may overlap; their mean can exceed time_s.mean.
 //  - algbw = S / time_s.mean, busbw = algbw * bus_factor(kind, n) (collectives/bus_bandwidth).

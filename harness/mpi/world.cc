@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "base/mpi_check.h"
+#include "harness/mpi/gather_plan.h"
 
 namespace tpb {
 
@@ -65,32 +66,30 @@ TpGroup split_tp_groups(const World& w, int tp, const std::string& layout) {
 }
 
 std::vector<std::vector<char>> gather_bytes(MPI_Comm comm, const void* data, std::size_t n,
-                                            int root) {
+                                            int root, long long window) {
   int rank = 0, size = 1;
   TPB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   TPB_MPI_CHECK(MPI_Comm_size(comm, &size));
-  // Sizes travel as 64-bit counts; payloads in chunks below INT_MAX would be needed beyond
-  // 2 GiB per rank, which a timeline never reaches (about 40 B per segment).
+  // Every rank plans the same rounds from every rank's 64-bit size (a trace passes 2 GiB in
+  // all: about 8k steps of a TP 8 serve of an 80-layer model).
   long long mine = static_cast<long long>(n);
   std::vector<long long> sizes(size);
-  TPB_MPI_CHECK(MPI_Gather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, root, comm));
-  std::vector<int> counts(size), displs(size);
-  std::vector<char> all;
-  if (rank == root) {
-    long long off = 0;
-    for (int r = 0; r < size; ++r) {
-      counts[r] = static_cast<int>(sizes[r]);
-      displs[r] = static_cast<int>(off);
-      off += sizes[r];
-    }
-    all.resize(static_cast<std::size_t>(off));
+  TPB_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, comm));
+  const GatherPlan plan = plan_gather(sizes, window);
+  std::vector<char> all(rank == root ? static_cast<std::size_t>(plan.total) : 0);
+  const char* src = static_cast<const char*>(data);
+  for (const GatherPlan::Window& w : plan.windows) {
+    const long long from = w.first + w.displs[rank] - plan.starts[rank];
+    TPB_MPI_CHECK(MPI_Gatherv(src + (w.counts[rank] > 0 ? from : 0), w.counts[rank], MPI_CHAR,
+                              rank == root ? all.data() + w.first : nullptr, w.counts.data(),
+                              w.displs.data(), MPI_CHAR, root, comm));
   }
-  TPB_MPI_CHECK(MPI_Gatherv(data, static_cast<int>(n), MPI_CHAR, all.data(), counts.data(),
-                            displs.data(), MPI_CHAR, root, comm));
   std::vector<std::vector<char>> out;
   if (rank == root)
-    for (int r = 0; r < size; ++r)
-      out.emplace_back(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
+    for (int r = 0; r < size; ++r) {
+      const auto at = all.begin() + plan.starts[r];
+      out.emplace_back(at, at + sizes[r]);
+    }
   return out;
 }
 

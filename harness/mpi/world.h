@@ -2,6 +2,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <climits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,8 +62,9 @@ TpGroup split_tp_groups(const World& w, int tp, const std::string& layout);
 // Gathers one string per rank to `root` (empty vector elsewhere).
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, int root);
 
-// Gathers raw bytes per rank to `root`.
+// Gathers raw bytes per rank to `root`, any total size: one MPI_Gatherv per `window` bytes of
+// the whole (harness/mpi/gather_plan.h); tests pass a small window to run several rounds.
 std::vector<std::vector<char>> gather_bytes(MPI_Comm comm, const void* data, std::size_t n,
-                                            int root);
+                                            int root, long long window = INT_MAX);
 
 }  // namespace tpb

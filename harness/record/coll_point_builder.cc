@@ -115,9 +115,12 @@ CollMetricsRecord metrics_record(const CollectivesSpec& s, const CollCounts& c, 
   m.wrong = o.wrong;
   static const char* const kOver[4] = {"rank 0's", "mean over ranks", "min over ranks",
                                        "max over ranks"};
-  m.definitions = {fmt::format("{} (-a {}) of (last exit - first enter) / iters, own clock",
+  m.definitions = {fmt::format("{} (-a {}) of (stamp after the last call - stamp before the "
+                               "first) / iters, own clock: nccl-tests' timed loop, nothing "
+                               "stamped inside it",
                                kOver[std::clamp(s.average, 0, 3)], s.average),
-                   "per iteration: last rank's exit - first rank's enter, synced clock",
+                   "stamped pass, apart from the timed loop (a stamp before and after each "
+                   "call): per iteration, last rank's exit - first rank's enter, synced clock",
                    "bytes / time_s.mean / 1e9",
                    "algbw_GBps * busbw_factor (nccl-tests PERFORMANCE.md)"};
   if (s.baseline)

@@ -10,9 +10,10 @@ namespace tpb {
 
 // What one rank measured for one size; plain data, gathered to rank 0.
 struct CollRankResult {
-  std::vector<SegmentRecord> iters;  // one per timed iteration, on the synced clock
-  double loop_s = 0;                 // (last exit - first enter) / iters, own clock
-  double baseline_s = 0;             // plain loop mean, own clock (0 when not asked)
+  // The stamped pass: one per iteration, on the synced clock (empty where not asked).
+  std::vector<SegmentRecord> iters;
+  double loop_s = 0;      // the timed pass: (stamp after - stamp before) / iters, own clock
+  double baseline_s = 0;  // plain loop mean, own clock (0 when not asked)
   int64_t wrong = 0;
   double offset_s = 0, uncertainty_s = 0, drift_ppm = 0;
 };

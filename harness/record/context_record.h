@@ -16,6 +16,14 @@ struct VersionsRecord {
   std::vector<std::string> backends;  // compiled into this binary
 };
 
+// `tpbench info`'s attention libraries (harness/backends/registry.h AttentionLibraries).
+struct AttentionLibrariesRecord {
+  bool native = false, cudnn_compiled = false;
+  std::string cudnn_frontend_version;
+  std::string cudnn_runtime_version;  // "9.15.0" or "not found"
+  std::string cudnn_runtime_note;
+};
+
 struct DeviceContextRecord {
   std::string backend, name;
   bool device_timer = false;

@@ -1,5 +1,6 @@
 // `tpbench info`: what this binary can do, as JSON: the versions record, the NCCL version where
-// it is linked, and the collectives it can run; `--version` prints the same in lines.
+// it is linked, the collectives it can run and the attention libraries (what `--attention
+// cudnn` will find, known before a run and without a GPU); `--version` prints the same in lines.
 #include <iostream>
 
 #include "harness/backends/collective_factory.h"
@@ -10,6 +11,16 @@
 
 namespace tpb {
 
+namespace {
+
+AttentionLibrariesRecord attention_record() {
+  const AttentionLibraries a = attention_libraries();
+  return {a.native, a.cudnn_compiled, a.cudnn_frontend,
+          a.cudnn_runtime.empty() ? "not found" : a.cudnn_runtime, a.cudnn_note};
+}
+
+}  // namespace
+
 std::string version_line() {
   const VersionsRecord v = versions_record(built_backends());
   std::string backends, collectives;
@@ -18,6 +29,12 @@ std::string version_line() {
   std::string line = "tpbench " + v.tpbench + " (git " + v.git_sha + ")\nbackends:" + backends +
                      "\ncollectives:" + collectives + "\nmpi: " + v.mpi + "\nblas: " + v.blas;
   if (const std::string nccl = linked_nccl_version(); !nccl.empty()) line += "\nnccl: " + nccl;
+  const AttentionLibrariesRecord a = attention_record();
+  if (a.native)
+    line += "\nattention: native; cudnn " +
+            (a.cudnn_compiled ? "compiled in (cudnn-frontend " + a.cudnn_frontend_version + ")"
+                              : std::string("not compiled in")) +
+            ", cuDNN at run time: " + a.cudnn_runtime_version;
   return line;
 }
 
@@ -28,6 +45,7 @@ int verb_info(const CliResult&, const World& w) {
   // launcher's `grep '"nccl"'` then still means what it did.
   if (const std::string nccl = linked_nccl_version(); !nccl.empty()) j["nccl"] = nccl;
   j["collectives"] = built_collectives();
+  j["attention"] = to_json(attention_record());
   std::cout << j.dump(2) << std::endl;
   return 0;
 }

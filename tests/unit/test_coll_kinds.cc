@@ -8,6 +8,7 @@
 #include "collectives/bus_bandwidth.h"
 #include "collectives/kinds/coll_kind.h"
 #include "collectives/kinds/verify_fill.h"
+#include "layers/reference/dtype_round.h"
 
 namespace tpb {
 namespace {
@@ -115,6 +116,47 @@ TEST(CollKinds, Reduce) {
   k.fill(verify(0, 2, c), send.data(), recv.data());  // out of place: the send buffer
   EXPECT_EQ(send, (std::vector<float>{1, 8, 2, 9}));
   EXPECT_EQ(recv, std::vector<float>(4, 0.0f));
+}
+
+// The sum kinds' expected values stay exact in bf16 at any rank count: every rank's inputs
+// summed in bf16 (rounded after each add, as a ring's partial sums are stored) in rank order
+// and in reverse, equal the kind's expected value and the exact sum, and each element's sum is
+// below 256 (so any other order is exact too). The fill before the sparse sum (every rank's
+// value in 1..13) first rounds at 36 ranks (91 + 91 + 13+12+...+4 = 267 > 256) and at 1024
+// ranks sums ~7000; 24 ranks (at most 91 + 13+...+3 = 179) is within the bound either way.
+TEST(CollKinds, SumExactInBf16AtAnyRankCount) {
+  for (const CollKindInfo* k : {&kAllReduce, &kReduce, &kReduceScatter}) {
+    // reduce_scatter's buffers are n blocks per rank: 1024 ranks would take n^2 blocks here.
+    const bool blocks = k == &kReduceScatter;
+    for (int n : blocks ? std::vector<int>{2, 19, 24, 36} : std::vector<int>{2, 19, 24, 36, 1024}) {
+      const int64_t recv = 2 * 13 * sum_stride(n);  // every residue of i mod 13 and the stride
+      const int64_t count = blocks ? recv * n : recv;
+      const CollCounts c{.send = count, .recv = recv, .bytes = 2 * count};
+      std::vector<std::vector<float>> in(static_cast<std::size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        std::vector<float> send(static_cast<std::size_t>(count), 0.0f), out(send);
+        k->fill(verify(r, n, c), send.data(), out.data());
+        in[static_cast<std::size_t>(r)] = send;
+      }
+      int64_t wrong = 0;
+      for (int64_t j = 0; j < c.recv; ++j) {  // rank 0's output: reduce_scatter's block 0
+        const auto e = static_cast<std::size_t>(j);
+        double exact = 0;
+        float up = 0, down = 0;
+        for (int r = 0; r < n; ++r) {
+          exact += in[static_cast<std::size_t>(r)][e];
+          up = ref::round_to_dtype(up + in[static_cast<std::size_t>(r)][e], DType::bf16);
+          down =
+              ref::round_to_dtype(down + in[static_cast<std::size_t>(n - 1 - r)][e], DType::bf16);
+        }
+        const float want = k->expected(verify(0, n, c), j);
+        // An output left unwritten (holding rank 0's own input) must not read as right.
+        const bool unwritten_passes = want <= in[0][e];
+        wrong += (up != want || down != want || want != exact || exact >= 256 || unwritten_passes);
+      }
+      EXPECT_EQ(wrong, 0) << k->name << " at " << n << " ranks";
+    }
+  }
 }
 
 }  // namespace

@@ -99,6 +99,7 @@ std::optional<CollPointRecord> try_coll_point_from_json(const nlohmann::ordered_
 nlohmann::ordered_json to_json(const RunContextRecord& c);
 RunContextRecord context_from_json(const nlohmann::ordered_json& j);
 nlohmann::ordered_json to_json(const VersionsRecord& v);
+nlohmann::ordered_json to_json(const AttentionLibrariesRecord& a);  // written only: `info`
 nlohmann::ordered_json to_json(const std::vector<Verdict>& v);
 std::vector<Verdict> verdicts_from_json(const nlohmann::ordered_json& j);
 // `diagnose --json`'s document: {"files": [...]}.

@@ -169,6 +169,15 @@ void fields(V& v, R& r) {
   v("backends", r.backends);
 }
 
+template <class V, Is<AttentionLibrariesRecord> R>
+void fields(V& v, R& r) {
+  v("native", r.native);
+  v("cudnn_compiled", r.cudnn_compiled);
+  v("cudnn_frontend_version", r.cudnn_frontend_version);
+  v("cudnn_runtime_version", r.cudnn_runtime_version);
+  v("cudnn_runtime_note", r.cudnn_runtime_note);
+}
+
 template <class V, Is<DeviceContextRecord> R>
 void fields(V& v, R& r) {
   v("backend", r.backend);
@@ -275,6 +284,9 @@ oj to_json(const CollParamsRecord& p) {
 }
 oj to_json(const VersionsRecord& v) {
   return Writer::encode(v);
+}
+oj to_json(const AttentionLibrariesRecord& a) {
+  return Writer::encode(a);
 }
 // The curve as the results hold it (to_json's null memory_wall), so a file's curve reads as it
 // was written.

@@ -1,6 +1,7 @@
 // The build without cudnn-frontend (launch/deps.sh fetches it; CMake looks for it in .deps/):
 // `--attention cudnn` is refused in one line when the device opens.
 #include "base/errors.h"
+#include "layers/cuda/cudnn/cudnn_probe.h"
 #include "layers/cuda/cudnn/cudnn_sdpa.h"
 
 namespace tpb {
@@ -44,6 +45,10 @@ std::string CudnnSdpa::describe() const {
 
 CudnnSdpa::Builds CudnnSdpa::builds() const {
   return {};
+}
+
+std::string cudnn_frontend_built() {
+  return "";
 }
 
 }  // namespace tpb
