@@ -20,6 +20,11 @@ std::unique_ptr<Device> make_device(const DeviceOptions& o);
 // Names of the backends compiled into this binary.
 std::vector<std::string> built_backends();
 
+// Makes GPU device_for_local_rank(local_rank, visible GPUs) current and records it in `p`
+// (index, visible, bus id); on a backend without GPUs, or with none visible, picks nothing and
+// p.reason says why. The one place besides the tables that asks whether CUDA is built in.
+void pick_gpu(const std::string& backend, int local_rank, DevicePick& p);
+
 // The device this rank opens for `spec`: the backend, the GPU picked by the host-local rank,
 // the memory budget split between the ranks on the host, and the BLAS threads.
 DeviceOptions device_options(const RunSpec& spec, const World& w);

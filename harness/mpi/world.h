@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/mpi/device_pick.h"
+
 namespace tpb {
 
 struct World {
@@ -19,6 +21,8 @@ struct World {
   // MPI_Query_thread's answer: MPI_THREAD_SINGLE unless the command starts helper threads
   // (harness/mpi/thread_need.h).
   int thread_level = 0;
+  // The GPU this rank opens (harness/backends/device_setup.h); none on a CPU backend.
+  DevicePick device;
 };
 
 // "single", "funneled", "serialized" or "multiple".
@@ -60,6 +64,10 @@ TpGroup split_tp_groups(const World& w, int tp, const std::string& layout);
 
 // Gathers one string per rank to `root` (empty vector elsewhere).
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, int root);
+
+// Every rank of this host gets each host rank's string, by node-local rank (the order of
+// World::local_rank). Collective over `comm`.
+std::vector<std::string> allgather_host_strings(MPI_Comm comm, const std::string& mine);
 
 // Gathers raw bytes per rank to `root`.
 std::vector<std::vector<char>> gather_bytes(MPI_Comm comm, const void* data, std::size_t n,

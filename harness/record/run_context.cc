@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "collectives/topology.h"
+#include "harness/record/json/results_json.h"
 
 #ifndef TPB_GIT_SHA
 #define TPB_GIT_SHA "unknown"
@@ -30,18 +31,52 @@ struct RankFixed {
 };
 static_assert(std::is_trivially_copyable_v<RankFixed>);
 
+// This rank's GPU as picked around MPI_Init (World::device), with the GPU's NUMA node and the
+// rank's CPU set beside it, so a reader sees whether the rank runs near its GPU.
+RankDeviceRecord device_binding(const World& w, const nlohmann::ordered_json& placement) {
+  const DevicePick& p = w.device;
+  RankDeviceRecord d;
+  d.cpu_set = placement.value("cpus_allowed", "");
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) d.cuda_visible_devices = v;
+  d.before_mpi_init = p.before_mpi_init;
+  d.shared = p.shared;
+  if (p.index >= 0) {
+    d.device_index = p.index;
+    d.picked_from = p.before_mpi_init ? p.launcher.source : "MPI node-local rank, after MPI_Init";
+  } else {
+    d.reasons.push_back("device_index: " + p.reason);
+  }
+  if (!p.pci_bus_id.empty())
+    d.pci_bus_id = p.pci_bus_id;
+  else
+    d.reasons.push_back("pci_bus_id: " + (p.index >= 0 ? "the driver did not say" : p.reason));
+  const int numa = pci_numa_node("/sys", p.pci_bus_id);
+  if (numa >= 0)
+    d.numa_node = numa;
+  else
+    d.reasons.push_back(p.pci_bus_id.empty() ? "numa_node: no GPU"
+                                             : "numa_node: sysfs gives none for the GPU");
+  // NCCL has no API for a peer's transport; its INFO log names them once a communicator has
+  // connected (lazily, at the first collective since NCCL 2.22), after this record is written.
+  d.reasons.push_back("nccl_transports: not read (NCCL reports them only in its INFO log)");
+  return d;
+}
+
 std::vector<ContextRankRecord> gather_ranks(const World& w) {
   const RankFixed mine{w.rank, w.local_rank, online_cpus(), w.local_size, w.node};
   const auto fixed = gather_bytes(w.comm, &mine, sizeof mine, 0);
   const auto hosts = gather_strings(w.comm, w.host, 0);
   // Placement is host-defined (what the OS tells about affinity), so it travels as JSON text.
-  const auto placements = gather_strings(w.comm, detect_placement().dump(), 0);
+  const nlohmann::ordered_json placement = detect_placement();
+  const auto placements = gather_strings(w.comm, placement.dump(), 0);
+  const auto bindings = gather_strings(w.comm, to_json(device_binding(w, placement)).dump(), 0);
   std::vector<ContextRankRecord> ranks;
   for (std::size_t i = 0; i < fixed.size(); ++i) {
     RankFixed f;
     std::memcpy(&f, fixed[i].data(), sizeof f);
     ranks.push_back({f.rank, hosts[i], f.local_rank, nlohmann::ordered_json::parse(placements[i]),
-                     f.cpus_online, f.local_size, f.node});
+                     f.cpus_online, f.local_size, f.node,
+                     rank_device_from_json(nlohmann::ordered_json::parse(bindings[i]))});
   }
   return ranks;
 }

@@ -180,6 +180,20 @@ void fields(V& v, R& r) {
   v("llc_source", r.llc_source);
 }
 
+template <class V, Is<RankDeviceRecord> R>
+void fields(V& v, R& r) {
+  v("device_index", r.device_index);
+  v("pci_bus_id", r.pci_bus_id);
+  v("cuda_visible_devices", r.cuda_visible_devices);
+  v("numa_node", r.numa_node);
+  v("cpu_set", r.cpu_set);
+  v("picked_from", r.picked_from);
+  v("before_mpi_init", r.before_mpi_init);
+  v("shared", r.shared);
+  v("nccl_transports", r.nccl_transports);
+  v("reasons", r.reasons);
+}
+
 template <class V, Is<ContextRankRecord> R>
 void fields(V& v, R& r) {
   v("rank", r.rank);
@@ -189,6 +203,7 @@ void fields(V& v, R& r) {
   v("cpus_online", r.cpus_online);
   v("local_size", r.local_size);
   v("node", r.node);
+  v("device_binding", r.device_binding);
 }
 
 template <class V, Is<HostRanksRecord> R>
@@ -263,6 +278,7 @@ void fields(V& v, R& r) {
 TPB_RECORD_JSON(CollPointRecord, coll_point_from_json, "collectives point")
 TPB_RECORD_JSON(CollSummaryRecord, coll_summary_from_json, "collectives summary")
 TPB_RECORD_JSON(RunContextRecord, context_from_json, "context")
+TPB_RECORD_JSON(RankDeviceRecord, rank_device_from_json, "device binding")
 TPB_RECORD_JSON(std::vector<Verdict>, verdicts_from_json, "diagnosis")
 
 std::optional<CollPointRecord> try_coll_point_from_json(const oj& j) {
