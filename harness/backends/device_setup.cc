@@ -13,8 +13,8 @@ namespace tpb {
 
 DeviceIntent device_intent(const std::string& verb, const nlohmann::json& config) {
   DeviceIntent in;
-  in.opens_device = verb == "run" || verb == "sweep" || verb == "serve" ||
-                    verb == "collectives" || verb == "calibrate";
+  in.opens_device = verb == "run" || verb == "sweep" || verb == "serve" || verb == "collectives" ||
+                    verb == "calibrate";
   in.backend = config.contains("backend") && config["backend"].is_string()
                    ? config["backend"].get<std::string>()
                    : "cpu";

@@ -111,8 +111,9 @@ SharingVerdict gpu_sharing_verdict(const std::vector<std::string>& bus_ids, int 
                 "--collective mpi";
   } else {
     v.action = SharingAction::warn;
-    v.message = what + ": allowed under --collective mpi, but the ranks time-slice the GPU, so "
-                       "use this run for function, not performance";
+    v.message = what +
+                ": allowed under --collective mpi, but the ranks time-slice the GPU, so "
+                "use this run for function, not performance";
   }
   return v;
 }

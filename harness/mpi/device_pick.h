@@ -46,7 +46,7 @@ enum class SharingAction { none, warn, refuse };
 
 struct SharingVerdict {
   SharingAction action = SharingAction::none;
-  std::string message;          // one line; empty for none
+  std::string message;           // one line; empty for none
   std::vector<int> shares_with;  // local ranks on this host with my GPU, me excluded
 };
 

@@ -31,11 +31,11 @@ struct RankDeviceRecord {
   nlohmann::ordered_json cuda_visible_devices;  // null when unset
   nlohmann::ordered_json numa_node;             // the GPU's (sysfs numa_node of its PCI device)
   std::string cpu_set;                          // the rank's affinity (sched_getaffinity)
-  std::string picked_from;  // the launcher variable, or MPI's node-local rank after MPI_Init
+  std::string picked_from;       // the launcher variable, or MPI's node-local rank after MPI_Init
   bool before_mpi_init = false;  // the GPU was current before MPI_Init
   bool shared = false;           // another rank on its host opened the same GPU (mpi only)
   nlohmann::ordered_json nccl_transports;  // {peer: transport} of its NCCL communicator
-  std::vector<std::string> reasons;         // one per null field, "field: why"
+  std::vector<std::string> reasons;        // one per null field, "field: why"
 };
 
 struct ContextRankRecord {

@@ -1,7 +1,5 @@
 // Rank -> GPU as a pure function of each launcher's environment, the verdict on ranks sharing a
 // GPU (NCCL refuses, MPI warns), and the GPU's NUMA node from a fake sysfs.
-#include "harness/mpi/device_pick.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +7,8 @@
 #include <fstream>
 
 #include "harness/backends/device_setup.h"
+#include "harness/mpi/device_pick.h"
+#include "harness/record/run_context.h"
 
 namespace tpb {
 namespace {
@@ -23,8 +23,9 @@ TEST(DevicePick, OpenMpiLocalRank) {
 
 TEST(DevicePick, MpirunInsideASlurmBatchScriptIgnoresItsSlurmLocalId) {
   // The batch script's SLURM_LOCALID=0 reaches every rank mpirun starts: Open MPI's own wins.
-  const auto l = launcher_local_rank(
-      {{"SLURM_LOCALID", "0"}, {"SLURM_STEP_ID", "4294967291"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "5"}});
+  const auto l = launcher_local_rank({{"SLURM_LOCALID", "0"},
+                                      {"SLURM_STEP_ID", "4294967291"},
+                                      {"OMPI_COMM_WORLD_LOCAL_RANK", "5"}});
   EXPECT_EQ(l.local_rank, 5);
   EXPECT_EQ(l.source, "OMPI_COMM_WORLD_LOCAL_RANK");
 }
@@ -84,9 +85,9 @@ TEST(DevicePick, OwnGpuPerRankIsNoVerdict) {
 TEST(DevicePick, NcclRefusesASharedGpuInOneLine) {
   const auto v = gpu_sharing_verdict({"0000:17:00.0", "0000:17:00.0"}, 1, {"nccl"}, "h1", "0");
   EXPECT_EQ(v.action, SharingAction::refuse);
-  EXPECT_EQ(v.message.rfind("--collective nccl: local ranks 0,1 on host h1 share GPU 0000:17:00.0",
-                            0),
-            0u)
+  EXPECT_EQ(
+      v.message.rfind("--collective nccl: local ranks 0,1 on host h1 share GPU 0000:17:00.0", 0),
+      0u)
       << v.message;
   EXPECT_NE(v.message.find("CUDA_VISIBLE_DEVICES=0"), std::string::npos);
   EXPECT_EQ(v.message.find('\n'), std::string::npos);
@@ -145,6 +146,40 @@ TEST(DevicePick, IntentAndPickBeforeMpiInit) {
   EXPECT_EQ(p.reason, "--backend cpu: no GPU");
   const DevicePick later = pick_device_before_mpi(device_intent("run", {}), {});
   EXPECT_EQ(later.reason.rfind("picked after MPI_Init: ", 0), 0u) << later.reason;
+}
+
+TEST(DevicePick, BindingRecordsTheGpuAndItsNumaNode) {
+  const auto root =
+      std::filesystem::temp_directory_path() / ("tpb_sysfs_b" + std::to_string(::getpid()));
+  std::filesystem::create_directories(root / "bus/pci/devices/0000:17:00.0");
+  std::ofstream(root / "bus/pci/devices/0000:17:00.0/numa_node") << "1\n";
+  World w;
+  w.device.index = 1;
+  w.device.pci_bus_id = "00000000:17:00.0";
+  w.device.before_mpi_init = true;
+  w.device.launcher.source = "SLURM_LOCALID";
+  const RankDeviceRecord d = device_binding(w, "16-31", root.string());
+  EXPECT_EQ(d.device_index, 1);
+  EXPECT_EQ(d.pci_bus_id, "00000000:17:00.0");
+  EXPECT_EQ(d.numa_node, 1);
+  EXPECT_EQ(d.cpu_set, "16-31");
+  EXPECT_EQ(d.picked_from, "SLURM_LOCALID");
+  EXPECT_TRUE(d.nccl_transports.is_null());
+  ASSERT_EQ(d.reasons.size(), 1u);  // only the transports wait
+  EXPECT_EQ(d.reasons[0].rfind("nccl_transports: ", 0), 0u);
+  std::filesystem::remove_all(root);
+}
+
+TEST(DevicePick, CpuRankRecordsNullsWithReasons) {
+  World w;
+  w.device = pick_device_before_mpi(device_intent("run", {}), {});
+  const RankDeviceRecord d = device_binding(w, "0,1", "/nonexistent");
+  EXPECT_TRUE(d.device_index.is_null());
+  EXPECT_TRUE(d.pci_bus_id.is_null());
+  EXPECT_TRUE(d.numa_node.is_null());
+  EXPECT_TRUE(d.nccl_transports.is_null());
+  EXPECT_EQ(d.cpu_set, "0,1");
+  EXPECT_EQ(d.reasons.size(), 4u);
 }
 
 }  // namespace

@@ -98,9 +98,6 @@ std::optional<CollPointRecord> try_coll_point_from_json(const nlohmann::ordered_
 // The results' context block, the versions `tpbench info` prints, and diagnose's verdicts.
 nlohmann::ordered_json to_json(const RunContextRecord& c);
 RunContextRecord context_from_json(const nlohmann::ordered_json& j);
-// One rank's device binding: each rank writes its own, rank 0 reads them back.
-nlohmann::ordered_json to_json(const RankDeviceRecord& r);
-RankDeviceRecord rank_device_from_json(const nlohmann::ordered_json& j);
 nlohmann::ordered_json to_json(const VersionsRecord& v);
 nlohmann::ordered_json to_json(const std::vector<Verdict>& v);
 std::vector<Verdict> verdicts_from_json(const nlohmann::ordered_json& j);

@@ -278,7 +278,6 @@ void fields(V& v, R& r) {
 TPB_RECORD_JSON(CollPointRecord, coll_point_from_json, "collectives point")
 TPB_RECORD_JSON(CollSummaryRecord, coll_summary_from_json, "collectives summary")
 TPB_RECORD_JSON(RunContextRecord, context_from_json, "context")
-TPB_RECORD_JSON(RankDeviceRecord, rank_device_from_json, "device binding")
 TPB_RECORD_JSON(std::vector<Verdict>, verdicts_from_json, "diagnosis")
 
 std::optional<CollPointRecord> try_coll_point_from_json(const oj& j) {
