@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
         if (pick_failed) throw *pick_failed;
         tpb::settle_device(intent, w);
       });
+      tpb::agree(w.comm, [&] { tpb::judge_gpu_sharing(intent, w); });
       code = dispatch(cli, w);
     }
     if (cli.help && rank == 0)  // once, not once per rank under mpirun

@@ -51,7 +51,12 @@ void settle_device(const DeviceIntent& in, World& w) {
   const std::string mismatch = local_rank_mismatch(p.launcher, w.local_rank);
   if (!mismatch.empty())
     std::cerr << "warning: rank " << w.rank << " on " << w.host << ": " << mismatch << "\n";
-  // Collective over the world: every rank reaches it, GPU or not.
+}
+
+void judge_gpu_sharing(const DeviceIntent& in, World& w) {
+  DevicePick& p = w.device;
+  if (!in.opens_device) return;  // the same on every rank: one command, one config
+  // Collective over the world: every rank reaches it, GPU or not, and throws only after it.
   const auto bus_ids = allgather_host_strings(w.comm, p.pci_bus_id);
   const SharingVerdict v = gpu_sharing_verdict(bus_ids, w.local_rank, in.collectives, w.host,
                                                std::getenv("CUDA_VISIBLE_DEVICES"));

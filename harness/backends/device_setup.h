@@ -25,10 +25,14 @@ DeviceIntent device_intent(const std::string& verb, const nlohmann::json& config
 // opens a GPU, that GPU made current. Throws BadInput when the GPU cannot be used.
 DevicePick pick_device_before_mpi(const DeviceIntent& in, const EnvMap& env);
 
-// After MPI_Init, collective over w.comm (call it inside agree()): picks from MPI's node-local
-// rank where no launcher said, prints a line where the launcher and MPI disagree, and judges
-// sharing: throws BadInput when NCCL would run two ranks on one GPU, warns (once per host)
-// and marks w.device.shared under --collective mpi.
+// After MPI_Init, on this rank alone: picks from MPI's node-local rank where no launcher said,
+// and prints a line where the launcher and MPI disagree. Throws BadInput when the GPU cannot
+// be used (call it inside agree()).
 void settle_device(const DeviceIntent& in, World& w);
+
+// After settle_device, collective over w.comm (call it inside agree() of its own, which every
+// rank reaches): throws BadInput when NCCL would run two ranks of a host on one GPU; under
+// --collective mpi warns once per GPU and marks w.device.shared.
+void judge_gpu_sharing(const DeviceIntent& in, World& w);
 
 }  // namespace tpb
