@@ -119,7 +119,8 @@ TEST(DevicePick, GpuNumaNodeFromAFakeSysfs) {
   EXPECT_EQ(sysfs_pci_name("0000:17:00.0"), "0000:17:00.0");
   const auto root =
       std::filesystem::temp_directory_path() / ("tpb_sysfs_" + std::to_string(::getpid()));
-  for (const auto& [bus, node] : {std::pair{"0000:ab:00.0", "1\n"}, {"0000:17:00.0", "-1\n"}}) {
+  for (const auto& [bus, node] :
+       {std::pair{"0000:ab:00.0", "1\n"}, std::pair{"0000:17:00.0", "-1\n"}}) {
     std::filesystem::create_directories(root / "bus/pci/devices" / bus);
     std::ofstream(root / "bus/pci/devices" / bus / "numa_node") << node;
   }
