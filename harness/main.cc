@@ -9,6 +9,7 @@
 
 #include "base/errors.h"
 #include "collectives/topology_presets.h"
+#include "harness/backends/device_setup.h"
 #include "harness/config/axis.h"
 #include "harness/config/backend_traits.h"
 #include "harness/config/cli.h"
@@ -57,18 +58,28 @@ int dispatch(const tpb::CliResult& cli, const tpb::World& w) {
   throw tpb::BadInput("unknown verb '" + cli.verb + "'");
 }
 
+// The config the verb will run: a rerun's is its recorded point's. Input that cannot be read
+// is nullopt here: the verb refuses it later, as an agreed error.
+std::optional<nlohmann::json> effective_config(const tpb::CliResult& cli) {
+  if (cli.help) return std::nullopt;
+  try {
+    return cli.from.empty() ? cli.config : tpb::rerun_config(cli.from, cli.from_point, cli.config);
+  } catch (const std::exception&) {  // a tpb::Error, or JSON the verb will refuse
+    return std::nullopt;
+  }
+}
+
 // SINGLE unless a helper thread may start (harness/mpi/thread_need.h); a rerun is judged by
 // its recorded point. Input that cannot be read asks for FUNNELED: the verb refuses it later.
-int thread_level_for(const tpb::CliResult& cli) {
+int thread_level_for(const tpb::CliResult& cli, const std::optional<nlohmann::json>& config) {
   if (cli.help) return MPI_THREAD_SINGLE;
+  if (!config) return MPI_THREAD_FUNNELED;
   try {
-    const nlohmann::json config =
-        cli.from.empty() ? cli.config : tpb::rerun_config(cli.from, cli.from_point, cli.config);
     return tpb::needs_helper_threads(
-               config, {tpb::helper_thread_backends(), tpb::helper_thread_collectives()})
+               *config, {tpb::helper_thread_backends(), tpb::helper_thread_collectives()})
                ? MPI_THREAD_FUNNELED
                : MPI_THREAD_SINGLE;
-  } catch (const std::exception&) {  // a tpb::Error, or JSON the verb will refuse
+  } catch (const std::exception&) {
     return MPI_THREAD_FUNNELED;
   }
 }
@@ -89,18 +100,40 @@ int main(int argc, char** argv) {
   } catch (const tpb::Error& e) {
     refused.emplace(e.code(), e.what());
   }
+  const std::optional<nlohmann::json> config = refused ? std::nullopt : effective_config(cli);
+  const tpb::DeviceIntent intent =
+      config ? tpb::device_intent(cli.verb, *config) : tpb::DeviceIntent{};
+  // The GPU is made current before MPI_Init: a CUDA-aware MPI makes its context on the
+  // current device there, which would be GPU 0 on every rank.
+  // A GPU that cannot be used fails one rank, not all: it is agreed once MPI is up.
+  tpb::DevicePick pick;
+  std::optional<tpb::Error> pick_failed;
+  try {
+    if (!refused) pick = tpb::pick_device_before_mpi(intent, tpb::launcher_env());
+  } catch (const tpb::Error& e) {
+    pick_failed.emplace(e);
+  }
   // Only the main thread ever calls MPI. SINGLE spares the all-reduces Open MPI's locking
   // (tests/bench/allreduce_side_by_side.sh); FUNNELED when a thread beside it may run.
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, refused ? MPI_THREAD_SINGLE : thread_level_for(cli), &provided);
+  MPI_Init_thread(&argc, &argv, refused ? MPI_THREAD_SINGLE : thread_level_for(cli, config),
+                  &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;
   try {
     if (refused) throw *refused;
-    if (!cli.help)
-      code = dispatch(cli, tpb::describe_world(MPI_COMM_WORLD));
-    else if (rank == 0)  // once, not once per rank under mpirun
+    if (!cli.help) {
+      tpb::World w = tpb::describe_world(MPI_COMM_WORLD);
+      w.device = pick;
+      tpb::agree(w.comm, [&] {
+        if (pick_failed) throw *pick_failed;
+        tpb::settle_device(intent, w);
+      });
+      tpb::agree(w.comm, [&] { tpb::judge_gpu_sharing(intent, w); });
+      code = dispatch(cli, w);
+    }
+    if (cli.help && rank == 0)  // once, not once per rank under mpirun
       std::cout << (cli.version ? tpb::version_line() + "\n" : cli.help_text) << std::flush;
   } catch (const tpb::AgreedError& e) {
     code = static_cast<int>(e.code());

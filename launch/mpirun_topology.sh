@@ -42,6 +42,12 @@ for k, v in sorted(json.load(open(sys.argv[1])).get("mpi", {}).get("launcher_env
     print(f"{k}={v}")' "$file")
 fi
 
+# NCCL_*, UCX_*, CUDA_* and TPB_* set here reach the ranks on every host (forward_env.sh).
+# shellcheck source=launch/forward_env.sh
+source "$here/forward_env.sh"
+mapfile -t forward < <(tpb_forward_env_flags)
+flags+=("${forward[@]}")
+
 args=("$@")
 has_topology=0
 for a in "${args[@]}"; do

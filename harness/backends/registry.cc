@@ -139,9 +139,29 @@ std::unique_ptr<TelemetrySampler> make_telemetry(Device& dev) {
   return make_null_telemetry("no device telemetry on the " + dev.caps().backend + " backend");
 }
 
+void pick_gpu(const std::string& backend, int local_rank, DevicePick& p) {
+  p.index = -1;
+  p.pci_bus_id.clear();
+#if defined(TPB_HAVE_CUDA)
+  if (backend == "cuda") {
+    p.visible = cuda_device_count();
+    p.index = device_for_local_rank(local_rank, p.visible);
+    // No GPU: make_cuda_device says so, as one agreed line, once MPI is up.
+    p.reason = p.index < 0 ? "no CUDA device is visible" : "";
+    if (p.index >= 0) p.pci_bus_id = cuda_select_device(p.index);
+    return;
+  }
+#endif
+  (void)local_rank;
+  p.reason = "--backend " + backend + ": no GPU";
+}
+
 // What every verb's device needs; a run adds its memory budget and BLAS threads.
 DeviceOptions device_options(const std::string& backend, const World& w) {
-  return {.backend = backend, .local_rank = w.local_rank, .local_size = w.local_size};
+  return {.backend = backend,
+          .local_rank = w.local_rank,
+          .local_size = w.local_size,
+          .device_index = w.device.index};
 }
 
 DeviceOptions device_options(const RunSpec& spec, const World& w) {

@@ -29,6 +29,10 @@ struct AttentionLibraries {
   std::string cudnn_note;       // the library loaded, or why none was
 };
 AttentionLibraries attention_libraries();
+// Makes GPU device_for_local_rank(local_rank, visible GPUs) current and records it in `p`
+// (index, visible, bus id); on a backend without GPUs, or with none visible, picks nothing and
+// p.reason says why. The one place besides the tables that asks whether CUDA is built in.
+void pick_gpu(const std::string& backend, int local_rank, DevicePick& p);
 
 // The device this rank opens for `spec`: the backend, the GPU picked by the host-local rank,
 // the memory budget split between the ranks on the host, and the BLAS threads.

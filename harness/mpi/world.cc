@@ -50,6 +50,25 @@ World describe_world(MPI_Comm comm) {
   return w;
 }
 
+std::vector<std::string> allgather_host_strings(MPI_Comm comm, const std::string& mine) {
+  int rank = 0;
+  TPB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPI_Comm local;
+  TPB_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
+  const CommHandle owned(local);
+  int n = 1;
+  TPB_MPI_CHECK(MPI_Comm_size(local, &n));
+  // Short strings (bus ids): a fixed width keeps this one call.
+  constexpr int kWidth = 64;
+  std::vector<char> all(static_cast<std::size_t>(n) * kWidth, '\0');
+  std::vector<char> buf(kWidth, '\0');
+  mine.copy(buf.data(), kWidth - 1);
+  TPB_MPI_CHECK(MPI_Allgather(buf.data(), kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR, local));
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.emplace_back(all.data() + static_cast<std::size_t>(i) * kWidth);
+  return out;
+}
+
 TpGroup split_tp_groups(const World& w, int tp, const std::string& layout) {
   TpGroup g;
   g.groups = w.size / tp;

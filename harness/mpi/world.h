@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/mpi/device_pick.h"
+
 namespace tpb {
 
 struct World {
@@ -20,6 +22,8 @@ struct World {
   // MPI_Query_thread's answer: MPI_THREAD_SINGLE unless the command starts helper threads
   // (harness/mpi/thread_need.h).
   int thread_level = 0;
+  // The GPU this rank opens (harness/backends/device_setup.h); none on a CPU backend.
+  DevicePick device;
 };
 
 // "single", "funneled", "serialized" or "multiple".
@@ -61,6 +65,10 @@ TpGroup split_tp_groups(const World& w, int tp, const std::string& layout);
 
 // Gathers one string per rank to `root` (empty vector elsewhere).
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, int root);
+
+// Every rank of this host gets each host rank's string, by node-local rank (the order of
+// World::local_rank). Collective over `comm`.
+std::vector<std::string> allgather_host_strings(MPI_Comm comm, const std::string& mine);
 
 // Gathers raw bytes per rank to `root`, any total size: one MPI_Gatherv per `window` bytes of
 // the whole (harness/mpi/gather_plan.h); tests pass a small window to run several rounds.

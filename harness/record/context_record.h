@@ -31,6 +31,21 @@ struct DeviceContextRecord {
   std::optional<std::string> llc_source;  // absent in results written before it existed
 };
 
+// The GPU a rank opened and where the rank runs beside it. A value that could not be had is
+// null (a CPU backend's GPU fields; NCCL's transports until read) and `reason` says why.
+struct RankDeviceRecord {
+  nlohmann::ordered_json device_index;          // CUDA index in the rank's visible set
+  nlohmann::ordered_json pci_bus_id;            // as CUDA spells it
+  nlohmann::ordered_json cuda_visible_devices;  // null when unset
+  nlohmann::ordered_json numa_node;             // the GPU's (sysfs numa_node of its PCI device)
+  std::string cpu_set;                          // the rank's affinity (sched_getaffinity)
+  std::string picked_from;       // the launcher variable, or MPI's node-local rank after MPI_Init
+  bool before_mpi_init = false;  // the GPU was current before MPI_Init
+  bool shared = false;           // another rank on its host opened the same GPU (mpi only)
+  nlohmann::ordered_json nccl_transports;  // {peer: transport} of its NCCL communicator
+  std::vector<std::string> reasons;        // one per null field, "field: why"
+};
+
 struct ContextRankRecord {
   int64_t rank = 0;
   std::string host;
@@ -38,6 +53,7 @@ struct ContextRankRecord {
   nlohmann::ordered_json placement;  // host-defined (cpus allowed, NUMA node, ...)
   int64_t cpus_online = 0, local_size = 0;
   std::optional<int64_t> node;  // world rank of its host's first rank (absent before 1.4.0)
+  std::optional<RankDeviceRecord> device_binding;  // issue 54 (absent before it)
 };
 
 // One host and the world ranks on it, as MPI_COMM_TYPE_SHARED groups them.

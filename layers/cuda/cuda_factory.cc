@@ -30,8 +30,28 @@ std::unique_ptr<Device> make_cuda_device(const DeviceOptions& o) {
     throw BadInput("--backend cuda: no CUDA device is visible (cudaGetDeviceCount: " + why + ")");
   }
   if (o.local_rank < 0) throw BadInput("--backend cuda: local rank must be >= 0");
-  // Several ranks may share a GPU (functional tests); the usual launch has one rank per GPU.
-  return std::make_unique<CudaDevice>(o, o.local_rank % n);
+  // The harness picked the GPU before MPI_Init (harness/backends/device_setup.h); without a
+  // pick (a caller that opens a device alone) the node-local rank picks it the same way.
+  const int index = o.device_index >= 0 ? o.device_index : o.local_rank % n;
+  if (index >= n)
+    throw BadInput("--backend cuda: GPU " + std::to_string(index) + " was picked but only " +
+                   std::to_string(n) + " are visible");
+  return std::make_unique<CudaDevice>(o, index);
+}
+
+std::string cuda_select_device(int index) {
+  // Since CUDA 12 cudaSetDevice makes the primary context, on this GPU rather than GPU 0.
+  if (cudaSetDevice(index) != cudaSuccess) {
+    const cudaError_t e = cudaGetLastError();
+    throw BadInput("--backend cuda: cannot use GPU " + std::to_string(index) +
+                   " (cudaSetDevice: " + cudaGetErrorName(e) + ")");
+  }
+  char bus[32] = {0};
+  if (cudaDeviceGetPCIBusId(bus, sizeof(bus), index) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "";
+  }
+  return bus;
 }
 
 }  // namespace tpb

@@ -189,6 +189,20 @@ void fields(V& v, R& r) {
   v("llc_source", r.llc_source);
 }
 
+template <class V, Is<RankDeviceRecord> R>
+void fields(V& v, R& r) {
+  v("device_index", r.device_index);
+  v("pci_bus_id", r.pci_bus_id);
+  v("cuda_visible_devices", r.cuda_visible_devices);
+  v("numa_node", r.numa_node);
+  v("cpu_set", r.cpu_set);
+  v("picked_from", r.picked_from);
+  v("before_mpi_init", r.before_mpi_init);
+  v("shared", r.shared);
+  v("nccl_transports", r.nccl_transports);
+  v("reasons", r.reasons);
+}
+
 template <class V, Is<ContextRankRecord> R>
 void fields(V& v, R& r) {
   v("rank", r.rank);
@@ -198,6 +212,7 @@ void fields(V& v, R& r) {
   v("cpus_online", r.cpus_online);
   v("local_size", r.local_size);
   v("node", r.node);
+  v("device_binding", r.device_binding);
 }
 
 template <class V, Is<HostRanksRecord> R>
