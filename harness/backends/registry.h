@@ -29,6 +29,7 @@ struct AttentionLibraries {
   std::string cudnn_note;       // the library loaded, or why none was
 };
 AttentionLibraries attention_libraries();
+
 // Makes GPU device_for_local_rank(local_rank, visible GPUs) current and records it in `p`
 // (index, visible, bus id); on a backend without GPUs, or with none visible, picks nothing and
 // p.reason says why. The one place besides the tables that asks whether CUDA is built in.
