@@ -236,6 +236,7 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, const TpGroup
   RankSession s(spec, w, dev, group, inj, watch);
   const TpModelConfig mc = spec.model_config(layers, group.group_rank);
   TpModel& model = s.open_model(mc);
+  model.tune_gemms(s.coll());  // one kernel per GEMM shape for the group, before --check too
   if (spec.check) run.ver = verify_against_reference(dev, model, mc, s.coll(), group.group_rank);
   // Capacity: every op plus up to two injected segments per layer, a jitter segment and the
   // step interval, for every step.
