@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "base/cuda_check.h"
-#include "layers/cuda/cuda_wait.h"
+#include "layers/cuda/cuda_wait.h"  // no hook: it waits after synchronize(), on its own work
 #include "layers/cuda/kernels/kernels.h"
 
 namespace tpb {
