@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,11 @@ struct DeviceCaps {
 };
 
 class Device;
+
+// Host values gathered over the TP group: every rank passes its own (the same count on every
+// rank) and gets every rank's, rank after rank. Built from the Collective by the model floor
+// (TpModel::tune_gemms), which the devices sit below.
+using GroupGather = std::function<std::vector<float>(const std::vector<float>& mine)>;
 
 // A running memory-bandwidth competitor (--inject mem_contend); it stops when destroyed.
 class BandwidthHog {
@@ -274,6 +280,15 @@ class Device {
   virtual void profiler_capture(bool on) { (void)on; }
   virtual void range_push(const char* name) { (void)name; }
   virtual void range_pop() {}
+
+  // Kernel tuning before the measured steps: `gemms` issues, once each, the GEMMs (gemm and
+  // gemm_fp8, on the point's own buffers) that the steps will run; a backend that chooses among
+  // kernels times its candidates for each instead of running it, gathers the times over the
+  // group and keeps one choice per shape for every rank (CUDA: cuda_gemm.h). Every rank of the
+  // group calls it alike. Backends that choose nothing run nothing (the default).
+  virtual void tune_gemms(const std::function<void()>& gemms, const GroupGather& gather) {
+    (void)gemms, (void)gather;
+  }
 
   // What the backend chose at run time for the work it has done, in words, one entry each
   // (CUDA: the cuBLASLt algorithm per GEMM shape, the fastest of the heuristic's candidates

@@ -30,12 +30,6 @@ enum Tensor : int {
   kInput
 };
 
-// Uniform(-a, a) has variance a^2/3; a = sqrt(3/fan_in) keeps projections at unit variance,
-// so many layers neither blow up nor vanish in fp32.
-float init_scale(int64_t fan_in) {
-  return std::sqrt(3.0f / static_cast<float>(fan_in));
-}
-
 }  // namespace
 
 // How a step's rope, kv_write and attention run: the one place where a fixed step (every

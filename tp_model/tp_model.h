@@ -2,6 +2,7 @@
 // KV cache and activations, allocated once per point. The same class with tp=1 is the
 // unsharded reference used by --check.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,16 @@ void hooked(Timeline* tl, StepHooks* hooks, Op op, int layer, int step, F&& body
   });
 }
 
+// Every rank's `mine`, rank after rank, through the Collective's sum (GroupGather): what a
+// Device's kernel tuning agrees over (tp_model_tune.cc).
+GroupGather group_gather(Device& dev, Collective& coll);
+
+// Uniform(-a, a) has variance a^2/3; a = sqrt(3/fan_in) keeps projections at unit variance,
+// so many layers neither blow up nor vanish in fp32.
+inline float init_scale(int64_t fan_in) {
+  return std::sqrt(3.0f / static_cast<float>(fan_in));
+}
+
 class TpModel {
  public:
   TpModel(Device& dev, const TpModelConfig& cfg);
@@ -63,6 +74,15 @@ class TpModel {
   // is a seeded fill, not a lookup. Throws BadInput when b does not fit cfg.serve.
   std::vector<int32_t> step_mixed(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks,
                                   const StepBatch& b);
+
+  // Before the measured steps (and before --check, so it checks the kernels measured): every
+  // GEMM shape the steps will run, through Device::tune_gemms with the group's gather, so each
+  // shape has one kernel for the whole group. Every rank of the group calls it alike.
+  void tune_gemms(Collective& coll);
+  // The row counts tune_gemms covers: the step's rows in fixed mode; in serving mode, whose
+  // steps vary, tuning_rows (plan/gemm_choice.h) of the largest step and of the sampled rows.
+  std::vector<int64_t> tuned_rows() const;
+  std::vector<int64_t> tuned_sampled_rows() const;
 
   // Rows [0, rows) of the residual stream from a seed that depends on the step index, so the
   // TP model and its reference see the same input at every step.

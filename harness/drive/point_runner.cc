@@ -259,6 +259,9 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, RankSession& 
   RankRun run;
   const TpModelConfig mc = spec.model_config(layers, group.group_rank);
   agree_oom(w.comm, [&] { s.open_model(mc); });
+  // One kernel per GEMM shape for the group, before --check too. Outside agree_oom: the tuning
+  // gathers over the group, which a rank that failed to open would never reach.
+  s.model().tune_gemms(s.coll());
   if (spec.check) run.ver = run_check(spec, w, dev, s, mc, group.group_rank);
   // Capacity: every op plus up to two injected segments per layer, a jitter segment and the
   // step interval, for every step.

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "base/cuda_check.h"
+#include "layers/cuda/cuda_wait.h"  // no hook: it waits after synchronize(), on its own work
 #include "layers/cuda/kernels/kernels.h"
 
 namespace tpb {
@@ -28,7 +29,7 @@ GpuClock::GpuClock(cudaStream_t stream) : stream_(stream) {
   TPB_CUDA_CHECK(cudaMalloc(&replay_, 2 * sizeof(uint64_t)));
   // On the compute stream: a legacy-stream memset is not ordered with this stream's stamps.
   TPB_CUDA_CHECK(cudaMemsetAsync(replay_, 0, 2 * sizeof(uint64_t), stream_));
-  TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  wait_stream(stream_);
   first_ = last_ = calibrate();
   resolution_s_ = measure_resolution();
 }
@@ -47,10 +48,11 @@ ClockSample GpuClock::calibrate() {
   for (int i = 0; i < kCalibrationRounds; ++i) {
     const int64_t h0 = host_now_ns();
     cuda_kernels::launch_stamp(stream_, scratch_);
-    TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    wait_stream(stream_);
     const int64_t h1 = host_now_ns();
     uint64_t g = 0;
-    TPB_CUDA_CHECK(cudaMemcpy(&g, scratch_, sizeof(g), cudaMemcpyDeviceToHost));
+    TPB_CUDA_CHECK(cudaMemcpyAsync(&g, scratch_, sizeof(g), cudaMemcpyDeviceToHost, stream_));
+    wait_stream(stream_);
     if (h1 - h0 < best.bracket_ns) {
       best.gpu_ns = static_cast<int64_t>(g);
       best.offset_ns = h0 + (h1 - h0) / 2 - static_cast<int64_t>(g);
@@ -66,7 +68,7 @@ double GpuClock::measure_resolution() {
   std::vector<uint64_t> reads(kBurstReads);
   TPB_CUDA_CHECK(cudaMemcpyAsync(reads.data(), scratch_, kBurstReads * sizeof(uint64_t),
                                  cudaMemcpyDeviceToHost, stream_));
-  TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  wait_stream(stream_);
   return min_step_s(reads);
 }
 
@@ -101,7 +103,7 @@ void GpuClock::reserve(std::size_t slots) {
   capacity_ = 0;
   TPB_CUDA_CHECK(cudaMalloc(&slots_, slots * sizeof(uint64_t)));
   TPB_CUDA_CHECK(cudaMemsetAsync(slots_, 0, slots * sizeof(uint64_t), stream_));
-  TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  wait_stream(stream_);
   capacity_ = slots;
   host_.resize(slots);
 }
@@ -125,7 +127,7 @@ void GpuClock::arm_replays(std::size_t slots_per_replay) {
   replay_host_[1] = slots_per_replay;
   TPB_CUDA_CHECK(cudaMemcpyAsync(replay_, replay_host_, sizeof(replay_host_),
                                  cudaMemcpyHostToDevice, stream_));
-  TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  wait_stream(stream_);
 }
 
 void GpuClock::collect(std::size_t first, std::size_t count, int64_t* host_ns) {
@@ -133,7 +135,7 @@ void GpuClock::collect(std::size_t first, std::size_t count, int64_t* host_ns) {
   if (count == 0) return;
   TPB_CUDA_CHECK(cudaMemcpyAsync(host_.data(), slots_ + first, count * sizeof(uint64_t),
                                  cudaMemcpyDeviceToHost, stream_));
-  TPB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  wait_stream(stream_);
   if (host_now_ns() - last_host_ns_ > 1'000'000'000) last_ = calibrate();
   for (std::size_t i = 0; i < count; ++i)
     host_ns[i] = to_host_ns(static_cast<int64_t>(host_[i]), first_, last_);

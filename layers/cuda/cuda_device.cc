@@ -7,15 +7,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <sstream>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "base/cuda_check.h"
 #include "layers/cuda/cuda_device_impl.h"
+#include "layers/cuda/cuda_wait.h"
 #include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/nvtx_ranges.h"
 #include "layers/cuda/plan/launch_plan.h"
@@ -80,19 +80,23 @@ void with_element_type(DType t, F f) {
   throw BadInput("--dtype: the cuda backend does not support fp8");
 }
 
+// `wait`: the device's synchronize(), which honours the collective's timeout (a download
+// after a step waits behind that step's all-reduces).
 template <class T>
-void convert_upload(void* dst, const float* src, std::size_t n, cudaStream_t s) {
+void convert_upload(void* dst, const float* src, std::size_t n, cudaStream_t s,
+                    const std::function<void()>& wait) {
   std::vector<T> tmp(n);
   for (std::size_t i = 0; i < n; ++i) from_float(src[i], tmp[i]);
   TPB_CUDA_CHECK(cudaMemcpyAsync(dst, tmp.data(), n * sizeof(T), cudaMemcpyHostToDevice, s));
-  TPB_CUDA_CHECK(cudaStreamSynchronize(s));  // tmp dies here
+  wait();  // tmp dies here
 }
 
 template <class T>
-void convert_download(float* dst, const void* src, std::size_t n, cudaStream_t s) {
+void convert_download(float* dst, const void* src, std::size_t n, cudaStream_t s,
+                      const std::function<void()>& wait) {
   std::vector<T> tmp(n);
   TPB_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost, s));
-  TPB_CUDA_CHECK(cudaStreamSynchronize(s));
+  wait();
   for (std::size_t i = 0; i < n; ++i) dst[i] = to_float(tmp[i]);
 }
 
@@ -136,7 +140,8 @@ CudaDevice::CudaDevice(const DeviceOptions& o, int device_index) : impl_(new Imp
   caps_.per_op_times = "cupti: kernel, memcpy and memset records, from the first op timed";
 
   d.lt_workspace = alloc(kLtWorkspaceBytes);
-  d.gemm = std::make_unique<LtGemm>(d.stream, d.lt_workspace.get(), kLtWorkspaceBytes);
+  d.gemm = std::make_unique<LtGemm>(d.stream, d.lt_workspace.get(), kLtWorkspaceBytes,
+                                    [this] { synchronize(); });
   // cuBLAS shares cuBLASLt's workspace: both run on this one stream, so never at once. The
   // workspace goes after the stream (cublasSetStream resets it to cuBLAS's own pool, which
   // would allocate under graph capture).
@@ -158,7 +163,13 @@ CudaDevice::~CudaDevice() {
     if (g) (void)cudaGraphDestroy(g);
     (void)cudaGetLastError();
   }
-  if (d.stream) TPB_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(d.stream));
+  if (d.stream) {
+    try {
+      wait_stream(d.stream);  // the collective has gone (and aborted what it left): no hook
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tpbench: closing the cuda device: %s\n", e.what());
+    }
+  }
   if (d.graph) TPB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(d.graph));
   // These free through this device, so they go while impl_ is still whole.
   d.gemm.reset();
@@ -225,13 +236,15 @@ void CudaDevice::free_raw(void* p) noexcept {
 }
 
 void CudaDevice::upload(void* dst, const float* src, std::size_t count, DType t) {
-  with_element_type(t,
-                    [&](auto v) { convert_upload<decltype(v)>(dst, src, count, impl_->stream); });
+  with_element_type(t, [&](auto v) {
+    convert_upload<decltype(v)>(dst, src, count, impl_->stream, [this] { synchronize(); });
+  });
 }
 
 void CudaDevice::download(float* dst, const void* src, std::size_t count, DType t) {
-  with_element_type(t,
-                    [&](auto v) { convert_download<decltype(v)>(dst, src, count, impl_->stream); });
+  with_element_type(t, [&](auto v) {
+    convert_download<decltype(v)>(dst, src, count, impl_->stream, [this] { synchronize(); });
+  });
 }
 
 void CudaDevice::fill(void* dst, DType t, const FillSpec& f) {
@@ -288,6 +301,10 @@ void CudaDevice::kv_write(const void* qkv, void* k_cache, void* v_cache, int64_t
 }
 
 void CudaDevice::regrow(DeviceBuffer& b, std::size_t bytes) {
+  TPB_ASSERT(!impl_->capturing, "a workspace grown under graph capture (no warm-up)");
+  // cudaFree waits for the whole device inside the driver, past any collective timeout; once
+  // this wait (which honours it) has drained the stream, it returns at once.
+  synchronize();
   b = DeviceBuffer();
   b = alloc(bytes);
 }
@@ -377,7 +394,7 @@ void CudaDevice::begin_capture() {
   Impl& d = *impl_;
   TPB_ASSERT(!d.capturing, "begin_capture: already capturing");
   if (d.graph) {
-    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    synchronize();
     TPB_CUDA_CHECK(cudaGraphExecDestroy(d.graph));
     d.graph = nullptr;
   }
@@ -458,22 +475,11 @@ bool CudaDevice::collect_activity(std::size_t first, std::size_t count, int64_t*
   return true;
 }
 
+// The device's one wait (cuda_wait.h): sync_poll throws CollectiveTimeout when a collective is
+// stuck; the time this wait has waited lets it bound collectives it cannot see one by one
+// (those inside a CUDA graph replay).
 void CudaDevice::synchronize() {
-  Impl& d = *impl_;
-  if (!d.sync_poll) {
-    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
-    return;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    const cudaError_t e = cudaStreamQuery(d.stream);
-    if (e == cudaSuccess) return;
-    if (e != cudaErrorNotReady) TPB_CUDA_CHECK(e);
-    // Throws CollectiveTimeout when a collective is stuck; the time this sync has waited lets
-    // it bound collectives it cannot see one by one (those inside a CUDA graph replay).
-    d.sync_poll(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    std::this_thread::yield();
-  }
+  wait_stream(impl_->stream, impl_->sync_poll);
 }
 
 void* CudaDevice::stream() const {
@@ -495,7 +501,18 @@ std::string CudaDevice::pci_bus_id() const {
   return impl_->pci;
 }
 std::string CudaDevice::gemm_algos() const {
-  return impl_->gemm->algos();
+  return impl_->gemm->algos(false);
+}
+void CudaDevice::tune_gemms(const std::function<void()>& gemms, const GroupGather& gather) {
+  LtGemm& g = *impl_->gemm;
+  g.begin_tuning();
+  try {
+    gemms();
+  } catch (...) {
+    g.abandon_tuning();
+    throw;
+  }
+  g.end_tuning(gather);
 }
 std::vector<std::string> CudaDevice::kernel_choices() const {
   std::vector<std::string> out;
@@ -518,7 +535,7 @@ std::vector<std::string> CudaDevice::kernel_choices() const {
   } else {
     out.push_back("attention: native kernels (layers/cuda/kernels)");
   }
-  std::istringstream lines(gemm_algos());
+  std::istringstream lines(impl_->gemm->algos(true));
   for (std::string l; std::getline(lines, l);)
     if (!l.empty()) out.push_back(l);
   return out;

@@ -99,11 +99,15 @@ class CudaDevice final : public Device {
   // Why cuDNN refused serve's paged graph (mixed steps then run natively); empty if it did not.
   std::string cudnn_paged_refused() const;
   std::string pci_bus_id() const;  // "0000:1B:00.0", for NVML
-  std::string gemm_algos() const;  // the cuBLASLt heuristic's choice per GEMM shape, one a line
+  std::string gemm_algos() const;  // the cuBLASLt choice per GEMM shape made, one a line
+  // Times each GEMM `gemms` issues and keeps the group's choice (cuda_gemm.h).
+  void tune_gemms(const std::function<void()>& gemms, const GroupGather& gather) override;
   void profiler_capture(bool on) override;
   void range_push(const char* name) override;
   void range_pop() override;
-  std::vector<std::string> kernel_choices() const override;  // gemm_algos(), an entry a line
+  // The attention line, then the GEMM shapes a tuning pass chose for the group, an entry a line:
+  // the same on every rank of a group (tests/tools/check_results.py holds them to that).
+  std::vector<std::string> kernel_choices() const override;
   double mark_uncertainty_s() const;  // half the narrowest calibration bracket
   void set_sync_poll(std::function<void(double waited_s)> poll);
 
@@ -115,7 +119,7 @@ class CudaDevice final : public Device {
   bool sdpa_if_chosen(bool decode, int64_t len, const AttnShape& s, const void* qkv,
                       const void* k_cache, const void* v_cache, void* out, DType t);
   // Replaces `b` with a buffer of `bytes`, the old one freed first: the memory budget's check
-  // counts what is in use.
+  // counts what is in use. Waits for the device first (synchronize), outside graph capture.
   void regrow(DeviceBuffer& b, std::size_t bytes);
   const int32_t* varlen_meta(const StepBatch& b, int64_t block_tokens, VarlenMeta& m);
   // `data` on the device through `u` (uploaded only when it differs from u's last upload).

@@ -9,6 +9,7 @@
 #include "base/cuda_check.h"
 #include "base/errors.h"
 #include "layers/cuda/cuda_device_impl.h"
+#include "layers/cuda/cuda_wait.h"
 #include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/cuda/plan/varlen_plan.h"
@@ -42,18 +43,16 @@ const int32_t* CudaDevice::upload_int32(Int32Upload& u, const std::vector<int32_
   if (!u.copied) TPB_CUDA_CHECK(cudaEventCreateWithFlags(&u.copied, cudaEventDisableTiming));
   const std::size_t n = data.size(), bytes = n * sizeof(int32_t);
   // The previous upload may still be reading the staging buffer.
-  TPB_CUDA_CHECK(cudaEventSynchronize(u.copied));
+  wait_event(u.copied, d.sync_poll);
   if (n > u.pinned_n) {
+    if (u.pinned) synchronize();  // cudaFreeHost would wait for the device, past any timeout
     if (u.pinned) TPB_CUDA_CHECK(cudaFreeHost(u.pinned));
     u.pinned = nullptr;
     const std::size_t cap = std::max<std::size_t>(n, 2 * u.pinned_n);
     TPB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&u.pinned), cap * sizeof(int32_t)));
     u.pinned_n = cap;
   }
-  if (bytes > u.dev.bytes()) {
-    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
-    regrow(u.dev, u.pinned_n * sizeof(int32_t));
-  }
+  if (bytes > u.dev.bytes()) regrow(u.dev, u.pinned_n * sizeof(int32_t));
   std::memcpy(u.pinned, data.data(), bytes);
   TPB_CUDA_CHECK(cudaMemcpyAsync(u.dev.get(), u.pinned, bytes, cudaMemcpyHostToDevice, d.stream));
   TPB_CUDA_CHECK(cudaEventRecord(u.copied, d.stream));
@@ -105,10 +104,8 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
   CudaVarlenState& v = *d.varlen;
   v.block_tokens = kv.block_tokens;
   const VarlenAttnPlan p = plan_attention_varlen(b, s.q_heads, s.kv_heads, s.head_dim, t, d.sms);
-  if (p.workspace_bytes > static_cast<double>(v.partials.bytes())) {
-    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
+  if (p.workspace_bytes > static_cast<double>(v.partials.bytes()))
     regrow(v.partials, static_cast<std::size_t>(p.workspace_bytes));
-  }
   if (p.decode_kernel)
     cuda_kernels::launch_attention_decode_paged(p, d.stream, qkv, k_cache, v_cache, out,
                                                 v.partials.as<float>(), meta, m, s, t);
@@ -138,8 +135,7 @@ bool CudaDevice::attention_varlen_sdpa(const void* qkv, const void* k_cache, con
     return false;
   }
   if (ws > static_cast<int64_t>(d.sdpa_ws.bytes())) {
-    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // kernels may still read the old buffer
-    regrow(d.sdpa_ws, static_cast<std::size_t>(ws));
+    regrow(d.sdpa_ws, static_cast<std::size_t>(ws));  // regrow waits: kernels may read the old one
   }
   d.sdpa->run_paged(l, m, t, qkv, k_cache, v_cache, out, meta, ws > 0 ? d.sdpa_ws.get() : nullptr);
   return true;
@@ -153,8 +149,7 @@ void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, floa
   const auto n = static_cast<std::size_t>(rows);
   const std::size_t bytes = n * (sizeof(float) + sizeof(int32_t));
   if (n > v.argmax_rows) {
-    TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
-    regrow(v.argmax, bytes);
+    regrow(v.argmax, bytes);  // waits for the device: cudaFreeHost below then returns at once
     if (v.argmax_host) TPB_CUDA_CHECK(cudaFreeHost(v.argmax_host));
     v.argmax_host = nullptr;
     TPB_CUDA_CHECK(cudaMallocHost(&v.argmax_host, bytes));
@@ -165,7 +160,7 @@ void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, floa
   cuda_kernels::launch_row_argmax(plan_row_argmax(rows, cols, t), d.stream, logits, cols, max_d,
                                   col_d, t);
   TPB_CUDA_CHECK(cudaMemcpyAsync(v.argmax_host, max_d, bytes, cudaMemcpyDeviceToHost, d.stream));
-  TPB_CUDA_CHECK(cudaStreamSynchronize(d.stream));  // the caller reads the host copy next
+  synchronize();  // the caller reads the host copy next
   const auto* host_max = static_cast<const float*>(v.argmax_host);
   std::memcpy(max_host, host_max, n * sizeof(float));
   std::memcpy(col_host, host_max + n, n * sizeof(int32_t));

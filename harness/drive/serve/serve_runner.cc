@@ -146,7 +146,8 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
     out.check = run_mixed_check(spec, mem.layers, dev, s.coll(), group.group_rank);
   TpModelConfig mc = spec.model_config(mem.layers, group.group_rank);
   mc.serve = mem.shape;
-  s.open_model(mc);
+  // Every row count a step can have, tuned for the group now: no step times kernels.
+  s.open_model(mc).tune_gemms(s.coll());
   const std::size_t per_step = static_cast<std::size_t>(mem.layers) * (kOpsPerLayer + 2) + 8;
   s.open_timeline(per_step * kFlushSteps);
   ServeParts p{spec, w, dev, s, out.segs};

@@ -25,6 +25,9 @@ struct CuptiApi {
   decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
   decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
+  // Per-call switches (CUPTI 12.x on); optional: without them the poll records are kept.
+  decltype(&cuptiActivityEnableRuntimeApi) runtime_api = nullptr;
+  decltype(&cuptiActivityEnableDriverApi) driver_api = nullptr;
 
   std::string err(const char* fn, CUptiResult r) const {
     const char* s = nullptr;
@@ -41,13 +44,28 @@ namespace {
 // Kernels, copies and fills are the device work an op issues; the API records (runtime and
 // driver) are what CUPTI attaches external correlation records to, so they are enabled too.
 // Of those, the launch calls' records are kept (when the host let each op's work go); the
-// rest (stream and event queries by the thousand in a polling sync) are skipped when read.
+// rest are skipped when read. The polls are not recorded at all (kPollCalls).
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                          CUPTI_ACTIVITY_KIND_MEMCPY,
                                          CUPTI_ACTIVITY_KIND_MEMSET,
                                          CUPTI_ACTIVITY_KIND_RUNTIME,
                                          CUPTI_ACTIVITY_KIND_DRIVER,
                                          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+// What the waits poll with (layers/cuda/poll_wait.h, NCCL's two-in-flight watch) and
+// all_reduce asks before each call: at TP > 1 the host spins on them while a peer catches up,
+// tens of thousands of calls a step, which CUPTI would record one by one on the rank's core.
+// Their records are turned off after the kinds are enabled (an enable of the kind afterwards
+// would turn them back on). Nothing else is lost: no work runs under them.
+constexpr CUpti_CallbackId kPollRuntime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000};
+constexpr CUpti_CallbackId kPollDriver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuStreamQuery, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuEventQuery, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing_ptsz};
 constexpr std::size_t kBufferBytes = 8u << 20;
 constexpr std::size_t kRecordAlign = 8;  // ACTIVITY_RECORD_ALIGNMENT in CUPTI's samples
 
@@ -145,6 +163,8 @@ std::unique_ptr<CuptiApi> open_cupti(std::string* why) {
     *why = "none: libcupti lacks an activity entry point (CUPTI 12.x or later is needed)";
     return nullptr;
   }
+  bind(api->lib, "cuptiActivityEnableRuntimeApi", api->runtime_api);
+  bind(api->lib, "cuptiActivityEnableDriverApi", api->driver_api);
   return api;
 }
 
@@ -168,6 +188,12 @@ std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
   if (r == CUPTI_SUCCESS) r = c.register_callbacks(&buffer_requested, &buffer_completed);
   for (CUpti_ActivityKind k : kKinds)
     if (r == CUPTI_SUCCESS) r = c.enable(k);
+  // Best effort: a CUPTI without the per-call switches keeps the polls' records (read and
+  // skipped by take_buffer, at the host cost issue 54 measured).
+  for (CUpti_CallbackId id : kPollRuntime)
+    if (r == CUPTI_SUCCESS && c.runtime_api) (void)c.runtime_api(id, 0);
+  for (CUpti_CallbackId id : kPollDriver)
+    if (r == CUPTI_SUCCESS && c.driver_api) (void)c.driver_api(id, 0);
   if (r != CUPTI_SUCCESS) {
     *why = "none: " + c.err("enabling CUPTI activity records", r);
     return nullptr;  // the destructor disables what was enabled and lets the receiver go
