@@ -103,7 +103,9 @@ class CudaDevice final : public Device {
   void range_push(const char* name) override;
   void range_pop() override;
   std::vector<std::string> kernel_choices() const override;  // gemm_algos(), an entry a line
-  double mark_uncertainty_s() const;  // half the narrowest calibration bracket
+  // Half the wider bracket of the point's clock line plus the timer's resolution.
+  double mark_uncertainty_s() const override;
+  void calibrate_marks(bool point_start) override;
   void set_sync_poll(std::function<void(double waited_s)> poll);
 
  private:
