@@ -210,7 +210,7 @@ using Leads = std::vector<std::vector<double>>;
 // key-sorted records: O(instances x ranks), no hashing. A key repeated on a rank (should not
 // happen) is matched by occurrence order. An instance counts towards arrived_last and
 // caused_wait only when the last enter leads the second last by more than `pair_u`: within
-// it the order may be the clocks' (an exact tie included).
+// it the order may be the clocks'.
 void match_group(const std::vector<int>& members, std::vector<RankScan>& scans,
                  std::vector<RankMetrics>& ms, double uncertainty, double pair_u,
                  CollectiveSummary& cs, int& group_instances, Leads& leads) {
@@ -253,7 +253,9 @@ void match_group(const std::vector<int>& members, std::vector<RankScan>& scans,
     // A lone participant (TP=1) has no one to wait for, so it cannot "arrive last".
     if (n >= 2) {
       ++group_instances;
-      if (latest - second > pair_u) {
+      // Clocks claimed exact (pair_u 0: hand-built or virtual traces) keep the documented
+      // tie rule, the lowest group rank (`members` order and the strict > above).
+      if (latest - second > pair_u || pair_u == 0) {
         ms[members[last_j]].arrived_last += 1;
         ms[members[last_j]].caused_wait_s += waited;
         leads[members[last_j]].push_back(latest - second);

@@ -128,7 +128,7 @@ std::string straggler_why(const StragglerRecord& s) {
     out += fmt::format(
         "; but rank {}'s late arrivals caused {:.0f}% of its group's wait (rank {}'s {:.0f}%): "
         "rank {} is where the waiting comes from",
-        who, 100 * *s.costliest_share, s.rank, 100 * s.caused_wait_share.value_or(0), who);
+        who, 100 * *s.costliest_share, s.rank.value_or(-1), 100 * s.caused_wait_share.value_or(0), who);
   else if (s.caused_wait_share && std::isfinite(*s.caused_wait_share))
     out += fmt::format(", causing {:.0f}% of its group's wait", 100 * *s.caused_wait_share);
   else if (s.caused_wait_share)  // null in results: the group never waited
