@@ -503,9 +503,10 @@ StragglerRecord straggler_record(const PointAnalysis& a, const std::vector<RankR
   }
   if (s.arrived_last_share > 0) r.lead_s = s.lead_s;
   if (s.within_uncertainty)
-    r.reason = fmt::format("within clock uncertainty (±{:.1f} us): no rank's last arrivals lead "
-                           "the next by more than it",
-                           a.collectives.skew_uncertainty_s * 1e6);
+    r.reason = fmt::format(
+        "within clock uncertainty (±{:.1f} us): no rank's last arrivals lead "
+        "the next by more than it",
+        a.collectives.skew_uncertainty_s * 1e6);
   return r;
 }
 

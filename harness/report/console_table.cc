@@ -95,7 +95,8 @@ std::string format_point_table(const PointRecord& p) {
   std::string out = header(p.params);
   if (p.status != PointStatus::ok)
     return out + fmt::format("status: {} ({})\n", point_status_name(p.status), p.reason);
-  return out + rank_rows(p.ranks.value_or(std::vector<RankRecord>{}), p.straggler->rank.value_or(-1)) +
+  return out +
+         rank_rows(p.ranks.value_or(std::vector<RankRecord>{}), p.straggler->rank.value_or(-1)) +
          summary_lines(p);
 }
 

@@ -128,7 +128,8 @@ std::string straggler_why(const StragglerRecord& s) {
     out += fmt::format(
         "; but rank {}'s late arrivals caused {:.0f}% of its group's wait (rank {}'s {:.0f}%): "
         "rank {} is where the waiting comes from",
-        who, 100 * *s.costliest_share, s.rank.value_or(-1), 100 * s.caused_wait_share.value_or(0), who);
+        who, 100 * *s.costliest_share, s.rank.value_or(-1), 100 * s.caused_wait_share.value_or(0),
+        who);
   else if (s.caused_wait_share && std::isfinite(*s.caused_wait_share))
     out += fmt::format(", causing {:.0f}% of its group's wait", 100 * *s.caused_wait_share);
   else if (s.caused_wait_share)  // null in results: the group never waited
@@ -151,14 +152,15 @@ std::string skew_clock_text(const CollectivesRecord& c) {
 std::string arrival_text(const StragglerRecord& s, double excess, bool imbalanced) {
   if (!s.rank)
     return "no rank is named a straggler: " + s.reason.value_or("no arrival order is known");
-  return fmt::format("rank {} arrived last in {:.0f}% of them{} with {:+.1f}% compute vs the "
-                     "group median{}{}",
-                     *s.rank, 100 * s.arrived_last_share,
-                     s.lead_s ? fmt::format(" (median lead {:.1f} us)", *s.lead_s * 1e6) : "",
-                     100 * excess, straggler_why(s),
-                     imbalanced && !s.cause ? ": a straggler; check its clocks, memory "
-                                              "pressure and placement before anything else"
-                                            : "");
+  return fmt::format(
+      "rank {} arrived last in {:.0f}% of them{} with {:+.1f}% compute vs the "
+      "group median{}{}",
+      *s.rank, 100 * s.arrived_last_share,
+      s.lead_s ? fmt::format(" (median lead {:.1f} us)", *s.lead_s * 1e6) : "", 100 * excess,
+      straggler_why(s),
+      imbalanced && !s.cause ? ": a straggler; check its clocks, memory "
+                               "pressure and placement before anything else"
+                             : "");
 }
 
 // Balance across TP ranks: high occupancy with low throughput. With a cause on record, a rank
@@ -175,8 +177,8 @@ void balance_verdict(const PointRecord& p, std::vector<Verdict>& v) {
     if (r.wall_s > 0) worst = std::max(worst, r.wait_s / r.wall_s);
   // A straggler is named only where the clocks resolve who arrived last (results' rank null).
   const bool found =
-      s.rank && (s.cause ? s.cause->kind != "no_excess" && s.cause->kind != "no_peers"
-                         : excess > 0.05);
+      s.rank &&
+      (s.cause ? s.cause->kind != "no_excess" && s.cause->kind != "no_peers" : excess > 0.05);
   const bool imbalanced = worst > 0.1 && found;
   Verdict b{4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
             fmt::format("ranks wait {:.1f}% of wall in collectives (the most waiting rank "
