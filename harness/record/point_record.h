@@ -239,7 +239,7 @@ struct StragglerCauseRecord {
 };
 
 struct StragglerRecord {
-  // Null where no rank's late arrivals lead by more than the clock uncertainty (`reason`).
+  // Absent where no rank's late arrivals lead by more than the clock uncertainty (`reason`).
   std::optional<int64_t> rank;
   double arrived_last_share = 0, excess_compute_fraction = 0;
   std::string median;  // which median "excess" is measured against

@@ -39,12 +39,18 @@ def main():
         ("a lead outside it", dict(rank=1, arrived_last_share=1.0, lead_s=30e-6), True),
         ("no rank, with the reason", dict(rank=None, reason="within clock uncertainty (±9.8 us)"), True),
         ("no rank, without a reason", dict(rank=None), False),
+        ("rank absent, with the reason (as tpbench writes it)",
+         dict(rank="absent", reason="within clock uncertainty (±9.8 us)"), True),
+        ("rank absent, without a reason", dict(rank="absent"), False),
     ]
     for name, fields, ok in cases:
         doc = with_straggler(base, **fields)
-        if "lead_s" not in fields:
-            for p in doc["points"]:
-                p.get("straggler", {}).pop("lead_s", None)
+        for p in doc["points"]:
+            st = p.get("straggler", {})
+            if "lead_s" not in fields:
+                st.pop("lead_s", None)
+            if st.get("rank") == "absent":
+                del st["rank"]
         rc, out = run(doc)
         flagged = rc != 0 and "straggler" in out
         if flagged == ok:
