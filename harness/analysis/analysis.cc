@@ -389,6 +389,9 @@ void find_straggler(const Groups& groups, const std::map<int, int>& group_instan
   for (const auto& [g, n] : group_instances) multi = multi || n > 0;
   if (multi && !by_arrival) {
     pa.straggler.within_uncertainty = true;
+    double most = -1;
+    for (const RankMetrics& m : pa.ranks)
+      if (m.compute_s > most) most = m.compute_s, pa.straggler.busiest_rank = m.rank;
     costliest(groups, pa);
     return;
   }

@@ -98,6 +98,9 @@ struct Straggler {
   // multi-rank instances but none resolved, no rank is named (rank -1, within_uncertainty).
   double lead_s = 0;
   bool within_uncertainty = false;
+  // Then the rank with the most compute, for straggler_cause to say whether any rank has
+  // excess time at all (a lead too small to resolve is not a cause to look for).
+  int busiest_rank = -1;
 };
 
 struct CollectiveSummary {

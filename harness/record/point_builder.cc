@@ -458,10 +458,11 @@ CauseRank cause_rank(const RankMetrics& m, const RankRecord& r) {
   return c;
 }
 
-StragglerCauseRecord cause_record(const PointAnalysis& a, const std::vector<RankRecord>& ranks,
-                                  const StepCost& cost, const Peaks& peaks) {
+StragglerCauseRecord cause_record(const PointAnalysis& a, int subject,
+                                  const std::vector<RankRecord>& ranks, const StepCost& cost,
+                                  const Peaks& peaks) {
   CauseInput in;
-  in.straggler = a.straggler.costliest_rank;
+  in.straggler = subject;
   in.ridge = peaks.bw > 0 ? peaks.flops / peaks.bw : 0;
   for (std::size_t i = 0; i < a.ranks.size() && i < ranks.size(); ++i)
     in.ranks.push_back(cause_rank(a.ranks[i], ranks[i]));
@@ -497,10 +498,10 @@ StragglerRecord straggler_record(const PointAnalysis& a, const std::vector<RankR
   r.median = "lower median of the rank's TP group";
   r.caused_wait_share = s.caused_wait_share;
   r.costliest_share = s.costliest_share;
-  if (s.costliest_rank >= 0) {
-    r.costliest_rank = s.costliest_rank;
-    r.cause = cause_record(a, ranks, cost, peaks);
-  }
+  if (s.costliest_rank >= 0) r.costliest_rank = s.costliest_rank;
+  // Where no rank is named, the busiest one's cause says whether any rank has excess time.
+  const int subject = s.costliest_rank >= 0 ? s.costliest_rank : s.busiest_rank;
+  if (subject >= 0) r.cause = cause_record(a, subject, ranks, cost, peaks);
   if (s.arrived_last_share > 0) r.lead_s = s.lead_s;
   if (s.within_uncertainty)
     r.reason = fmt::format(
