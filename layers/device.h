@@ -255,6 +255,12 @@ class Device {
   virtual void mark(std::size_t slot) = 0;
   virtual void collect_marks(std::size_t first, std::size_t count, int64_t* host_ns) = 0;
   virtual void synchronize() = 0;
+  // The conversion of marks to the host clock, per point: calibrate_marks(true) at the point's
+  // start and (false) at its end, the device idle; mark_uncertainty_s is then a converted
+  // mark's error against the host clock. A backend whose marks are host clock reads (the
+  // CPU's) converts nothing: 0.
+  virtual void calibrate_marks(bool point_start) { (void)point_start; }
+  virtual double mark_uncertainty_s() const { return 0; }
 
   // Per-op times without a stamp of their own (--stamps collectives, layers/timeline.h): the
   // work issued between activity_begin(slot) and activity_end(slot + 1) is recorded by the

@@ -189,13 +189,31 @@ RankScan scan_rank(const RankTrace& t, const AnalysisInput& in, RankMetrics& m) 
   return s;
 }
 
+// Two stamps of different ranks can be misplaced against each other by both ranks' clock
+// uncertainty: the group's worst pair is its two least certain ranks.
+double pair_uncertainty(const std::vector<int>& members, const AnalysisInput& in) {
+  double u1 = 0, u2 = 0;  // largest, second largest
+  for (int i : members) {
+    const double u = in.ranks[i].clock_uncertainty_s;
+    if (u > u1)
+      u2 = u1, u1 = u;
+    else if (u > u2)
+      u2 = u;
+  }
+  return u1 + u2;
+}
+
+// Per input index: the lead of each resolved instance the rank entered last.
+using Leads = std::vector<std::vector<double>>;
+
 // Matches one TP group's all-reduce instances by key with a k-way merge over the ranks'
 // key-sorted records: O(instances x ranks), no hashing. A key repeated on a rank (should not
-// happen) is matched by occurrence order. `members` is in group-rank order, so the strict
-// comparison below gives arrived_last ties to the lowest group rank, as documented.
+// happen) is matched by occurrence order. An instance counts towards arrived_last and
+// caused_wait only when the last enter leads the second last by more than `pair_u`: within
+// it the order may be the clocks'.
 void match_group(const std::vector<int>& members, std::vector<RankScan>& scans,
-                 std::vector<RankMetrics>& ms, double uncertainty, CollectiveSummary& cs,
-                 int& group_instances) {
+                 std::vector<RankMetrics>& ms, double uncertainty, double pair_u,
+                 CollectiveSummary& cs, int& group_instances, Leads& leads) {
   const std::size_t k = members.size();
   std::vector<std::size_t> cur(k, 0);
   std::vector<char> in(k, 0);
@@ -207,14 +225,17 @@ void match_group(const std::vector<int>& members, std::vector<RankScan>& scans,
       if (cur[j] < c.size() && (!any || c[cur[j]].key < key)) key = c[cur[j]].key, any = true;
     }
     if (!any) break;
-    double latest = -std::numeric_limits<double>::infinity(), first = -latest;
+    double latest = -std::numeric_limits<double>::infinity(), first = -latest, second = latest;
     int last_j = -1, n = 0;
     for (std::size_t j = 0; j < k; ++j) {
       const auto& c = scans[members[j]].coll;
       in[j] = cur[j] < c.size() && c[cur[j]].key == key;
       if (!in[j]) continue;
       const double e = c[cur[j]].enter;
-      if (e > latest) latest = e, last_j = static_cast<int>(j);
+      if (e > latest)
+        second = latest, latest = e, last_j = static_cast<int>(j);
+      else
+        second = std::max(second, e);
       first = std::min(first, e);
       ++n;
     }
@@ -231,9 +252,16 @@ void match_group(const std::vector<int>& members, std::vector<RankScan>& scans,
     }
     // A lone participant (TP=1) has no one to wait for, so it cannot "arrive last".
     if (n >= 2) {
-      ms[members[last_j]].arrived_last += 1;
-      ms[members[last_j]].caused_wait_s += waited;
       ++group_instances;
+      // Clocks claimed exact (pair_u 0: hand-built or virtual traces) keep the documented
+      // tie rule, the lowest group rank (`members` order and the strict > above).
+      if (latest - second > pair_u || pair_u == 0) {
+        ms[members[last_j]].arrived_last += 1;
+        ms[members[last_j]].caused_wait_s += waited;
+        leads[members[last_j]].push_back(latest - second);
+      } else {
+        cs.unresolved_arrivals += 1;
+      }
     }
     cs.skew_s.push_back(latest - first);
     cs.count += 1;
@@ -349,14 +377,24 @@ void costliest(const Groups& groups, PointAnalysis& pa) {
   if (!waited) pa.straggler.costliest_share = std::numeric_limits<double>::quiet_NaN();
 }
 
-// Straggler: most arrived_last, ties to the lowest world rank. Without any multi-rank
-// instance (TP=1) arrival says nothing, so the rank with the most compute stands in.
+// Straggler: most (resolved) arrived_last, ties to the lowest world rank. Without any
+// multi-rank instance (TP=1) arrival says nothing, so the rank with the most compute stands
+// in. With multi-rank instances but none whose order the clocks resolve, no rank is named.
 void find_straggler(const Groups& groups, const std::map<int, int>& group_instances,
-                    PointAnalysis& pa) {
+                    const Leads& leads, PointAnalysis& pa) {
   const std::size_t nr = pa.ranks.size();
   int best = -1;
-  bool by_arrival = false;
+  bool by_arrival = false, multi = false;
   for (const RankMetrics& m : pa.ranks) by_arrival = by_arrival || m.arrived_last > 0;
+  for (const auto& [g, n] : group_instances) multi = multi || n > 0;
+  if (multi && !by_arrival) {
+    pa.straggler.within_uncertainty = true;
+    double most = -1;
+    for (const RankMetrics& m : pa.ranks)
+      if (m.compute_s > most) most = m.compute_s, pa.straggler.busiest_rank = m.rank;
+    costliest(groups, pa);
+    return;
+  }
   for (std::size_t i = 0; i < nr; ++i) {
     const RankMetrics& m = pa.ranks[i];
     if (best < 0) {
@@ -371,8 +409,10 @@ void find_straggler(const Groups& groups, const std::map<int, int>& group_instan
   if (best < 0) return;
   const RankMetrics& s = pa.ranks[best];
   pa.straggler.rank = s.rank;
-  if (by_arrival)
+  if (by_arrival) {
     pa.straggler.arrived_last_share = safe_div(s.arrived_last, group_instances.at(s.group));
+    pa.straggler.lead_s = lower_median(leads[best]);
+  }
   std::vector<double> compute;
   for (int i : groups.at(s.group)) compute.push_back(pa.ranks[i].compute_s);
   const double med = lower_median(std::move(compute));
@@ -397,13 +437,16 @@ PointAnalysis analyze(const AnalysisInput& in) {
   }
 
   std::map<int, int> group_instances;  // instances with >= 2 participants, per group
+  Leads leads(nr);
   for (auto& [g, members] : groups) {
     std::sort(members.begin(), members.end(), [&](int a, int b) {
       const RankMetrics &x = pa.ranks[a], &y = pa.ranks[b];
       return x.group_rank != y.group_rank ? x.group_rank < y.group_rank : x.rank < y.rank;
     });
-    match_group(members, scans, pa.ranks, in.clock_uncertainty_s, pa.collectives,
-                group_instances[g]);
+    const double pair_u = pair_uncertainty(members, in);
+    pa.collectives.skew_uncertainty_s = std::max(pa.collectives.skew_uncertainty_s, pair_u);
+    match_group(members, scans, pa.ranks, in.clock_uncertainty_s, pair_u, pa.collectives,
+                group_instances[g], leads);
     append_group_step_times(members, scans, pa.step_time_s);
   }
   pa.step_time = summarize(pa.step_time_s);
@@ -411,7 +454,7 @@ PointAnalysis analyze(const AnalysisInput& in) {
       safe_div(static_cast<double>(groups.size()) * in.tokens_per_step, pa.step_time.mean);
   roofline(in, pa);
   roll_up_ranks(in, scans, pa);
-  find_straggler(groups, group_instances, pa);
+  find_straggler(groups, group_instances, leads, pa);
   return pa;
 }
 

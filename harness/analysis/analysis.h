@@ -18,6 +18,9 @@ struct RankTrace {
   // Common clock; warm-up steps have step < 0. Op::step records bound each step; all-reduce
   // records are collectives; every other op is compute.
   std::vector<SegmentRecord> segs;
+  // How far this rank's stamps may sit from the common clock: its offset's (ping-pong, half
+  // the round trip) plus its device stamps' conversion to its host clock (0 for host stamps).
+  double clock_uncertainty_s = 0;
 };
 
 // Scalasca's split of one rank's time in one collective instance (ARCHITECTURE's metric
@@ -89,6 +92,15 @@ struct Straggler {
   // straggler itself unless that rank arrives last often but by little.
   int costliest_rank = -1;
   double costliest_share = 0;
+  // Arrival order is known only where the last enter leads the one before it by more than the
+  // two ranks' clock uncertainties (skew_uncertainty_s): only those instances count towards
+  // arrived_last and caused_wait. lead_s is the median such lead of the named rank. With
+  // multi-rank instances but none resolved, no rank is named (rank -1, within_uncertainty).
+  double lead_s = 0;
+  bool within_uncertainty = false;
+  // Then the rank with the most compute, for straggler_cause to say whether any rank has
+  // excess time at all (a lead too small to resolve is not a cause to look for).
+  int busiest_rank = -1;
 };
 
 struct CollectiveSummary {
@@ -98,6 +110,10 @@ struct CollectiveSummary {
   double wait_fraction = 0;     // sum wait / sum wall over ranks
   double transfer_s_total = 0;  // sum over ranks
   double wait_s_total = 0;
+  // The largest pair uncertainty of any TP group: the sum of its two least certain ranks'
+  // clock_uncertainty_s. A skew below it may be clock error alone.
+  double skew_uncertainty_s = 0;
+  int unresolved_arrivals = 0;  // multi-rank instances whose last two enters lie within it
 };
 
 struct PointAnalysis {

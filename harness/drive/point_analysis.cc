@@ -23,6 +23,12 @@ AnalysisInput analysis_input(std::vector<RankTrace> traces, const StepCost& cost
   in.occupancy_window_s = occupancy_window_s;
   for (const auto& s : samples)
     in.clock_uncertainty_s = std::max(in.clock_uncertainty_s, s.rank.clock.uncertainty_s);
+  // Each rank's stamps: its offset to rank 0's clock and its device stamps' conversion.
+  for (RankTrace& t : in.ranks) {
+    if (static_cast<std::size_t>(t.rank) >= samples.size()) continue;
+    const RankClockRecord& c = samples[static_cast<std::size_t>(t.rank)].rank.clock;
+    t.clock_uncertainty_s = c.uncertainty_s + c.device_uncertainty_s.value_or(0);
+  }
   return in;
 }
 

@@ -50,7 +50,8 @@ RankRecord rank_identity(const World& w, const Device& dev, const TpGroup& group
   r.memory = memory;
   r.inject = inject_to_json(inj);
   r.clock = {clock.start.offset_s, clock.end.offset_s,
-             std::max(clock.start.uncertainty_s, clock.end.uncertainty_s), clock.drift() * 1e6};
+             std::max(clock.start.uncertainty_s, clock.end.uncertainty_s), clock.drift() * 1e6,
+             dev.mark_uncertainty_s()};
   return r;
 }
 

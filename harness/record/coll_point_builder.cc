@@ -78,6 +78,8 @@ PointAnalysis analyze_iterations(const std::vector<CollRankResult>& ranks, doubl
     t.rank = static_cast<int>(r);
     t.group_rank = static_cast<int>(r);
     t.segs = ranks[r].iters;
+    // The ping-pong's part only: the collectives verb records no device conversion (yet).
+    t.clock_uncertainty_s = ranks[r].uncertainty_s;
     in.ranks.push_back(std::move(t));
   }
   in.clock_uncertainty_s = uncertainty;

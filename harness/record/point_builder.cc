@@ -121,7 +121,9 @@ CollectivesRecord collectives_record(const CollectiveSummary& c) {
           {c.skew.p50, c.skew.p95, c.skew.max},
           c.wait_fraction,
           c.transfer_s_total,
-          c.wait_s_total};
+          c.wait_s_total,
+          c.skew_uncertainty_s,
+          c.unresolved_arrivals};
 }
 
 // The analysis's figures on top of what the rank measured about itself.
@@ -465,10 +467,11 @@ CauseRank cause_rank(const RankMetrics& m, const RankRecord& r) {
   return c;
 }
 
-StragglerCauseRecord cause_record(const PointAnalysis& a, const std::vector<RankRecord>& ranks,
-                                  const StepCost& cost, const Peaks& peaks) {
+StragglerCauseRecord cause_record(const PointAnalysis& a, int subject,
+                                  const std::vector<RankRecord>& ranks, const StepCost& cost,
+                                  const Peaks& peaks) {
   CauseInput in;
-  in.straggler = a.straggler.costliest_rank;
+  in.straggler = subject;
   in.ridge = peaks.bw > 0 ? peaks.flops / peaks.bw : 0;
   for (std::size_t i = 0; i < a.ranks.size() && i < ranks.size(); ++i)
     in.ranks.push_back(cause_rank(a.ranks[i], ranks[i]));
@@ -492,6 +495,31 @@ StragglerCauseRecord cause_record(const PointAnalysis& a, const std::vector<Rank
           c.evidence};
 }
 
+// The arrival straggler, or none where the clocks cannot tell who arrived last (its rank,
+// costliest rank and cause are then null, and `reason` says so with the uncertainty).
+StragglerRecord straggler_record(const PointAnalysis& a, const std::vector<RankRecord>& ranks,
+                                 const StepCost& cost, const Peaks& peaks) {
+  const Straggler& s = a.straggler;
+  StragglerRecord r;
+  if (s.rank >= 0) r.rank = s.rank;
+  r.arrived_last_share = s.arrived_last_share;
+  r.excess_compute_fraction = s.excess_compute_fraction;
+  r.median = "lower median of the rank's TP group";
+  r.caused_wait_share = s.caused_wait_share;
+  r.costliest_share = s.costliest_share;
+  if (s.costliest_rank >= 0) r.costliest_rank = s.costliest_rank;
+  // Where no rank is named, the busiest one's cause says whether any rank has excess time.
+  const int subject = s.costliest_rank >= 0 ? s.costliest_rank : s.busiest_rank;
+  if (subject >= 0) r.cause = cause_record(a, subject, ranks, cost, peaks);
+  if (s.arrived_last_share > 0) r.lead_s = s.lead_s;
+  if (s.within_uncertainty)
+    r.reason = fmt::format(
+        "within clock uncertainty (±{:.1f} us): no rank's last arrivals lead "
+        "the next by more than it",
+        a.collectives.skew_uncertainty_s * 1e6);
+  return r;
+}
+
 }  // namespace
 
 PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, const Peaks& peaks,
@@ -508,14 +536,7 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
   p.ranks.emplace();
   for (const auto& r : a.ranks)
     p.ranks->push_back(rank_record(r, samples[static_cast<std::size_t>(r.rank)]));
-  p.straggler = StragglerRecord{a.straggler.rank,
-                                a.straggler.arrived_last_share,
-                                a.straggler.excess_compute_fraction,
-                                "lower median of the rank's TP group",
-                                a.straggler.caused_wait_share,
-                                a.straggler.costliest_share,
-                                a.straggler.costliest_rank,
-                                cause_record(a, *p.ranks, cost, peaks)};
+  p.straggler = straggler_record(a, *p.ranks, cost, peaks);
   p.clock_sync = clock_sync_record(samples, a.clock_condition_violations);
   p.verification = verification_record(spec, layers, samples);
   p.warnings = warnings(cost, peaks, a, samples, caps);

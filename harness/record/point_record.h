@@ -172,6 +172,10 @@ struct CollectivesRecord {
   int64_t count = 0;
   SkewRecord skew_s;
   double wait_fraction = 0, transfer_s_total = 0, wait_s_total = 0;
+  // The skew's clock uncertainty (the worst pair of ranks' offset and stamp conversion errors)
+  // and the multi-rank instances whose arrival order lies within it (analysis.h).
+  std::optional<double> skew_uncertainty_s;
+  std::optional<int64_t> unresolved_arrivals;
 };
 
 // What the --inject mem_contend bandwidth hog moved during the measured steps.
@@ -189,6 +193,9 @@ struct HostThreadRecord {
 
 struct RankClockRecord {
   double offset_start_s = 0, offset_end_s = 0, uncertainty_s = 0, drift_ppm = 0;
+  // The rank's device stamps against its host clock (Device::mark_uncertainty_s): half the
+  // widest calibration bracket of the point plus the timer's step; 0 for host-clock stamps.
+  std::optional<double> device_uncertainty_s;
 };
 
 struct RankRecord {
@@ -232,7 +239,8 @@ struct StragglerCauseRecord {
 };
 
 struct StragglerRecord {
-  int64_t rank = -1;
+  // Absent where no rank's late arrivals lead by more than the clock uncertainty (`reason`).
+  std::optional<int64_t> rank;
   double arrived_last_share = 0, excess_compute_fraction = 0;
   std::string median;  // which median "excess" is measured against
   // (1.20.0) The share of its group's wait spent in the collectives it entered last, and the
@@ -240,6 +248,10 @@ struct StragglerRecord {
   std::optional<double> caused_wait_share, costliest_share;
   std::optional<int64_t> costliest_rank;
   std::optional<StragglerCauseRecord> cause;
+  // The named rank's median lead over the next arrival where it entered last, compared with
+  // collectives.skew_uncertainty_s; `reason` says why no rank is named.
+  std::optional<double> lead_s;
+  std::optional<std::string> reason;
 };
 
 struct ClockSyncRecord {

@@ -59,11 +59,16 @@ std::string summary_lines(const PointRecord& p) {
       m.roofline_fraction);
   const CollectivesRecord& c = *p.collectives;
   const StragglerRecord& st = *p.straggler;
+  const std::string who =
+      st.rank ? fmt::format("straggler rank {} (last in {:.0f}%, excess compute {:+.3f})", *st.rank,
+                            100 * st.arrived_last_share, st.excess_compute_fraction)
+              : "no straggler (" + st.reason.value_or("none named") + ")";
   out += fmt::format(
-      "collectives {} | skew p50 {:.1f} us p95 {:.1f} us max {:.1f} us | wait {:.1f}% of wall | "
-      "straggler rank {} (last in {:.0f}%, excess compute {:+.3f})\n",
-      c.count, c.skew_s.p50 * 1e6, c.skew_s.p95 * 1e6, c.skew_s.max * 1e6, 100 * c.wait_fraction,
-      st.rank, 100 * st.arrived_last_share, st.excess_compute_fraction);
+      "collectives {} | skew p50 {:.1f} us p95 {:.1f} us max {:.1f} us{} | wait {:.1f}% of wall | "
+      "{}\n",
+      c.count, c.skew_s.p50 * 1e6, c.skew_s.p95 * 1e6, c.skew_s.max * 1e6,
+      c.skew_uncertainty_s ? fmt::format(" (clock ±{:.1f} us)", *c.skew_uncertainty_s * 1e6) : "",
+      100 * c.wait_fraction, who);
   if (st.cause && st.cause->kind != "no_peers") {
     const double share = st.costliest_share.value_or(NAN);
     out +=
@@ -90,7 +95,8 @@ std::string format_point_table(const PointRecord& p) {
   std::string out = header(p.params);
   if (p.status != PointStatus::ok)
     return out + fmt::format("status: {} ({})\n", point_status_name(p.status), p.reason);
-  return out + rank_rows(p.ranks.value_or(std::vector<RankRecord>{}), p.straggler->rank) +
+  return out +
+         rank_rows(p.ranks.value_or(std::vector<RankRecord>{}), p.straggler->rank.value_or(-1)) +
          summary_lines(p);
 }
 

@@ -123,12 +123,13 @@ void host_verdict(const MetricsRecord& m, std::vector<Verdict>& v) {
 // and why that rank is late (straggler.cause).
 std::string straggler_why(const StragglerRecord& s) {
   std::string out;
-  const int64_t who = s.costliest_rank.value_or(s.rank);
-  if (s.costliest_share && who != s.rank)
+  const int64_t who = s.costliest_rank.value_or(s.rank.value_or(-1));
+  if (s.costliest_share && who >= 0 && who != s.rank.value_or(-1))
     out += fmt::format(
         "; but rank {}'s late arrivals caused {:.0f}% of its group's wait (rank {}'s {:.0f}%): "
         "rank {} is where the waiting comes from",
-        who, 100 * *s.costliest_share, s.rank, 100 * s.caused_wait_share.value_or(0), who);
+        who, 100 * *s.costliest_share, s.rank.value_or(-1), 100 * s.caused_wait_share.value_or(0),
+        who);
   else if (s.caused_wait_share && std::isfinite(*s.caused_wait_share))
     out += fmt::format(", causing {:.0f}% of its group's wait", 100 * *s.caused_wait_share);
   else if (s.caused_wait_share)  // null in results: the group never waited
@@ -137,6 +138,29 @@ std::string straggler_why(const StragglerRecord& s) {
   out += fmt::format("; rank {}: {}", s.cause->rank, s.cause->text);
   for (const std::string& e : s.cause->evidence) out += "; " + e;
   return out;
+}
+
+// The skew against its clock uncertainty: a skew p50 inside it may be clock error alone.
+std::string skew_clock_text(const CollectivesRecord& c) {
+  if (!c.skew_uncertainty_s) return "";
+  const double u = *c.skew_uncertainty_s;
+  return fmt::format(", p50 {:.1f} us {} the clock uncertainty ±{:.1f} us", c.skew_s.p50 * 1e6,
+                     c.skew_s.p50 > u ? "beyond" : "within", u * 1e6);
+}
+
+// Who arrived last, or why no one is named (the leads lie within the clock uncertainty).
+std::string arrival_text(const StragglerRecord& s, double excess, bool imbalanced) {
+  if (!s.rank)
+    return "no rank is named a straggler: " + s.reason.value_or("no arrival order is known");
+  return fmt::format(
+      "rank {} arrived last in {:.0f}% of them{} with {:+.1f}% compute vs the "
+      "group median{}{}",
+      *s.rank, 100 * s.arrived_last_share,
+      s.lead_s ? fmt::format(" (median lead {:.1f} us)", *s.lead_s * 1e6) : "", 100 * excess,
+      straggler_why(s),
+      imbalanced && !s.cause ? ": a straggler; check its clocks, memory "
+                               "pressure and placement before anything else"
+                             : "");
 }
 
 // Balance across TP ranks: high occupancy with low throughput. With a cause on record, a rank
@@ -151,18 +175,16 @@ void balance_verdict(const PointRecord& p, std::vector<Verdict>& v) {
   double worst = 0;
   for (const RankRecord& r : p.ranks.value_or(std::vector<RankRecord>{}))
     if (r.wall_s > 0) worst = std::max(worst, r.wait_s / r.wall_s);
+  // A straggler is named only where the clocks resolve who arrived last (results' rank null).
   const bool found =
-      s.cause ? s.cause->kind != "no_excess" && s.cause->kind != "no_peers" : excess > 0.05;
+      s.rank &&
+      (s.cause ? s.cause->kind != "no_excess" && s.cause->kind != "no_peers" : excess > 0.05);
   const bool imbalanced = worst > 0.1 && found;
   Verdict b{4, "balance", imbalanced ? "problem" : (wait > 0.1 ? "note" : "ok"),
             fmt::format("ranks wait {:.1f}% of wall in collectives (the most waiting rank "
-                        "{:.1f}%; skew p95 {:.0f} us); rank {} arrived last in {:.0f}% of them "
-                        "with {:+.1f}% compute vs the group median{}{}",
-                        100 * wait, 100 * worst, c.skew_s.p95 * 1e6, s.rank,
-                        100 * s.arrived_last_share, 100 * excess, straggler_why(s),
-                        imbalanced && !s.cause ? ": a straggler; check its clocks, memory "
-                                                 "pressure and placement before anything else"
-                                               : ""),
+                        "{:.1f}%; skew p95 {:.0f} us{}); {}",
+                        100 * wait, 100 * worst, c.skew_s.p95 * 1e6, skew_clock_text(c),
+                        arrival_text(s, excess, imbalanced)),
             std::nullopt};
   if (imbalanced) b.code = "straggler";
   v.push_back(std::move(b));

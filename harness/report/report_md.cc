@@ -107,7 +107,8 @@ std::string context_section(const std::optional<RunContextRecord>& context) {
 // An absent block reads as a default one, so its figures show as 0, as they did when this
 // printer read absent fields as 0; an absent straggler shows its rank as "?".
 std::string straggler_rank_text(const PointRecord& p) {
-  return p.straggler ? std::to_string(p.straggler->rank) : "?";
+  if (!p.straggler) return "?";
+  return p.straggler->rank ? std::to_string(*p.straggler->rank) : "none (within clock uncertainty)";
 }
 
 std::string summary_row(const ShownPoint& sp, int i, const std::vector<std::string>& axes) {
@@ -170,7 +171,7 @@ std::string measured_section(const PointRecord& p) {
       "roofline fraction {:.3f}. Peaks: {:.3g} FLOP/s, {:.3g} B/s ({}).\n\n",
       m.intensity, m.ridge, m.mfu_ceiling, m.roofline_fraction, m.peaks.flops, m.peaks.bw,
       p.metrics ? cell(m.peaks.source) : "?");
-  const int64_t straggler = p.straggler ? p.straggler->rank : -1;
+  const int64_t straggler = p.straggler ? p.straggler->rank.value_or(-1) : -1;
   out +=
       "| rank | group | step p50 (ms) | occupancy | busy | useful | host gap | MBU | MFU | "
       "compute (s) | wait (s) | transfer (s) | arrived last | off-core |\n"

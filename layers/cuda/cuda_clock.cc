@@ -30,7 +30,7 @@ GpuClock::GpuClock(cudaStream_t stream) : stream_(stream) {
   // On the compute stream: a legacy-stream memset is not ordered with this stream's stamps.
   TPB_CUDA_CHECK(cudaMemsetAsync(replay_, 0, 2 * sizeof(uint64_t), stream_));
   wait_stream(stream_);
-  first_ = last_ = calibrate();
+  line_.begin(calibrate());
   resolution_s_ = measure_resolution();
 }
 
@@ -41,26 +41,29 @@ GpuClock::~GpuClock() {
 }
 
 ClockSample GpuClock::calibrate() {
-  // The stamp lands somewhere inside [h0, h1]; the midpoint is off by at most half the gap,
-  // so the narrowest bracket of several rounds gives the best offset.
-  ClockSample best;
-  best.bracket_ns = INT64_MAX;
-  for (int i = 0; i < kCalibrationRounds; ++i) {
-    const int64_t h0 = host_now_ns();
+  // One bracket: the host clock before the launch and after the sync; the copy of the stamp
+  // back is outside it (it does not move the stamp).
+  const ClockSample best = tightest_bracket(kCalibrationRounds, [&] {
+    ClockBracket b;
+    b.host0_ns = host_now_ns();
     cuda_kernels::launch_stamp(stream_, scratch_);
     wait_stream(stream_);
-    const int64_t h1 = host_now_ns();
+    b.host1_ns = host_now_ns();
     uint64_t g = 0;
     TPB_CUDA_CHECK(cudaMemcpyAsync(&g, scratch_, sizeof(g), cudaMemcpyDeviceToHost, stream_));
     wait_stream(stream_);
-    if (h1 - h0 < best.bracket_ns) {
-      best.gpu_ns = static_cast<int64_t>(g);
-      best.offset_ns = h0 + (h1 - h0) / 2 - static_cast<int64_t>(g);
-      best.bracket_ns = h1 - h0;
-    }
-  }
+    b.device_ns = static_cast<int64_t>(g);
+    return b;
+  });
   last_host_ns_ = host_now_ns();
   return best;
+}
+
+void GpuClock::calibrate_point(bool start) {
+  if (start)
+    line_.begin(calibrate());
+  else
+    line_.end(calibrate());
 }
 
 double GpuClock::measure_resolution() {
@@ -80,20 +83,6 @@ double GpuClock::min_step_s(const std::vector<uint64_t>& reads) {
     if (best == 0 || d < best) best = d;
   }
   return static_cast<double>(best) * 1e-9;
-}
-
-int64_t GpuClock::to_host_ns(int64_t gpu_ns, const ClockSample& a, const ClockSample& b) {
-  const int64_t span = b.gpu_ns - a.gpu_ns;
-  if (span <= 0) return gpu_ns + b.offset_ns;
-  // Offsets change linearly with GPU time (a constant rate difference between the clocks).
-  const double frac = static_cast<double>(gpu_ns - a.gpu_ns) / static_cast<double>(span);
-  const double off =
-      static_cast<double>(a.offset_ns) + frac * static_cast<double>(b.offset_ns - a.offset_ns);
-  return gpu_ns + static_cast<int64_t>(off);
-}
-
-double GpuClock::uncertainty_s() const {
-  return 0.5e-9 * static_cast<double>(std::max(first_.bracket_ns, last_.bracket_ns));
 }
 
 void GpuClock::reserve(std::size_t slots) {
@@ -136,9 +125,9 @@ void GpuClock::collect(std::size_t first, std::size_t count, int64_t* host_ns) {
   TPB_CUDA_CHECK(cudaMemcpyAsync(host_.data(), slots_ + first, count * sizeof(uint64_t),
                                  cudaMemcpyDeviceToHost, stream_));
   wait_stream(stream_);
-  if (host_now_ns() - last_host_ns_ > 1'000'000'000) last_ = calibrate();
+  if (host_now_ns() - last_host_ns_ > 1'000'000'000) line_.end(calibrate());
   for (std::size_t i = 0; i < count; ++i)
-    host_ns[i] = to_host_ns(static_cast<int64_t>(host_[i]), first_, last_);
+    host_ns[i] = line_.to_host_ns(static_cast<int64_t>(host_[i]));
 }
 
 }  // namespace tpb

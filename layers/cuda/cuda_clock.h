@@ -1,6 +1,6 @@
 // Device timestamps for Device::mark: a 1-thread kernel writes %globaltimer into a slot on the
-// stream, and collect() maps GPU nanoseconds to host steady-clock nanoseconds with offsets
-// calibrated by bracketing a stamp kernel between two host clock reads (minimum-gap sample).
+// stream, and collect() maps GPU nanoseconds to host steady-clock nanoseconds through the line
+// of layers/clock_map.h, calibrated at each point's start and end (tightest of 16 brackets).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -8,14 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace tpb {
+#include "layers/clock_map.h"
 
-// host_ns = gpu_ns + offset_ns, measured at gpu_ns; uncertainty is half the bracket.
-struct ClockSample {
-  int64_t gpu_ns = 0;
-  int64_t offset_ns = 0;
-  int64_t bracket_ns = 0;
-};
+namespace tpb {
 
 class GpuClock {
  public:
@@ -26,9 +21,12 @@ class GpuClock {
 
   void reserve(std::size_t slots);
   void mark(std::size_t slot);
-  // After the stream is idle. Recalibrates when the last sample is over a second old and maps
-  // with the offset interpolated between the first and latest samples (linear drift).
+  // After the stream is idle. Maps with the current point's line; recalibrates its end first
+  // when that is over a second old (callers that never mark a point: the device check).
   void collect(std::size_t first, std::size_t count, int64_t* host_ns);
+  // A point's start (restarts the line: the rate seen since device open is not this point's)
+  // and its end. Each takes a fresh tightest bracket; the stream must be idle.
+  void calibrate_point(bool start);
 
   // CUDA graphs: while capturing, mark() records a stamp that writes
   // graph_replay_slot(slot, r, slots_per_replay) with r read on the device; end_capture()
@@ -39,10 +37,14 @@ class GpuClock {
   void arm_replays(std::size_t slots_per_replay);
 
   double resolution_s() const { return resolution_s_; }
-  double uncertainty_s() const;
+  // A converted stamp's error against the host clock: half the line's wider bracket, plus the
+  // timer's resolution (a stamp reads the last tick, up to one step before the event).
+  double uncertainty_s() const { return line_.uncertainty_s() + resolution_s_; }
 
   // Pure: GPU ns -> host ns through two calibration samples (exposed for unit tests).
-  static int64_t to_host_ns(int64_t gpu_ns, const ClockSample& a, const ClockSample& b);
+  static int64_t to_host_ns(int64_t gpu_ns, const ClockSample& a, const ClockSample& b) {
+    return ClockLine::interpolate(gpu_ns, a, b);
+  }
   // Pure: smallest nonzero step of consecutive timer reads, in seconds (0 if none).
   static double min_step_s(const std::vector<uint64_t>& reads);
 
@@ -58,7 +60,7 @@ class GpuClock {
   uint64_t replay_host_[2] = {0, 0};
   bool capturing_ = false;
   std::vector<uint64_t> host_;
-  ClockSample first_, last_;
+  ClockLine line_;
   int64_t last_host_ns_ = 0;
   double resolution_s_ = 0;
 };

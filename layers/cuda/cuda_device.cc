@@ -543,6 +543,9 @@ std::vector<std::string> CudaDevice::kernel_choices() const {
 double CudaDevice::mark_uncertainty_s() const {
   return impl_->clock->uncertainty_s();
 }
+void CudaDevice::calibrate_marks(bool point_start) {
+  impl_->clock->calibrate_point(point_start);
+}
 void CudaDevice::set_sync_poll(std::function<void(double)> poll) {
   impl_->sync_poll = std::move(poll);
 }

@@ -108,7 +108,9 @@ class CudaDevice final : public Device {
   // The attention line, then the GEMM shapes a tuning pass chose for the group, an entry a line:
   // the same on every rank of a group (tests/tools/check_results.py holds them to that).
   std::vector<std::string> kernel_choices() const override;
-  double mark_uncertainty_s() const;  // half the narrowest calibration bracket
+  // Half the wider bracket of the point's clock line plus the timer's resolution.
+  double mark_uncertainty_s() const override;
+  void calibrate_marks(bool point_start) override;
   void set_sync_poll(std::function<void(double waited_s)> poll);
 
  private:

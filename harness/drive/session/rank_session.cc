@@ -37,6 +37,9 @@ OffsetSample RankSession::sync(const char* what) {
 }
 
 void RankSession::sync_start() {
+  // The device's own clock line first, so that this point's stamps are mapped by samples
+  // taken around it (not a line from device open, which a rate change since would bend).
+  dev_.calibrate_marks(true);
   clock_.start = sync("the clock sync before the steps");
 }
 
@@ -51,6 +54,7 @@ void RankSession::watched(const std::function<void()>& steps) {
 }
 
 const ClockModel& RankSession::sync_end() {
+  dev_.calibrate_marks(false);
   clock_.end = sync("the clock sync after the steps");
   return clock_;
 }

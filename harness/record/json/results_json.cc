@@ -287,6 +287,8 @@ void fields(V& v, R& r) {
   v("wait_fraction", r.wait_fraction);
   v("transfer_s_total", r.transfer_s_total);
   v("wait_s_total", r.wait_s_total);
+  v("skew_uncertainty_s", r.skew_uncertainty_s);
+  v("unresolved_arrivals", r.unresolved_arrivals);
 }
 
 template <class V, Is<MemContendRecord> R>
@@ -311,6 +313,7 @@ void fields(V& v, R& r) {
   v("offset_end_s", r.offset_end_s);
   v("uncertainty_s", r.uncertainty_s);
   v("drift_ppm", r.drift_ppm);
+  v("device_uncertainty_s", r.device_uncertainty_s);
 }
 
 template <class V, Is<RankRecord> R>
@@ -358,6 +361,8 @@ void fields(V& v, R& r) {
   v("costliest_rank", r.costliest_rank);
   v("costliest_share", r.costliest_share);
   v("cause", r.cause);
+  v("lead_s", r.lead_s);
+  v("reason", r.reason);
 }
 
 template <class V, Is<StragglerCauseRecord> R>
