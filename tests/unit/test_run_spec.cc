@@ -186,7 +186,8 @@ TEST(Inject, SmClockBadValuesNameTheField) {
        "--inject: sm_clock emulate share must be in [0.01, 0.99] (got 1.5)"},
       {"rank=1:sm_clock=emulate@half",
        "--inject: sm_clock emulate share needs a number (got 'half')"},
-      {"rank=1:sm_clock=emulate:0.5", "--inject: expected key=value, got '0.5'"},
+      {"rank=1:sm_clock=emulate:0.5",  // ':' splits keys, hence '@'
+       "--inject: sm_clock=emulate needs @F, the share of SMs to hold, e.g. emulate@0.3"},
       {"rank=1:sm_clock=1200@locked",
        "--inject: sm_clock prior needs 'unlocked' or MIN-MAX in MHz, e.g. 1200@1410-1980 (got "
        "'locked')"},

@@ -149,9 +149,11 @@ TEST_F(SmClockRestore, TheRecordSaysWhichFormRanAndWhatCameBack) {
   EXPECT_EQ(record["form"], "locked");
   EXPECT_EQ(record["requested_mhz"], 1200);
   EXPECT_EQ(record["applied"], true);
-  EXPECT_EQ(record["prior"]["gpu_lock"], nlohmann::json({{"min_mhz", 1410}, {"max_mhz", 1410}}));
+  EXPECT_EQ(record["prior"]["gpu_lock"],
+            nlohmann::ordered_json({{"min_mhz", 1410}, {"max_mhz", 1410}}));
   EXPECT_EQ(record["prior"]["gpu_lock_source"], "read");
-  EXPECT_EQ(record["prior"]["app_clocks"], nlohmann::json({{"mem_mhz", 1593}, {"sm_mhz", 1755}}));
+  EXPECT_EQ(record["prior"]["app_clocks"],
+            nlohmann::ordered_json({{"mem_mhz", 1593}, {"sm_mhz", 1755}}));
   EXPECT_EQ(record["restored"], true);
 }
 
