@@ -7,6 +7,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/exit_restore.h"
+
 namespace tpb {
 
 namespace {
@@ -47,6 +49,7 @@ void HangWatchdog::say_last_word(const char* what) const {
   if (what) write_all(what, std::strlen(what));
   write_all(last_word_.suffix.data(), last_word_.suffix.size());
   write_all("\n", 1);
+  run_exit_restores();  // those the stuck expiry has not reached (each runs once)
   _exit(last_word_.exit_code);
 }
 

@@ -62,6 +62,15 @@ class BandwidthHog {
   virtual double bytes_moved() const = 0;  // read + written so far
 };
 
+// A share of the device's SMs held by spinning blocks (--inject sm_clock=emulate@F): the stand-in
+// for a slower SM clock that needs no privileges. Released when destroyed.
+class SmHold {
+ public:
+  virtual ~SmHold() = default;
+  virtual int sms_held() const = 0;
+  virtual int sm_count() const = 0;
+};
+
 // CUDA-graph replays (--cuda-graph): a mark captured at `slot` writes, on the r-th replay
 // (r = 0, 1, ...), slot + r * slots_per_replay. The device keeps r in its own memory and a
 // kernel at the end of each replay advances it, so one captured graph stamps fresh slots on
@@ -227,6 +236,14 @@ class Device {
   // host copy thread (harness/drive/injector.h MemContender).
   virtual std::unique_ptr<BandwidthHog> start_bandwidth_hog(std::size_t buffer_bytes) {
     (void)buffer_bytes;
+    return nullptr;
+  }
+
+  // --inject sm_clock=emulate@F: holds round(F x SMs) SMs (at least one, never all) for the
+  // hold's lifetime, so compute-bound work runs about 1 / (1 - F) times as long, as under a
+  // clock F lower. nullptr (the default): the backend has no SMs to hold.
+  virtual std::unique_ptr<SmHold> hold_sms(double fraction) {
+    (void)fraction;
     return nullptr;
   }
 

@@ -8,24 +8,27 @@
 #include <cstdlib>
 
 #include "base/errors.h"
+#include "base/exit_restore.h"
 #include "base/mpi_check.h"
 
 namespace tpb {
 
-namespace {
-
-// The watchdog's end of the job. It runs in the watchdog's tick, a signal handler cutting into
-// the blocked MPI call, where a second MPI call (MPI_Abort) is not allowed, so the process exits
-// by itself: mpirun then ends the other ranks and returns this exit code. Nothing is lost: the
-// results files are written and fsynced as each point finishes
-// (harness/record/json/results_writer.h), and stdout is flushed here for the table rows already
-// printed.
-[[noreturn]] void end_hung_job(int world_rank, const std::string& report) {
+// It runs in the watchdog's tick, a signal handler cutting into the blocked MPI call, where a
+// second MPI call (MPI_Abort) is not allowed, so the process exits by itself: mpirun then ends
+// the other ranks and returns this exit code. Nothing is lost: the results files are written and
+// fsynced as each point finishes (harness/record/json/results_writer.h), and stdout is flushed
+// here for the table rows already printed. _Exit skips every destructor, so what the point
+// changed on the device (an --inject sm_clock lock) is put back first, after the report, which
+// a stuck restore must not hold up.
+void end_hung_job(int world_rank, const std::string& report) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s\n", rank_error_line(world_rank, report).c_str());
   std::fflush(stderr);
+  run_exit_restores();
   std::_Exit(static_cast<int>(ExitCode::collective_timeout));
 }
+
+namespace {
 
 // Said if the report itself never finishes (hang_watchdog.h): the message without the board.
 HangWatchdog::LastWord last_word(int world_rank, double timeout_s) {

@@ -24,6 +24,10 @@ std::string seconds_text(double s);
 // "<what> did not complete within <T> s": how a hang report starts, in both modes.
 std::string timeout_message(const std::string& what, double timeout_s);
 
+// The watchdog's end of a hung job: the report line on stderr, the exit restores
+// (base/exit_restore.h), then _Exit with exit code 3. Makes no MPI call.
+[[noreturn]] void end_hung_job(int world_rank, const std::string& report);
+
 // Blocks until `req` completes or `timeout_s` passes (then throws CollectiveTimeout with
 // timeout_message). timeout_s <= 0: no deadline.
 void wait_or_timeout(MPI_Request& req, double timeout_s, const char* what, bool yield = false);

@@ -13,8 +13,10 @@ class NvmlSampler final : public TelemetrySampler {
   void start() override { nvml_.start(); }
   nlohmann::ordered_json stop() override { return nvml_.stop(); }
   double mean_utilization() const override { return nvml_.mean_utilization(); }
-  std::string lock_sm_clock(int mhz) override { return nvml_.lock_sm_clock(mhz); }
-  void unlock_sm_clock() noexcept override { nvml_.unlock_sm_clock(); }
+  ClockControl* clock_control() override { return nvml_.available() ? &nvml_ : nullptr; }
+  std::string why_no_clock_control() const override {
+    return "nvml unavailable: " + nvml_.reason();
+  }
 
  private:
   NvmlTelemetry nvml_;

@@ -64,6 +64,33 @@ int integer(const std::string& key, const std::string& v, double lo, double hi) 
   return static_cast<int>(x);
 }
 
+// "unlocked" or "MIN-MAX" in MHz: the GPU's lock before the run, which sm_clock restores.
+GpuLock prior_lock(const std::string& v) {
+  if (v == "unlocked") return {};
+  const auto dash = v.find('-');
+  if (dash == std::string::npos)
+    fail("sm_clock prior needs 'unlocked' or MIN-MAX in MHz, e.g. 1200@1410-1980 (got '" + v +
+         "')");
+  const int lo = integer("sm_clock prior min", v.substr(0, dash), 1.0, 1e5);
+  const int hi = integer("sm_clock prior max", v.substr(dash + 1), 1.0, 1e5);
+  if (lo > hi) fail("sm_clock prior min must be <= max (got '" + v + "')");
+  return {true, static_cast<unsigned>(lo), static_cast<unsigned>(hi)};
+}
+
+// sm_clock=MHz[@PRIOR] (locked) or sm_clock=emulate@F (a share F of the SMs held).
+void sm_clock(InjectSpec& s, const std::string& v) {
+  const auto at = v.find('@');
+  const std::string head = v.substr(0, at);
+  if (head == "emulate") {
+    if (at == std::string::npos)
+      fail("sm_clock=emulate needs @F, the share of SMs to hold, e.g. emulate@0.3");
+    s.sm_hold_fraction = number("sm_clock emulate share", v.substr(at + 1), 0.01, 0.99);
+    return;
+  }
+  s.sm_clock_mhz = integer("sm_clock", head, 1.0, 1e5);
+  if (at != std::string::npos) s.sm_clock_prior = prior_lock(v.substr(at + 1));
+}
+
 // slow_op=OP@F: a compute op of a layer or of the serving step's end, by its results name.
 void slow_op(InjectSpec& s, const std::string& v) {
   const auto at = v.find('@');
@@ -102,7 +129,7 @@ void apply(InjectSpec& s, const std::string& key, const std::string& v) {
   } else if (key == "hang_at_step") {
     s.hang_at_step = integer(key, v, 0.0, 1e9);
   } else if (key == "sm_clock") {
-    s.sm_clock_mhz = integer(key, v, 1.0, 1e5);
+    sm_clock(s, v);
   } else if (key == "slow_op") {
     slow_op(s, v);
   } else {
@@ -154,7 +181,11 @@ InjectSpec inject_for_rank(const std::vector<InjectSpec>& specs, int rank) {
     if (s.clock_offset_ms != 0) m.clock_offset_ms = s.clock_offset_ms;
     if (s.clock_drift_ppm != 0) m.clock_drift_ppm = s.clock_drift_ppm;
     if (s.hang_at_step >= 0) m.hang_at_step = s.hang_at_step;
-    if (s.sm_clock_mhz > 0) m.sm_clock_mhz = s.sm_clock_mhz;
+    if (s.sm_clock_mhz > 0 || s.sm_hold_fraction > 0) {  // one form per rank: the later entry's
+      m.sm_clock_mhz = s.sm_clock_mhz;
+      m.sm_clock_prior = s.sm_clock_prior;
+      m.sm_hold_fraction = s.sm_hold_fraction;
+    }
     if (s.slow_op != Op::count) m.slow_op = s.slow_op, m.slow_op_factor = s.slow_op_factor;
   }
   return m;

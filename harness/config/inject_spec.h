@@ -2,9 +2,11 @@
 // Grammar: ENTRY[,ENTRY...], ENTRY = rank=R|all[:key=value]..., keys as in docs/ARCHITECTURE.md.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "layers/clock_control.h"
 #include "layers/ops.h"
 
 namespace tpb {
@@ -20,7 +22,13 @@ struct InjectSpec {
   double clock_offset_ms = 0;  // shifts the rank's timestamps (tests the clock sync)
   double clock_drift_ppm = 0;  // the rank's clock runs fast by this much (tests drift correction)
   int hang_at_step = -1;       // the rank stops responding at this measured step
-  int sm_clock_mhz = 0;        // GPU clock lock (CUDA backend, where permitted)
+  // sm_clock, two forms. Locked: sm_clock=MHz[@PRIOR], a real NVML lock (CUDA backend, where
+  // permitted) that restores PRIOR, the GPU's lock before the run ("unlocked" or "MIN-MAX"),
+  // stated when NVML cannot read it. Emulated: sm_clock=emulate@F, a share F of the SMs held by
+  // spinning blocks, no privileges needed.
+  int sm_clock_mhz = 0;
+  std::optional<GpuLock> sm_clock_prior;
+  double sm_hold_fraction = 0;  // emulated form: 0 < F < 1
   // One compute op takes F x as long, inside its own stamp: a slow kernel, not extra work
   Op slow_op = Op::count;  // Op::count: none
   double slow_op_factor = 1.0;

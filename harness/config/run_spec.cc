@@ -45,7 +45,7 @@ void check_backend_options(const RunSpec& s, const BackendTraits& bt) {
     throw BadInput("--attention: " + s.attention + " runs on the cuda backend only (" + s.backend +
                    " has its own attention)");
   for (const InjectSpec& i : s.inject)
-    if (i.sm_clock_mhz > 0 && !bt.clock_control && !bt.virtual_ranks)
+    if ((i.sm_clock_mhz > 0 || i.sm_hold_fraction > 0) && !bt.clock_control && !bt.virtual_ranks)
       throw BadInput("--inject: sm_clock needs --backend cuda (or model)");
   if (s.cuda_graph) {
     if (!bt.graphs) throw BadInput("--cuda-graph: needs --backend cuda (or model)");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -216,7 +217,11 @@ struct Instruments {
 void start_instruments(Instruments& in, const World& w, Device& dev, const InjectSpec& inj,
                        std::size_t hog_bytes) {
   in.telemetry = make_telemetry(dev);
-  in.clock_lock.emplace(*in.telemetry, inj.sm_clock_mhz);
+  in.clock_lock.emplace(*in.telemetry, dev, inj);
+  // Told at once, not only in the results: the point goes on unthrottled.
+  if (!in.clock_lock->applied() && !in.clock_lock->reason().empty())
+    std::cerr << "tpbench: warning on rank " << w.rank
+              << ": --inject sm_clock: " << in.clock_lock->reason() << std::endl;
   if (inj.mem_contend) {
     // A thread beside the MPI calls: main asked for FUNNELED from the same config.
     TPB_ASSERT(w.thread_level >= MPI_THREAD_FUNNELED,
@@ -228,12 +233,13 @@ void start_instruments(Instruments& in, const World& w, Device& dev, const Injec
 
 // After the steps: the hog stopped, the utilisation and the lock into the rank's telemetry,
 // and the clock restored before the results travel.
-void stop_instruments(Instruments& in, const InjectSpec& inj, nlohmann::ordered_json& tj) {
+void stop_instruments(Instruments& in, nlohmann::ordered_json& tj) {
   in.contender.reset();
+  in.clock_lock->release();  // first, so the record says whether the prior state came back
   const double u = in.telemetry->mean_utilization();
-  add_telemetry_summary(
-      tj, u >= 0 ? std::optional<double>(u) : std::nullopt,
-      inj.sm_clock_mhz > 0 ? std::optional(in.clock_lock->to_json()) : std::nullopt);
+  const nlohmann::ordered_json lock = in.clock_lock->to_json();
+  add_telemetry_summary(tj, u >= 0 ? std::optional<double>(u) : std::nullopt,
+                        lock.is_null() ? std::nullopt : std::optional(lock));
   in.clock_lock.reset();
 }
 
@@ -278,7 +284,7 @@ RankRun run_rank(const RunSpec& spec, const World& w, Device& dev, RankSession& 
     run.window = timed_steps(parts, w.comm, *in.telemetry, in.contender.get());
   });
   dev.synchronize();
-  stop_instruments(in, inj, run.window.telemetry);
+  stop_instruments(in, run.window.telemetry);
   run.clock = s.sync_end();
   run.segs = s.resolve();
   s.to_common(run.segs);

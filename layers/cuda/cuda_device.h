@@ -66,6 +66,8 @@ class CudaDevice final : public Device {
   void busy_work(double seconds) override;
   // A copy kernel looping on a side stream (bandwidth_hog.cc).
   std::unique_ptr<BandwidthHog> start_bandwidth_hog(std::size_t buffer_bytes) override;
+  // Spinning blocks holding a share of the SMs on a side stream (sm_hold.cc).
+  std::unique_ptr<SmHold> hold_sms(double fraction) override;
 
   // Stream capture into one CUDA graph (thread-local capture mode, so other threads' CUDA
   // calls, e.g. the hog's, do not invalidate it). Nothing may allocate while capturing: run a

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "base/exit_restore.h"
+
 namespace tpb {
 namespace {
 
@@ -19,7 +21,7 @@ struct nvmlUtilization_t {
 struct nvmlMemory_t {
   unsigned long long total, free, used;
 };
-constexpr int kClockSm = 1, kClockMem = 2, kTempGpu = 0;
+constexpr int kClockGraphics = 0, kClockSm = 1, kClockMem = 2, kTempGpu = 0;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -44,6 +46,10 @@ struct NvmlApi {
   nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
   nvmlReturn_t (*lock)(nvmlDevice_t, unsigned, unsigned) = nullptr;
   nvmlReturn_t (*unlock)(nvmlDevice_t) = nullptr;
+  nvmlReturn_t (*app_clock)(nvmlDevice_t, int, unsigned*) = nullptr;
+  nvmlReturn_t (*app_default)(nvmlDevice_t, int, unsigned*) = nullptr;
+  nvmlReturn_t (*set_app)(nvmlDevice_t, unsigned, unsigned) = nullptr;  // (mem, graphics)
+  nvmlReturn_t (*reset_app)(nvmlDevice_t) = nullptr;
 
   std::string err(const char* fn, nvmlReturn_t r) const {
     return std::string(fn) + ": " + (error_string ? error_string(r) : "error") + " (" +
@@ -163,6 +169,11 @@ NvmlTelemetry::NvmlTelemetry(const std::string& pci_bus_id, const std::string& l
   bind(api->lib, "nvmlDeviceGetMemoryInfo", api->memory);
   bind(api->lib, "nvmlDeviceSetGpuLockedClocks", api->lock);
   bind(api->lib, "nvmlDeviceResetGpuLockedClocks", api->unlock);
+  // Application clocks: deprecated in CUDA 13's nvml.h, still exported; read to be put back.
+  bind(api->lib, "nvmlDeviceGetApplicationsClock", api->app_clock);
+  bind(api->lib, "nvmlDeviceGetDefaultApplicationsClock", api->app_default);
+  bind(api->lib, "nvmlDeviceSetApplicationsClocks", api->set_app);
+  bind(api->lib, "nvmlDeviceResetApplicationsClocks", api->reset_app);
 
   if (const nvmlReturn_t r = api->init(); r != 0) {
     reason_ = api->err("nvmlInit_v2", r);
@@ -185,7 +196,6 @@ NvmlTelemetry::NvmlTelemetry(const std::string& pci_bus_id, const std::string& l
 
 NvmlTelemetry::~NvmlTelemetry() {
   if (thread_.joinable()) stop();
-  unlock_sm_clock();
 }
 
 NvmlSample NvmlTelemetry::sample_now() {
@@ -224,6 +234,9 @@ void NvmlTelemetry::start() {
 }
 
 void NvmlTelemetry::loop() {
+  // A SIGTERM taken here, inside an NVML call, would leave the clock restore (which calls NVML
+  // from the handler) waiting on the lock this thread holds: such signals go to another thread.
+  block_exit_signals_in_this_thread();
   std::unique_lock<std::mutex> g(mu_);
   const auto period = std::chrono::duration<double>(period_s_);
   while (!cv_.wait_for(g, period, [this] { return stop_; })) {
@@ -253,20 +266,41 @@ nlohmann::ordered_json NvmlTelemetry::stop() {
   return j;
 }
 
-std::string NvmlTelemetry::lock_sm_clock(int mhz) {
-  if (!api_) return "nvml unavailable: " + reason_;
-  if (!api_->lock) return "nvmlDeviceSetGpuLockedClocks not in this driver";
-  const auto m = static_cast<unsigned>(mhz);
-  if (const nvmlReturn_t r = api_->lock(device_, m, m); r != 0)
-    return api_->err("nvmlDeviceSetGpuLockedClocks", r);
-  locked_ = true;
-  return "";
+// The clock controls. No NVML call reads the locked range back, so read() leaves `gpu` unknown
+// and SmClockLock asks the user to state it (layers/clock_control.cc).
+ClockState NvmlTelemetry::read() noexcept {
+  ClockState s;
+  if (!api_ || !api_->app_clock) return s;
+  const NvmlApi& a = *api_;
+  unsigned mem = 0, gr = 0;
+  if (a.app_clock(device_, kClockMem, &mem) == 0 && a.app_clock(device_, kClockGraphics, &gr) == 0)
+    s.app = AppClocks{mem, gr};
+  if (a.app_default && a.app_default(device_, kClockMem, &mem) == 0 &&
+      a.app_default(device_, kClockGraphics, &gr) == 0)
+    s.app_default = AppClocks{mem, gr};
+  return s;
 }
 
-void NvmlTelemetry::unlock_sm_clock() noexcept {
-  if (!locked_ || !api_ || !api_->unlock) return;
-  api_->unlock(device_);
-  locked_ = false;
+int NvmlTelemetry::lock_gpu(unsigned min_mhz, unsigned max_mhz) noexcept {
+  return api_ && api_->lock ? api_->lock(device_, min_mhz, max_mhz) : kNoNvml;
+}
+
+int NvmlTelemetry::unlock_gpu() noexcept {
+  return api_ && api_->unlock ? api_->unlock(device_) : kNoNvml;
+}
+
+int NvmlTelemetry::set_app(AppClocks c) noexcept {
+  return api_ && api_->set_app ? api_->set_app(device_, c.mem_mhz, c.sm_mhz) : kNoNvml;
+}
+
+int NvmlTelemetry::reset_app() noexcept {
+  return api_ && api_->reset_app ? api_->reset_app(device_) : kNoNvml;
+}
+
+std::string NvmlTelemetry::describe(int code) const {
+  if (code == kNoNvml)
+    return api_ ? "this driver's NVML lacks the clock call" : "nvml unavailable: " + reason_;
+  return api_->err("nvml", code);
 }
 
 }  // namespace tpb

@@ -1,7 +1,8 @@
 // GPU telemetry during a point through NVML, opened with dlopen at run time so the build needs
 // no driver: utilization.gpu (the occupancy dashboards show, which the article warns about),
-// SM/memory clocks, power, temperature, throttle reasons and memory use. Also the RAII SM
-// clock lock behind --inject sm_clock. Without the library, telemetry says why.
+// SM/memory clocks, power, temperature, throttle reasons and memory use. Also the GPU's clock
+// controls (layers/clock_control.h) behind --inject sm_clock. Without the library, telemetry
+// says why.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -11,6 +12,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "layers/clock_control.h"
 
 namespace tpb {
 
@@ -37,13 +40,13 @@ nlohmann::ordered_json summarize_samples(const std::vector<NvmlSample>& samples,
 
 struct NvmlApi;  // the dlsym'ed entry points
 
-class NvmlTelemetry {
+class NvmlTelemetry final : public ClockControl {
  public:
   // Never throws for a missing library or GPU: available() is then false and reason() says
   // why. `pci_bus_id` as cudaDeviceGetPCIBusId gives it ("" = NVML device 0).
   explicit NvmlTelemetry(const std::string& pci_bus_id,
                          const std::string& library = "libnvidia-ml.so.1", double period_s = 0.1);
-  ~NvmlTelemetry();
+  ~NvmlTelemetry() override;
   NvmlTelemetry(const NvmlTelemetry&) = delete;
   NvmlTelemetry& operator=(const NvmlTelemetry&) = delete;
 
@@ -60,10 +63,15 @@ class NvmlTelemetry {
 
   NvmlSample sample_now();
 
-  // Locks the SM clock to `mhz` (min = max). Returns "" when applied, else the reason
-  // (typically no permission outside root); unlock restores the default.
-  std::string lock_sm_clock(int mhz);
-  void unlock_sm_clock() noexcept;
+  // ClockControl. Unavailable NVML answers every call with kNoNvml and reads nothing; the
+  // locked range reads as unknown (NVML has no getter for it).
+  static constexpr int kNoNvml = -1000;
+  ClockState read() noexcept override;
+  int lock_gpu(unsigned min_mhz, unsigned max_mhz) noexcept override;
+  int unlock_gpu() noexcept override;
+  int set_app(AppClocks c) noexcept override;
+  int reset_app() noexcept override;
+  std::string describe(int code) const override;
 
  private:
   void loop();
@@ -79,24 +87,6 @@ class NvmlTelemetry {
   std::vector<NvmlSample> samples_;
   int64_t t0_ns_ = 0;
   double mean_util_ = -1;
-  bool locked_ = false;
-};
-
-// RAII clock lock: applied when permitted, restored on destruction either way.
-class SmClockLock {
- public:
-  SmClockLock(NvmlTelemetry& t, int mhz) : t_(t), reason_(t.lock_sm_clock(mhz)) {}
-  ~SmClockLock() {
-    if (reason_.empty()) t_.unlock_sm_clock();
-  }
-  SmClockLock(const SmClockLock&) = delete;
-  SmClockLock& operator=(const SmClockLock&) = delete;
-  bool applied() const { return reason_.empty(); }
-  const std::string& reason() const { return reason_; }
-
- private:
-  NvmlTelemetry& t_;
-  std::string reason_;
 };
 
 }  // namespace tpb

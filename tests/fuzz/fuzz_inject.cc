@@ -24,10 +24,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       for (int r = 0; r < world; ++r) {
         const tpb::InjectSpec m = tpb::inject_for_rank(specs, r);
         // The ranges parse_inject promises (docs/ARCHITECTURE.md, inject_spec.cc).
-        const bool sane =
-            m.rank == r && m.slowdown >= 1.0 && m.slowdown <= 100.0 && m.jitter_p >= 0 &&
-            m.jitter_p <= 1 && m.jitter_us >= 0 && m.host_delay_us >= 0 && m.mem_reserve_gib >= 0 &&
-            std::isfinite(m.clock_offset_ms) && m.hang_at_step >= -1 && m.sm_clock_mhz >= 0;
+        const bool sane = m.rank == r && m.slowdown >= 1.0 && m.slowdown <= 100.0 &&
+                          m.jitter_p >= 0 && m.jitter_p <= 1 && m.jitter_us >= 0 &&
+                          m.host_delay_us >= 0 && m.mem_reserve_gib >= 0 &&
+                          std::isfinite(m.clock_offset_ms) && m.hang_at_step >= -1 &&
+                          m.sm_clock_mhz >= 0 && m.sm_hold_fraction >= 0 && m.sm_hold_fraction < 1;
         if (!sane) __builtin_trap();
         (void)tpb::inject_to_json(m).dump();
       }

@@ -42,9 +42,9 @@ TEST(CudaHost, MissingNvmlLibraryReportsUnavailable) {
   EXPECT_EQ(j["available"], false);
   EXPECT_EQ(j["reason"], t.reason());
   EXPECT_EQ(t.mean_utilization(), -1);
-  SmClockLock lock(t, 1410);
-  EXPECT_FALSE(lock.applied());
-  EXPECT_NE(lock.reason().find("nvml unavailable"), std::string::npos);
+  EXPECT_EQ(t.lock_gpu(1410, 1410), NvmlTelemetry::kNoNvml);
+  EXPECT_NE(t.describe(NvmlTelemetry::kNoNvml).find("nvml unavailable"), std::string::npos);
+  EXPECT_EQ(t.read(), ClockState{});
 }
 
 TEST(CudaHost, DefaultNvmlNeverThrows) {
@@ -165,16 +165,23 @@ TEST(CudaHostFakeNvml, UnknownBusIdIsUnavailableWithReason) {
   EXPECT_NE(t.reason().find("0000:99:00.0"), std::string::npos) << t.reason();
 }
 
+// NVML reads no locked range back, so the lock needs the prior stated (here: unlocked).
 TEST(CudaHostFakeNvml, ClockLockIsRestored) {
   NvmlTelemetry t("0000:00:00.0", TPB_FAKE_NVML);
   ASSERT_TRUE(t.available());
+  EXPECT_FALSE(t.read().gpu.has_value());
   {
-    SmClockLock lock(t, 1410);
-    EXPECT_TRUE(lock.applied());
+    SmClockLock unstated(t, 1410, std::nullopt);
+    EXPECT_FALSE(unstated.applied());
+    EXPECT_DOUBLE_EQ(t.sample_now().sm_clock_mhz, 1980.0);
+  }
+  {
+    SmClockLock lock(t, 1410, GpuLock{});
+    EXPECT_TRUE(lock.applied()) << lock.reason();
     EXPECT_DOUBLE_EQ(t.sample_now().sm_clock_mhz, 1410.0);
   }
   EXPECT_DOUBLE_EQ(t.sample_now().sm_clock_mhz, 1980.0);
-  SmClockLock refused(t, 1);
+  SmClockLock refused(t, 1, GpuLock{});
   EXPECT_FALSE(refused.applied());
   EXPECT_NE(refused.reason().find("Insufficient Permissions"), std::string::npos);
 }

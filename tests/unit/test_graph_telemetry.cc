@@ -220,6 +220,9 @@ TEST(SmClock, IsBadInputOnTheCpuBackend) {
   EXPECT_EQ(error_of({{"inject", {"rank=1:sm_clock=1200"}}}),
             "--inject: sm_clock needs --backend cuda (or model)");
   EXPECT_EQ(error_of({{"inject", {"rank=1:sm_clock=1200"}}, {"backend", "cuda"}}), "");
+  EXPECT_EQ(error_of({{"inject", {"rank=1:sm_clock=emulate@0.3"}}}),
+            "--inject: sm_clock needs --backend cuda (or model)");
+  EXPECT_EQ(error_of({{"inject", {"rank=1:sm_clock=emulate@0.3"}}, {"backend", "cuda"}}), "");
 }
 
 TEST(Telemetry, CpuSamplerSaysWhyItHasNothing) {
@@ -231,14 +234,17 @@ TEST(Telemetry, CpuSamplerSaysWhyItHasNothing) {
   EXPECT_EQ(j["available"], false);
   EXPECT_EQ(j["reason"], "no device telemetry on the cpu backend");
   EXPECT_EQ(t->mean_utilization(), -1);
+  InjectSpec inj;
   {
-    ScopedSmClock none(*t, 0);
+    ScopedSmClock none(*t, cpu, inj);
     EXPECT_FALSE(none.applied());
     EXPECT_TRUE(none.to_json().is_null());
   }
-  ScopedSmClock lock(*t, 1400);
+  inj.sm_clock_mhz = 1400;
+  ScopedSmClock lock(*t, cpu, inj);
   EXPECT_FALSE(lock.applied());
   const auto lj = lock.to_json();
+  EXPECT_EQ(lj["form"], "locked");
   EXPECT_EQ(lj["requested_mhz"], 1400);
   EXPECT_EQ(lj["applied"], false);
   EXPECT_NE(lj["reason"].get<std::string>().find("cpu backend"), std::string::npos);

@@ -257,6 +257,13 @@ TEST(ModelInject, SmClockStretchesTheFlopSideOnly) {
   EXPECT_GT(count_ops(r.plan, [](const PricedOp& p) { return p.flop_s < p.byte_s; }), 0);
 }
 
+// sm_clock=emulate@F on a virtual rank: 1 - F of the SMs left, so the FLOP side takes
+// 1 / (1 - F) as long (F = 0.5: twice, as sm_clock=915 at the profile's 1830 above).
+TEST(ModelInject, SmClockEmulationStretchesTheFlopSideAlike) {
+  const InjectedStep r = injected_step("sm_clock=emulate@0.5");
+  expect_op_times(r, [](const PricedOp& p) { return std::max(2.0 * p.flop_s, p.byte_s); });
+}
+
 RunSpec hang_spec(int world, int tp) {
   return model_spec({{"world", world},
                      {"tp", tp},

@@ -10,6 +10,7 @@
 #include "harness/config/inject_spec.h"
 #include "harness/config/run_spec.h"
 #include "harness/config/serve_spec.h"
+#include "harness/record/json/echo_json.h"
 #include "layers/device.h"
 #include "layers/hardware.h"
 #include "layers/tp_model_config.h"
@@ -152,6 +153,57 @@ TEST(Inject, SlowOpNamesOneComputeOp) {
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("known: rmsnorm_attn, qkv_proj"), std::string::npos);
     EXPECT_EQ(std::string(e.what()).find("allreduce"), std::string::npos) << e.what();
+  }
+}
+
+// sm_clock's forms: the lock (with the prior state to restore, when NVML cannot read it) and
+// the emulation that holds a share of the SMs; '@' as in jitter and slow_op (':' splits keys).
+TEST(Inject, SmClockForms) {
+  const auto v = parse_inject(
+      "rank=0:sm_clock=1200,rank=1:sm_clock=1200@unlocked,rank=2:sm_clock=1100@1410-1980,"
+      "rank=3:sm_clock=emulate@0.35");
+  EXPECT_EQ(v[0].sm_clock_mhz, 1200);
+  EXPECT_FALSE(v[0].sm_clock_prior.has_value());
+  EXPECT_EQ(v[1].sm_clock_prior, GpuLock{});
+  EXPECT_EQ(v[2].sm_clock_mhz, 1100);
+  EXPECT_EQ(v[2].sm_clock_prior, (GpuLock{true, 1410, 1980}));
+  EXPECT_EQ(v[3].sm_clock_mhz, 0);
+  EXPECT_DOUBLE_EQ(v[3].sm_hold_fraction, 0.35);
+  // One form per rank: a later entry for the rank replaces the earlier one whole.
+  const InjectSpec m =
+      inject_for_rank(parse_inject("rank=all:sm_clock=1200,rank=1:sm_clock=emulate@0.5"), 1);
+  EXPECT_EQ(m.sm_clock_mhz, 0);
+  EXPECT_DOUBLE_EQ(m.sm_hold_fraction, 0.5);
+  EXPECT_EQ(inject_to_json(inject_for_rank(v, 2))["sm_clock_prior"], "1410-1980");
+  EXPECT_EQ(inject_to_json(inject_for_rank(v, 3))["sm_clock_emulate"], 0.35);
+}
+
+TEST(Inject, SmClockBadValuesNameTheField) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"rank=1:sm_clock=emulate",
+       "--inject: sm_clock=emulate needs @F, the share of SMs to hold, e.g. emulate@0.3"},
+      {"rank=1:sm_clock=emulate@1.5",
+       "--inject: sm_clock emulate share must be in [0.01, 0.99] (got 1.5)"},
+      {"rank=1:sm_clock=emulate@half",
+       "--inject: sm_clock emulate share needs a number (got 'half')"},
+      {"rank=1:sm_clock=emulate:0.5",  // ':' splits keys, hence '@'
+       "--inject: sm_clock=emulate needs @F, the share of SMs to hold, e.g. emulate@0.3"},
+      {"rank=1:sm_clock=1200@locked",
+       "--inject: sm_clock prior needs 'unlocked' or MIN-MAX in MHz, e.g. 1200@1410-1980 (got "
+       "'locked')"},
+      {"rank=1:sm_clock=1200@1980-1410",
+       "--inject: sm_clock prior min must be <= max (got '1980-1410')"},
+      {"rank=1:sm_clock=1200@x-1410", "--inject: sm_clock prior min needs a number (got 'x')"},
+      {"rank=1:sm_clock=fast", "--inject: sm_clock needs a number (got 'fast')"},
+  };
+  for (const auto& [text, message] : bad) {
+    try {
+      parse_inject(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const BadInput& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+    }
   }
 }
 

@@ -147,7 +147,8 @@ VirtualGroup::VirtualGroup(const RunSpec& spec, const std::vector<int>& members)
   for (int r : members) {
     inj_.push_back(inject_for_rank(spec.inject, r));
     const int mhz = inj_.back().sm_clock_mhz;
-    flop_stretch_.push_back(mhz > 0 ? spec.hw.sm_clock_mhz / mhz : 1.0);
+    const double held = inj_.back().sm_hold_fraction;  // sm_clock=emulate@F: 1 - F of the SMs left
+    flop_stretch_.push_back(mhz > 0 ? spec.hw.sm_clock_mhz / mhz : 1.0 / (1.0 - held));
     // --inject mem_contend: a hog streaming beside the rank takes an equal share of its
     // memory bandwidth (two streams, one each), so the byte side takes twice as long.
     byte_stretch_.push_back(inj_.back().mem_contend ? kHogShare : 1.0);

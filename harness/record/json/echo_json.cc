@@ -17,6 +17,8 @@ nlohmann::ordered_json inject_to_json(const InjectSpec& s) {
   if (s.clock_drift_ppm != 0) j["clock_drift_ppm"] = s.clock_drift_ppm;
   if (s.hang_at_step >= 0) j["hang_at_step"] = s.hang_at_step;
   if (s.sm_clock_mhz > 0) j["sm_clock_mhz"] = s.sm_clock_mhz;
+  if (s.sm_clock_prior) j["sm_clock_prior"] = gpu_lock_text(*s.sm_clock_prior);
+  if (s.sm_hold_fraction > 0) j["sm_clock_emulate"] = s.sm_hold_fraction;
   if (s.slow_op != Op::count)
     j["slow_op"] = {{"op", op_name(s.slow_op)}, {"factor", s.slow_op_factor}};
   return j;

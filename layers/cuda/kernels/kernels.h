@@ -101,5 +101,9 @@ void launch_replay_advance(cudaStream_t s, uint64_t* state);
 // Copies bytes / 16 uint4 (both 16-byte aligned): the HBM hog of --inject mem_contend.
 void launch_copy(cudaStream_t s, int blocks, void* dst, const void* src, std::size_t bytes);
 void launch_spin(cudaStream_t s, int blocks, uint64_t ns);
+// --inject sm_clock=emulate@F: `blocks` SMs held for `ns` (prepare once with the opt-in
+// shared memory per block, cudaDevAttrMaxSharedMemoryPerBlockOptin).
+void prepare_sm_hold(int smem_bytes);
+void launch_sm_hold(cudaStream_t s, int blocks, int smem_bytes, uint64_t ns);
 
 }  // namespace tpb::cuda_kernels

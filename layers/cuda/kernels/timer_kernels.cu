@@ -1,6 +1,7 @@
 // Timestamp, spin and copy kernels. %globaltimer is the GPU's nanosecond wall clock, so a stamp
 // kernel on the stream records when the stream reached that point, not when the host enqueued
-// it; the spin kernel holds the stream (and one block per SM) for a wall-clock interval.
+// it; the spin kernel holds the stream (and one block per SM) for a wall-clock interval, the
+// hold kernel a share of the SMs (--inject sm_clock=emulate@F).
 #include "base/cuda_check.h"
 #include "layers/cuda/kernels/kernel_common.cuh"
 #include "layers/cuda/kernels/kernels.h"
@@ -49,7 +50,31 @@ __global__ void spin_kernel(uint64_t ns) {
   }
 }
 
+// --inject sm_clock=emulate@F: one block per held SM, 1024 threads and all the shared memory a
+// block may opt into, so with the 1 KB the hardware reserves per block no other block fits
+// beside it. The threads sleep between reads of the timer: the SM is held, not heated.
+__global__ void __launch_bounds__(1024, 1) sm_hold_kernel(uint64_t ns) {
+  extern __shared__ unsigned char held[];
+  const uint64_t t0 = globaltimer();
+  while (globaltimer() - t0 < ns) {
+#if __CUDA_ARCH__ >= 700
+    __nanosleep(2000);
+#endif
+  }
+  if (ns == 0) held[threadIdx.x] = 0;  // never true; keeps the buffer a use of the kernel
+}
+
 }  // namespace
+
+void prepare_sm_hold(int smem_bytes) {
+  TPB_CUDA_CHECK(cudaFuncSetAttribute(sm_hold_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      smem_bytes));
+}
+
+void launch_sm_hold(cudaStream_t s, int blocks, int smem_bytes, uint64_t ns) {
+  sm_hold_kernel<<<blocks, 1024, static_cast<std::size_t>(smem_bytes), s>>>(ns);
+  TPB_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_stamp(cudaStream_t s, uint64_t* slot) {
   stamp_kernel<<<1, 1, 0, s>>>(slot);
