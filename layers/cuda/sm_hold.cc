@@ -11,6 +11,7 @@
 
 #include "base/cuda_check.h"
 #include "layers/cuda/cuda_device.h"
+#include "layers/cuda/cuda_wait.h"
 #include "layers/cuda/kernels/kernels.h"
 
 namespace tpb {
@@ -35,7 +36,10 @@ class CudaSmHold final : public SmHold {
   ~CudaSmHold() override {
     stop_.store(true);
     if (thread_.joinable()) thread_.join();
-    TPB_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(stream_));  // at most the slices in flight
+    try {
+      wait_stream(stream_);  // at most the slices in flight; its own kernels, no collective's
+    } catch (...) {
+    }
     TPB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(stream_));
   }
   int sms_held() const override { return held_; }
