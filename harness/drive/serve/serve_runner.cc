@@ -92,14 +92,36 @@ void flush_timeline(ServeParts& p) {
   p.session.timeline().clear();
 }
 
-// The warm-up steps, whose stamps calibrate the injector and are then dropped.
-void warm_up(ServeParts& p, const StepBatch& warm) {
+// The warm-up steps, whose stamps calibrate the injector and are then dropped. Returns their
+// mean wall time, the step time prepare_steps assumes.
+double warm_up(ServeParts& p, const StepBatch& warm) {
   RankSession& s = p.session;
+  const double t0 = now_s();
   for (int i = -p.spec.run.warmup; i < 0; ++i)
     s.model().step_mixed(s.coll(), &s.timeline(), i, &s.injector(), warm);
   flush_timeline(p);
+  const double step_s = (now_s() - t0) / std::max(1, p.spec.run.warmup);
   s.injector().calibrate(p.segs);
   p.segs.clear();
+  return step_s;
+}
+
+// Every step this run will plan, replayed on a scheduler of its own (host only, the clock
+// advanced `step_s` a step), handed to the model to build what the first step of each shape
+// builds (cuDNN's paged graphs under --attention cudnn: seconds each), so no measured step
+// does. A closed loop (--concurrency) plans the same steps whatever they take; under --rate
+// the real steps' times may plan a shape the replay missed, and kernel_choices counts its build.
+void prepare_steps(TpModel& model, const SchedulerConfig& sc, const std::vector<Request>& reqs,
+                   int64_t warmup_requests, double step_s) {
+  Scheduler replay(sc, reqs, warmup_requests);
+  double clock = 0;
+  for (int64_t step = 0; !replay.done();) {
+    const StepPlan plan = plan_or_wait(replay, clock);
+    if (plan.empty()) continue;
+    model.prepare_mixed(plan.batch);
+    clock += step_s;
+    replay.finish(plan, clock, step++);
+  }
 }
 
 // One iteration: plan, host work, the step, the agreed duration. False when nothing could be
@@ -148,7 +170,8 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
   const std::size_t per_step = static_cast<std::size_t>(mem.layers) * (kOpsPerLayer + 2) + 8;
   s.open_timeline(per_step * kFlushSteps);
   ServeParts p{spec, w, dev, s, out.segs};
-  warm_up(p, warmup_batch(mem.shape));
+  prepare_steps(s.model(), sc, reqs, spec.load.warmup_requests,
+                warm_up(p, warmup_batch(mem.shape)));
   s.sync_start();
   Scheduler sched(sc, std::move(reqs), spec.load.warmup_requests);
   s.watched([&] {
@@ -171,6 +194,9 @@ RankSample serve_sample(const World& w, const Device& dev, const TpGroup& group,
   RankSample s;
   s.rank = rank_identity(w, dev, group, inj, {mem.need, mem.have}, run.clock);
   set_check(s, run.check.checked, run.check.max_abs_err, run.check.tolerance, run.check.passed);
+  // The kernels this point's steps ran (a paged graph cuDNN refused runs natively, and says so).
+  if (std::vector<std::string> k = dev.kernel_choices(); !k.empty())
+    s.rank.kernel_choices = std::move(k);
   return s;
 }
 
