@@ -17,6 +17,7 @@
 #include "harness/drive/session/injector.h"
 #include "harness/drive/session/rank_session.h"
 #include "harness/mpi/clock_sync.h"
+#include "harness/serve/simulate.h"
 #include "harness/serve/workload.h"
 #include "layers/timeline.h"
 #include "layers/tp_model_config.h"
@@ -114,14 +115,8 @@ double warm_up(ServeParts& p, const StepBatch& warm) {
 void prepare_steps(TpModel& model, const SchedulerConfig& sc, const std::vector<Request>& reqs,
                    int64_t warmup_requests, double step_s) {
   Scheduler replay(sc, reqs, warmup_requests);
-  double clock = 0;
-  for (int64_t step = 0; !replay.done();) {
-    const StepPlan plan = plan_or_wait(replay, clock);
-    if (plan.empty()) continue;
+  for (const StepPlan& plan : simulate(replay, [&](const StepPlan&) { return step_s; }).steps)
     model.prepare_mixed(plan.batch);
-    clock += step_s;
-    replay.finish(plan, clock, step++);
-  }
 }
 
 // One iteration: plan, host work, the step, the agreed duration. False when nothing could be
