@@ -197,13 +197,6 @@ class Device {
     (void)qkv, (void)k_cache, (void)v_cache, (void)out, (void)b, (void)kv, (void)s, (void)t;
     no_mixed();
   }
-  // Builds, outside any measured step, what the first mixed step of b's shape would build
-  // (cuDNN's paged graph under --attention cudnn); serve's warm-up calls it for the steps it
-  // will run. A backend with nothing to build keeps this default.
-  virtual void prepare_mixed_attention(const StepBatch& b, const KvLayout& kv, const AttnShape& s,
-                                       DType t) {
-    (void)b, (void)kv, (void)s, (void)t;
-  }
   // Greedy sampling's local half: per row of logits [rows, cols], the largest value and its
   // column (ties: the lowest column), written to host memory. Waits for the result.
   virtual void row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,

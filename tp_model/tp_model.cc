@@ -258,13 +258,6 @@ void TpModel::step(Collective& coll, Timeline* tl, int step_index, StepHooks* ho
   if (tl) tl->end_run();
 }
 
-void TpModel::prepare_mixed(const StepBatch& b) {
-  check_step_batch(b, cfg_.serve);
-  AttnShape a = attn_;
-  a.batch = static_cast<int64_t>(b.seqs.size());
-  dev_.prepare_mixed_attention(b, cfg_.serve.kv, a, cfg_.act_dtype());
-}
-
 std::vector<int32_t> TpModel::step_mixed(Collective& coll, Timeline* tl, int step_index,
                                          StepHooks* hooks, const StepBatch& b) {
   check_step_batch(b, cfg_.serve);

@@ -63,9 +63,6 @@ class TpModel {
   // is a seeded fill, not a lookup. Throws BadInput when b does not fit cfg.serve.
   std::vector<int32_t> step_mixed(Collective& coll, Timeline* tl, int step_index, StepHooks* hooks,
                                   const StepBatch& b);
-  // What step_mixed(b)'s first run of b's shape would build on the device (cuDNN's paged
-  // graph: Device::prepare_mixed_attention), built now, so that no measured step builds it.
-  void prepare_mixed(const StepBatch& b);
 
   // Rows [0, rows) of the residual stream from a seed that depends on the step index, so the
   // TP model and its reference see the same input at every step.

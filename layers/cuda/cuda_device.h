@@ -62,8 +62,6 @@ class CudaDevice final : public Device {
                         DType t) override;
   void row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,
                   int32_t* col_host, DType t) override;
-  void prepare_mixed_attention(const StepBatch& b, const KvLayout& kv, const AttnShape& s,
-                               DType t) override;
 
   void busy_work(double seconds) override;
   // A copy kernel looping on a side stream (bandwidth_hog.cc).

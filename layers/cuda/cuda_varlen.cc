@@ -121,8 +121,8 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
 
 // Every sequence of the step in one cuDNN call, decode rows and prompt chunks alike, as `run`
 // under --attention cudnn runs its decode and prefill attention; its graph is built on the
-// first step of each bucketed shape (sdpa_paged_plan.h), or in serve's warm-up
-// (prepare_mixed_attention). False, with the first reason kept, when cuDNN refuses that shape:
+// first step of each bucketed shape (sdpa_paged_plan.h: serve's warm-up runs one step of each
+// shape its run will plan). False, with the first reason kept, when cuDNN refuses that shape:
 // the caller runs the native kernels for this step; other shapes still try cuDNN.
 bool CudaDevice::attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache,
                                        void* out, const StepBatch& b, const KvLayout& kv,
@@ -147,27 +147,6 @@ bool CudaDevice::attention_varlen_sdpa(const void* qkv, const void* k_cache, con
   }
   d.sdpa->run_paged(l, m, t, qkv, k_cache, v_cache, out, meta, ws > 0 ? d.sdpa_ws.get() : nullptr);
   return true;
-}
-
-// The shape's paged graph and workspace, so that serve's first step of it builds nothing. A
-// refusal is kept as in a step; that step then runs natively and counts so.
-void CudaDevice::prepare_mixed_attention(const StepBatch& b, const KvLayout& kv, const AttnShape& s,
-                                         DType t) {
-  Impl& d = *impl_;
-  if (!sdpa_runs(d.attention, t) || b.seqs.empty()) return;
-  const SdpaPagedLayout l =
-      sdpa_paged_layout(b, s.q_heads, s.kv_heads, s.head_dim, kv, d.sdpa->paged_padding());
-  int64_t ws = 0;
-  try {
-    ws = d.sdpa->paged_workspace_bytes(l, t);
-  } catch (const BackendError& e) {
-    if (d.paged.refused.empty()) d.paged.refused = e.what();
-    return;
-  }
-  if (ws > static_cast<int64_t>(d.sdpa_ws.bytes())) {
-    synchronize();  // kernels may still read the old buffer
-    regrow(d.sdpa_ws, static_cast<std::size_t>(ws));
-  }
 }
 
 void CudaDevice::row_argmax(const void* logits, int64_t rows, int64_t cols, float* max_host,

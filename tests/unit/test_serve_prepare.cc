@@ -1,8 +1,9 @@
-// Serve's warm-up builds the device's per-shape work (cuDNN's paged graphs) for the steps a
-// replay of its scheduler plans (harness/drive/serve/serve_runner.cc, prepare_steps), assuming
-// the warm-up's step time. Under --concurrency (the device plan's serve at concurrency 8) that
-// replay must plan the very steps the run will, however long the real steps take; under --rate
-// it need not (the note in prepare_steps), which the second test pins so the comment stays true.
+// Under --attention cudnn, serve's warm-up runs one step of each attention shape that a replay
+// of its scheduler plans (harness/drive/serve/serve_runner.cc, warm_planned_shapes), assuming
+// the warm-up's step time, so cuDNN builds no paged graph inside a measured step. Under
+// --concurrency (the device plan's serve at concurrency 8) that replay must plan the very steps
+// the run will, however long the real steps take; under --rate it need not (the note there),
+// which the second test pins so the note stays true.
 #include <gtest/gtest.h>
 
 #include <vector>
