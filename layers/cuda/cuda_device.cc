@@ -19,6 +19,7 @@
 #include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/nvtx_ranges.h"
 #include "layers/cuda/plan/launch_plan.h"
+#include "layers/cuda/plan/paged_use_line.h"
 #include "layers/cuda/plan/sdpa_plan.h"
 
 namespace tpb {
@@ -491,11 +492,7 @@ std::string report_paged_use(const CudaDevice::PagedAttentionUse& now,
   const int64_t cudnn = now.cudnn_calls - reported.cudnn_calls;
   const int64_t native = now.native_calls - reported.native_calls;
   reported = now;
-  if (cudnn == 0 && native == 0) return "";
-  std::string line = "mixed-step attention: cuDNN paged " + std::to_string(cudnn) +
-                     " calls, native " + std::to_string(native) + " calls";
-  if (native > 0) line += " (cuDNN refused the step's paged graph: " + now.refused + ")";
-  return line;
+  return cudnn == 0 && native == 0 ? "" : paged_use_line(cudnn, native, now.refused);
 }
 
 }  // namespace

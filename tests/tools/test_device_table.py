@@ -85,7 +85,8 @@ def cudnn_column():
 
 def refused_paged_graph():
     """A serve set asked for --attention cudnn whose kernel_choices show the native paged
-    kernels ran (cuDNN refused the graph): no cuDNN point, whatever config.attention says. Its
+    kernels ran (cuDNN refused the graph; the line as test_sdpa_paged_plan.cc pins
+    paged_use_line's): no cuDNN point, whatever config.attention says. Its
     made-up ITL (x0.3) would pass the serve target if it were judged as cuDNN's (1.237 against
     cuDNN's run); native's pair (2.887) is all the target has. And a set asked for cuDNN that
     recorded no kernel choices is judged in neither column."""

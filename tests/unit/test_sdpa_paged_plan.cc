@@ -13,6 +13,7 @@
 #include "base/errors.h"
 #include "layers/cost_model.h"
 #include "layers/cpu/cpu_device.h"
+#include "layers/cuda/plan/paged_use_line.h"
 #include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/cuda/plan/varlen_plan.h"
 #include "layers/model_shape.h"
@@ -125,6 +126,16 @@ TEST(SdpaPagedPlan, PacksLengthsOffsetsAndTables) {
   // what the bottom-right causal band lets it see is positions [0, 9], all of its 10.
   const int32_t* table = m.data.data() + m.table + 2 * l.pages;
   EXPECT_EQ(table[9 / 4] * 4 + 9 % 4, 25);
+}
+
+// kernel_choices' line for serve's attention, exactly as tests/tools/test_device_table.py feeds
+// it to launch/device_table.py (which keeps a point with native calls out of the cuDNN set).
+TEST(SdpaPagedPlan, TheMixedStepAttentionLineTheTableReads) {
+  EXPECT_EQ(paged_use_line(310, 0, ""),
+            "mixed-step attention: cuDNN paged 310 calls, native 0 calls");
+  EXPECT_EQ(paged_use_line(0, 310, "cudnn sdpa: check_support: no engine"),
+            "mixed-step attention: cuDNN paged 0 calls, native 310 calls (cuDNN refused the "
+            "step's paged graph: cudnn sdpa: check_support: no engine)");
 }
 
 TEST(SdpaPagedPlan, RefusesWhatTheGraphCannotHold) {
