@@ -4,7 +4,9 @@
 2. every tpbench point: step time, MBU, MBU against the copy bandwidth calibrate measured in the
    same call, MFU, its ceiling and the host gap; a failed point shows its reason;
 3. side by side with the peer reference (peer_torch.py's JSON lines), for the target model,
-   with tpbench's steps under --attention cudnn (cuDNN's fused SDPA) in a column of their own;
+   with tpbench's steps under --attention cudnn (cuDNN's fused SDPA) in a column of their own:
+   a point counts as cuDNN's by the kernels its ranks' kernel_choices say ran, not by the
+   --attention asked (serve's paged graph refused by cuDNN runs natively and says so);
 4. the --check verdict (the step against the independent host reference), and what
    --inject slow_op did to its op on the device stream (information, not a target);
 5. the targets (issue 30's, in one call), judged on the target model's points only: a model
@@ -19,6 +21,7 @@ Usage: device_table.py [--steps steps.tsv] [--calibration calibration.json] [--p
 import argparse
 import json
 import os
+import re
 import sys
 
 
@@ -45,11 +48,53 @@ def load_points(dirs):
             graph = bool(doc.get("config", {}).get("cuda_graph"))  # a run's setting
             attention = doc.get("config", {}).get("attention", "native")
             for p in doc.get("points", []):
-                p["_attention"] = attention  # where the point's attention kernels came from
+                p["_attention"] = attention_ran(p, attention)  # the kernels that ran
                 rows.append((name, p, graph))
         except (OSError, ValueError, AttributeError) as e:
             rows.append((name, {"status": "unreadable", "reason": str(e)[:80], "params": {}}, False))
     return rows
+
+
+MIXED = re.compile(r"mixed-step attention: cuDNN paged (\d+) calls, native (\d+) calls(?: \((.*)\))?")
+
+
+def mixed_calls(p):
+    """(cuDNN paged calls, native calls, reason) over the ranks' kernel_choices: serve's
+    mixed-step attention under --attention cudnn, per point (layers/cuda/cuda_device.cc)."""
+    cudnn = native = 0
+    why = ""
+    for r in p.get("ranks") or []:
+        for line in r.get("kernel_choices") or []:
+            m = MIXED.match(line)
+            if m:
+                cudnn, native = cudnn + int(m.group(1)), native + int(m.group(2))
+                why = why or (m.group(3) or "")
+    return cudnn, native, why
+
+
+def attention_ran(p, asked):
+    """The attention kernels the point's steps ran: 'native', 'cudnn', 'cudnn+native' (cuDNN
+    refused serve's paged graph for some steps) or 'cudnn?' (asked, and no rank recorded
+    which ran). Only 'cudnn' joins the cuDNN column and targets; only 'native' the native."""
+    if asked != "cudnn":
+        return "native"
+    lines = [ln for r in p.get("ranks") or [] for ln in r.get("kernel_choices") or []]
+    if not any(ln.startswith("attention: cuDNN") for ln in lines):
+        return "native" if any(ln.startswith("attention: native") for ln in lines) else "cudnn?"
+    cudnn, native, _ = mixed_calls(p)
+    if native:
+        return "cudnn+native" if cudnn else "native"
+    return "cudnn"
+
+
+def refusals(rows):
+    """Each point asked for cuDNN whose serve steps ran the native kernels, with cuDNN's reason."""
+    for name, p, _ in rows:
+        cudnn, native, why = mixed_calls(p)
+        if native:
+            print(f"\ncuDNN refused the paged graph ({name}, {label(p, False)}): {native} of "
+                  f"{cudnn + native} mixed-step attention calls ran natively; not a cuDNN point"
+                  + (f": {why[:160]}" if why else ""))
 
 
 def read_jsonl(path):
@@ -113,7 +158,9 @@ def points_table(rows, copy_bw):
         bw = (m.get("peaks") or {}).get("bw")
         split = m.get("idle_split") or {}  # launch/bound: the idle inside steps, split (1.18.0)
         of_copy = m["mbu"] * bw / copy_bw if copy_bw and bw and m.get("mbu") is not None else None
-        print(f"{name[:13]:13} {label(p, graph)[:42]:42} {'ok':6} {fmt(step * 1e3 if step else None, 8)} "
+        ran = p.get("_attention", "native")
+        point = label(p, graph) + ("" if ran == "native" else " " + ran)
+        print(f"{name[:13]:13} {point[:42]:42} {'ok':6} {fmt(step * 1e3 if step else None, 8)} "
               f"{fmt(m.get('mbu'))} {fmt(of_copy)} {fmt(m.get('mfu'))} {fmt(m.get('mfu_ceiling'))} "
               f"{fmt(m.get('host_gap_fraction'), 7)} {fmt(split.get('launches_fraction'))} "
               f"{fmt(split.get('kernel_boundaries_fraction'))}")
@@ -278,6 +325,7 @@ def main():
     cudnn = ok_points(rows, a.target_model, "cudnn")
     ref = side_by_side(pts, read_jsonl(a.peer), a.target_model, cudnn)
     wrong = check_verdict(rows)
+    refusals(rows)
     slow_op_line(rows)
     missed = print_targets(targets(pts, ref, copy_bw, cudnn), a.target_model)
     return 1 if wrong else 3 if missed else 0

@@ -19,6 +19,7 @@
 #include "layers/cuda/kernels/kernels.h"
 #include "layers/cuda/nvtx_ranges.h"
 #include "layers/cuda/plan/launch_plan.h"
+#include "layers/cuda/plan/paged_use_line.h"
 #include "layers/cuda/plan/sdpa_plan.h"
 
 namespace tpb {
@@ -494,8 +495,11 @@ int CudaDevice::sm_count() const {
 bool CudaDevice::cudnn_attention(DType t) const {
   return sdpa_runs(impl_->attention, t);
 }
-std::string CudaDevice::cudnn_paged_refused() const {
-  return impl_->paged_refused;
+CudaDevice::PagedAttentionUse CudaDevice::cudnn_paged_use() const {
+  return impl_->paged;
+}
+PagedPadding CudaDevice::cudnn_paged_padding() const {
+  return impl_->sdpa ? impl_->sdpa->paged_padding() : PagedPadding::none;
 }
 std::string CudaDevice::pci_bus_id() const {
   return impl_->pci;
@@ -514,6 +518,21 @@ void CudaDevice::tune_gemms(const std::function<void()>& gemms, const GroupGathe
   }
   g.end_tuning(gather);
 }
+namespace {
+
+// The mixed-step attention line of kernel_choices, for the calls since `reported` (then moved
+// up to `now`): launch/device_table.py reads a point whose line counts native calls as no
+// cuDNN point. Empty when no mixed step ran since.
+std::string report_paged_use(const CudaDevice::PagedAttentionUse& now,
+                             CudaDevice::PagedAttentionUse& reported) {
+  const int64_t cudnn = now.cudnn_calls - reported.cudnn_calls;
+  const int64_t native = now.native_calls - reported.native_calls;
+  reported = now;
+  return cudnn == 0 && native == 0 ? "" : paged_use_line(cudnn, native, now.refused);
+}
+
+}  // namespace
+
 std::vector<std::string> CudaDevice::kernel_choices() const {
   std::vector<std::string> out;
   if (impl_->sdpa) {
@@ -523,15 +542,12 @@ std::vector<std::string> CudaDevice::kernel_choices() const {
                   "; %lld graph(s) built since the device opened, %.2f s of host time, each inside "
                   "the first step of its shape",
                   static_cast<long long>(b.graphs), b.seconds);
-    const std::string& refused = impl_->paged_refused;
     out.push_back(impl_->sdpa->describe() +
-                  (refused.empty()
-                       ? " for bf16 and fp16 prefill, decode and serve's mixed steps (paged, "
-                         "ragged); native kernels for fp32"
-                       : " for bf16 and fp16 prefill and decode; native kernels for fp32 and "
-                         "serve's mixed steps, whose paged graph cuDNN refused (" +
-                             refused + ")") +
+                  " for bf16 and fp16 prefill, decode and serve's mixed steps (paged, ragged) "
+                  "where cuDNN builds the step's graph; native kernels for fp32" +
                   built);
+    if (std::string mixed = report_paged_use(impl_->paged, impl_->paged_reported); !mixed.empty())
+      out.push_back(std::move(mixed));
   } else {
     out.push_back("attention: native kernels (layers/cuda/kernels)");
   }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/device.h"
 #include "layers/device_options.h"
 
@@ -98,17 +99,25 @@ class CudaDevice final : public Device {
   int device_index() const;
   int sm_count() const;
   bool cudnn_attention(DType t) const;  // --attention cudnn runs dtype t's attention
-  // Why cuDNN refused serve's paged graph (mixed steps then run natively); empty if it did not.
-  std::string cudnn_paged_refused() const;
-  std::string pci_bus_id() const;  // "0000:1B:00.0", for NVML
+  // Serve's mixed-step attention under --attention cudnn since the device opened: calls that
+  // ran cuDNN's paged graph, calls that ran the native kernels because cuDNN refused the
+  // step's shape (each refused shape goes native; the others keep cuDNN), the first reason.
+  struct PagedAttentionUse {
+    int64_t cudnn_calls = 0, native_calls = 0;
+    std::string refused;
+  };
+  PagedAttentionUse cudnn_paged_use() const;
+  PagedPadding cudnn_paged_padding() const;  // the layout's padding the loaded cuDNN runs
+  std::string pci_bus_id() const;            // "0000:1B:00.0", for NVML
   std::string gemm_algos() const;  // the cuBLASLt choice per GEMM shape made, one a line
   // Times each GEMM `gemms` issues and keeps the group's choice (cuda_gemm.h).
   void tune_gemms(const std::function<void()>& gemms, const GroupGather& gather) override;
   void profiler_capture(bool on) override;
   void range_push(const char* name) override;
   void range_pop() override;
-  // The attention line, then the GEMM shapes a tuning pass chose for the group, an entry a line:
-  // the same on every rank of a group (tests/tools/check_results.py holds them to that).
+  // The attention line, serve's mixed-step attention since the last call (a point's: the
+  // harness asks once at each point's end), then the GEMM shapes a tuning pass chose for the
+  // group, an entry a line: the same on every rank of a group (tests/tools/check_results.py).
   std::vector<std::string> kernel_choices() const override;
   // Half the wider bracket of the point's clock line plus the timer's resolution.
   double mark_uncertainty_s() const override;
@@ -129,7 +138,7 @@ class CudaDevice final : public Device {
   // `data` on the device through `u` (uploaded only when it differs from u's last upload).
   const int32_t* upload_int32(Int32Upload& u, const std::vector<int32_t>& data);
   // --attention cudnn's paged attention of a mixed step (cuda_varlen.cc); false when cuDNN
-  // refused its graph (Impl::paged_refused says why).
+  // refused its graph (Impl::paged says why).
   bool attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache, void* out,
                              const StepBatch& b, const KvLayout& kv, const AttnShape& s, DType t);
   std::unique_ptr<Impl> impl_;

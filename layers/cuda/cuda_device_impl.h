@@ -71,9 +71,10 @@ struct CudaDevice::Impl {
   AttnImpl attention = AttnImpl::native;  // --attention
   std::unique_ptr<CudnnSdpa> sdpa;        // --attention cudnn: made when the device opens
   DeviceBuffer sdpa_ws;                   // its workspace, grown like decode_ws
-  // cuDNN's reason when it refused serve's paged graph (an older cuDNN, an unsupported
-  // shape): the mixed steps then run the native kernels, and kernel_choices says why.
-  std::string paged_refused;
+  // Serve's mixed-step attention under --attention cudnn: which kernels each call ran (a step
+  // whose shape cuDNN refused, an older cuDNN or an unsupported shape, runs the native ones),
+  // since the device opened and at kernel_choices' last report, which tells the difference.
+  CudaDevice::PagedAttentionUse paged, paged_reported;
   DeviceBuffer fp8_x;                       // gemm_fp8's quantised input, grown like decode_ws
   DeviceBuffer fp8_state;                   // its cuda_kernels::Fp8QuantState, zeroed once
   std::unique_ptr<CudaVarlenState> varlen;  // mixed steps (cuda_varlen.cc), made on first use

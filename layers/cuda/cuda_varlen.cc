@@ -96,9 +96,11 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
                                   void* out, const StepBatch& b, const KvLayout& kv,
                                   const AttnShape& s, DType t) {
   Impl& d = *impl_;
-  if (sdpa_runs(d.attention, t) && d.paged_refused.empty() &&
-      attention_varlen_sdpa(qkv, k_cache, v_cache, out, b, kv, s, t))
-    return;
+  if (sdpa_runs(d.attention, t)) {
+    const bool ran = attention_varlen_sdpa(qkv, k_cache, v_cache, out, b, kv, s, t);
+    (ran ? d.paged.cudnn_calls : d.paged.native_calls) += 1;  // per call, never sticky
+    if (ran) return;
+  }
   VarlenMeta m;
   const int32_t* meta = varlen_meta(b, kv.block_tokens, m);
   CudaVarlenState& v = *d.varlen;
@@ -116,22 +118,24 @@ void CudaDevice::attention_varlen(const void* qkv, const void* k_cache, const vo
 
 // Every sequence of the step in one cuDNN call, decode rows and prompt chunks alike, as `run`
 // under --attention cudnn runs its decode and prefill attention; its graph is built on the
-// first step of each bucketed shape (sdpa_paged_plan.h). False, with the reason kept, when
-// cuDNN refuses to build it: the caller runs the native kernels.
+// first step of each bucketed shape (sdpa_paged_plan.h: serve's warm-up runs one step of each
+// shape its run will plan). False, with the first reason kept, when cuDNN refuses that shape:
+// the caller runs the native kernels for this step; other shapes still try cuDNN.
 bool CudaDevice::attention_varlen_sdpa(const void* qkv, const void* k_cache, const void* v_cache,
                                        void* out, const StepBatch& b, const KvLayout& kv,
                                        const AttnShape& s, DType t) {
   Impl& d = *impl_;
   CudaVarlenState& v = varlen_state(d.varlen);
   v.block_tokens = kv.block_tokens;
-  const SdpaPagedLayout l = sdpa_paged_layout(b, s.q_heads, s.kv_heads, s.head_dim, kv);
+  const SdpaPagedLayout l =
+      sdpa_paged_layout(b, s.q_heads, s.kv_heads, s.head_dim, kv, d.sdpa->paged_padding());
   const SdpaPagedMeta m = pack_sdpa_paged(b, l);
   const int32_t* meta = upload_int32(v.sdpa, m.data);
   int64_t ws = 0;
   try {
     ws = d.sdpa->paged_workspace_bytes(l, t);  // builds the shape's graph once
   } catch (const BackendError& e) {
-    d.paged_refused = e.what();
+    if (d.paged.refused.empty()) d.paged.refused = e.what();
     return false;
   }
   if (ws > static_cast<int64_t>(d.sdpa_ws.bytes())) {

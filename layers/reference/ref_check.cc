@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "layers/reference/max_error.h"
+
 namespace tpb::ref {
 
 namespace {
@@ -18,11 +20,8 @@ ErrorCheck compare(const std::vector<float>& got, const std::vector<W>& want, do
     c.max_abs_err = INFINITY;
     return c;
   }
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const double e = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i]));
-    // A NaN compares false with everything, so it is turned into an infinite error here.
-    c.max_abs_err = std::isfinite(e) ? std::max(c.max_abs_err, e) : INFINITY;
-  }
+  for (std::size_t i = 0; i < want.size(); ++i)
+    c.max_abs_err = worse_error(c.max_abs_err, got[i], static_cast<double>(want[i]));
   c.passed = c.max_abs_err <= c.tolerance;
   return c;
 }

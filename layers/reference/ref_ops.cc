@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "layers/reference/max_error.h"
 #include "layers/reference/parallel_rows.h"
 
 namespace tpb::ref {
@@ -183,7 +184,7 @@ void add(std::vector<T>& x, const std::vector<T>& y) {
 double normalized_max_error(const Vec& got, const Vec& want) {
   double err = 0, scale = 1e-6;
   for (std::size_t i = 0; i < want.size() && i < got.size(); ++i) {
-    err = std::max(err, std::fabs(static_cast<double>(got[i]) - want[i]));
+    err = worse_error(err, got[i], want[i]);
     scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
   }
   if (got.size() != want.size()) return INFINITY;

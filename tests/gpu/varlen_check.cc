@@ -1,6 +1,8 @@
 // The mixed-step ops on the GPU against a plain host reference (double accumulation).
 #include "tests/gpu/varlen_check.h"
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <numeric>
 #include <vector>
 
+#include "base/cuda_check.h"
 #include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/cuda/plan/varlen_plan.h"
 #include "layers/fill_hash.h"
@@ -20,7 +23,8 @@ using ref::Vec;
 
 // Four decodes after 1, 37, 200 and 0 cached positions (the last a one-token prompt), and a
 // `chunk`-token chunk whose first 20 positions are cached (chunk 1: a fifth decode, so the step
-// runs the paged decode kernel; five sequences are a cuDNN graph of eight, three padding):
+// runs the paged decode kernel; five sequences are a cuDNN graph of five, or of eight
+// with three empty ones where cuDNN >= 9.25 runs them):
 // blocks of 16 positions, handed out in a shuffled order so tables are not contiguous. A
 // 45-token chunk leaves attention few blocks, so its positions are split (the combine runs, and
 // the short sequences' later splits are empty); 300 tokens need no split.
@@ -167,7 +171,8 @@ int check_varlen_batch(CudaDevice& dev, const CheckShape& s, DType t, int64_t ch
   dev.attention_varlen(qkv.get(), kc.get(), vc.get(), att.get(), b, kv, a, t);
   ref_attention_varlen(in0, kref, vref, want, b, bt, a);
   if (dev.cudnn_attention(t)) {
-    const SdpaPagedLayout l = sdpa_paged_layout(b, s.q_heads, s.kv_heads, s.head_dim, kv);
+    const SdpaPagedLayout l =
+        sdpa_paged_layout(b, s.q_heads, s.kv_heads, s.head_dim, kv, dev.cudnn_paged_padding());
     std::printf(
         "    chunk %lld: %lld tokens, cuDNN paged SDPA, graph of %lld sequences x %lld "
         "tokens x %lld blocks\n",
@@ -186,15 +191,33 @@ int check_varlen_batch(CudaDevice& dev, const CheckShape& s, DType t, int64_t ch
   return failed;
 }
 
-// Mean seconds per call of `f` over `n` calls issued back to back, after 3 unmeasured ones.
+// Device seconds per call of `f`, by CUDA events around `n` calls queued behind a spin that
+// outlasts their enqueueing: the device then runs them back to back, so neither the host's
+// cost per call (packing, upload checks, launches) nor its gaps count. That host cost, the
+// wall time of enqueueing one call, goes to *host_s. 3 unmeasured calls first.
 template <class F>
-double mean_call_s(CudaDevice& dev, int n, F f) {
+double device_call_s(CudaDevice& dev, int n, F f, double* host_s) {
   for (int i = 0; i < 3; ++i) f();
   dev.synchronize();
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) f();
+  *host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
   dev.synchronize();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+  auto* stream = static_cast<cudaStream_t>(dev.stream());
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  TPB_CUDA_CHECK(cudaEventCreate(&e0));
+  TPB_CUDA_CHECK(cudaEventCreate(&e1));
+  dev.busy_work(2 * *host_s * n + 1e-3);
+  TPB_CUDA_CHECK(cudaEventRecord(e0, stream));
+  for (int i = 0; i < n; ++i) f();
+  TPB_CUDA_CHECK(cudaEventRecord(e1, stream));
+  dev.synchronize();
+  float ms = 0;
+  const cudaError_t got = cudaEventElapsedTime(&ms, e0, e1);
+  TPB_CUDA_CHECK(cudaEventDestroy(e0));
+  TPB_CUDA_CHECK(cudaEventDestroy(e1));
+  TPB_CUDA_CHECK(got);
+  return 1e-3 * ms / n;
 }
 
 }  // namespace
@@ -220,17 +243,19 @@ void time_varlen_vs_decode(CudaDevice& dev, const CheckShape& s, int64_t batch, 
   DeviceBuffer qkv = make(batch * row, 3001), kc = make(cache, 3002), vc = make(cache, 3003);
   DeviceBuffer out = make(batch * s.q_heads * s.head_dim, 3004);
   const int n = 50;
-  const double td = mean_call_s(dev, n, [&] {
-    dev.attention_decode(qkv.get(), kc.get(), vc.get(), out.get(), context, a, t);
-  });
-  const double tv = mean_call_s(
-      dev, n, [&] { dev.attention_varlen(qkv.get(), kc.get(), vc.get(), out.get(), b, kv, a, t); });
+  double hd = 0, hv = 0;
+  const double td = device_call_s(
+      dev, n,
+      [&] { dev.attention_decode(qkv.get(), kc.get(), vc.get(), out.get(), context, a, t); }, &hd);
+  const double tv = device_call_s(
+      dev, n, [&] { dev.attention_varlen(qkv.get(), kc.get(), vc.get(), out.get(), b, kv, a, t); },
+      &hv);
   const double kv_bytes = 2.0 * batch * context * s.kv_heads * s.head_dim * dtype_bytes(t);
   std::printf(
       "    %s B=%-3lld ctx=%lld: decode %8.1f us %7.0f GB/s | varlen %8.1f us %7.0f GB/s "
-      "| varlen/decode %5.2f\n",
+      "| varlen/decode %5.2f | host us/call: decode %.1f, varlen %.1f\n",
       s.name, static_cast<long long>(batch), static_cast<long long>(context), td * 1e6,
-      kv_bytes / td * 1e-9, tv * 1e6, kv_bytes / tv * 1e-9, tv / td);
+      kv_bytes / td * 1e-9, tv * 1e6, kv_bytes / tv * 1e-9, tv / td, hd * 1e6, hv * 1e6);
 }
 
 int check_varlen(CudaDevice& dev, const CheckShape& s, DType t) {

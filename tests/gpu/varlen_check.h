@@ -14,9 +14,10 @@ int check_varlen(CudaDevice& dev, const CheckShape& s, DType t);
 
 // Serve's paged attention against run's decode attention over the same work: `batch` decoding
 // sequences at context `context`, shape `s`, bf16, blocks of 16 positions (a decode-only step:
-// the decode kernel reading through the block table). Prints the mean device time of each
-// (back-to-back launches between two synchronizations) with the GB/s of the K and V they read:
-// what the block table costs, and whether a slow serve step is the kernel or the rest of it.
+// the decode kernel reading through the block table). Prints the device time of each per call
+// (CUDA events around calls queued back to back) with the GB/s of the K and V they read, and
+// the host's cost per call: what the block table costs, and whether a slow serve step is the
+// kernel or the host's part of it.
 void time_varlen_vs_decode(CudaDevice& dev, const CheckShape& s, int64_t batch, int64_t context);
 
 }  // namespace tpb

@@ -28,13 +28,24 @@ def expect(cond, what, out):
     print(f"ok   {what}")
 
 
-def scaled_set(src, dst, factor):
+CUDNN_LINE = ("attention: cuDNN 9.15.0 fused SDPA (cudnn-frontend 1.32.0) for bf16 and fp16 "
+              "prefill, decode and serve's mixed steps (paged, ragged) where cuDNN builds the "
+              "step's graph; native kernels for fp32; 3 graph(s) built since the device opened")
+
+
+def scaled_set(src, dst, factor, mixed=None):
     """A copy of the set `src` recorded under --attention cudnn, every step `factor` times as
-    long (a made-up speed-up: what the table does with such a set, not a measurement)."""
+    long (a made-up speed-up: what the table does with such a set, not a measurement). Its
+    ranks' kernel_choices say cuDNN ran, and `mixed` (serve) is their mixed-step attention line,
+    as layers/cuda/cuda_device.cc writes it."""
     with open(os.path.join(src, "results.json")) as f:
         doc = json.load(f)
     doc["config"]["attention"] = "cudnn"
     for p in doc["points"]:
+        ranks = p.get("ranks") or [{"rank": 0}]
+        for r in ranks:
+            r["kernel_choices"] = [CUDNN_LINE] + ([mixed] if mixed else [])
+        p["ranks"] = ranks
         m = p["metrics"]
         for k in ("p50", "mean"):
             m["step_time_s"][k] *= factor
@@ -53,7 +64,8 @@ def cudnn_column():
         shutil.copytree(FIX, d, dirs_exist_ok=True)
         scaled_set(f"{FIX}/decode-eager", f"{d}/decode-cudnn", 0.7)
         scaled_set(f"{FIX}/prefill", f"{d}/prefill-cudnn", 0.65)
-        scaled_set(f"{FIX}/serve", f"{d}/serve-cudnn", 0.3)
+        scaled_set(f"{FIX}/serve", f"{d}/serve-cudnn", 0.3,
+                   "mixed-step attention: cuDNN paged 310 calls, native 0 calls")
         rc, out, err = run("--steps", f"{d}/steps.tsv", "--calibration", f"{d}/calibration.json",
                            "--peer", f"{d}/peer.jsonl", d)
         expect("tpb cudnn" in out, "a tpb cudnn column", out)
@@ -69,6 +81,40 @@ def cudnn_column():
         # of that and native's 2.887
         expect("FAIL  serve ITL p50 at conc 1 <= 1.15x run decode B=1 (same attention kernels): "
                "1.237" in out, "serve against run under the same attention", out)
+
+
+def refused_paged_graph():
+    """A serve set asked for --attention cudnn whose kernel_choices show the native paged
+    kernels ran (cuDNN refused the graph; the line as test_sdpa_paged_plan.cc pins
+    paged_use_line's): no cuDNN point, whatever config.attention says. Its
+    made-up ITL (x0.3) would pass the serve target if it were judged as cuDNN's (1.237 against
+    cuDNN's run); native's pair (2.887) is all the target has. And a set asked for cuDNN that
+    recorded no kernel choices is judged in neither column."""
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copytree(FIX, d, dirs_exist_ok=True)
+        scaled_set(f"{FIX}/decode-eager", f"{d}/decode-cudnn", 0.7)
+        scaled_set(f"{FIX}/serve", f"{d}/serve-cudnn", 0.3,
+                   "mixed-step attention: cuDNN paged 0 calls, native 310 calls (cuDNN refused "
+                   "the step's paged graph: cudnn sdpa: check_support: no engine)")
+        rc, out, err = run("--steps", f"{d}/steps.tsv", "--calibration", f"{d}/calibration.json",
+                           "--peer", f"{d}/peer.jsonl", d)
+        expect("FAIL  serve ITL p50 at conc 1 <= 1.15x run decode B=1 (same attention kernels): "
+               "2.887" in out, "a refused paged graph is not in the cuDNN set", out)
+        expect("cuDNN refused the paged graph (serve-cudnn," in out and "310 of 310" in out
+               and "no engine" in out, "the table says the refusal", out)
+        expect("PASS  decode B=1 step <= 1.06x torch.compile+graph: 0.959" in out,
+               "the dense cuDNN set is still cuDNN's", out)
+        with open(f"{d}/serve-cudnn/results.json") as f:
+            doc = json.load(f)
+        for p in doc["points"]:
+            for r in p["ranks"]:
+                del r["kernel_choices"]
+        with open(f"{d}/serve-cudnn/results.json", "w") as f:
+            json.dump(doc, f)
+        rc, out, err = run("--steps", f"{d}/steps.tsv", "--calibration", f"{d}/calibration.json",
+                           "--peer", f"{d}/peer.jsonl", d)
+        expect("(same attention kernels): 2.887" in out and "cudnn?" in out,
+               "asked for cuDNN, nothing recorded which ran: in neither set", out)
 
 
 def slow_op_set():
@@ -122,6 +168,7 @@ def main():
     expect("prefill S=4096 MFU >= 0.60 (datasheet peak): 0.411" in out, "prefill MFU", out)
     expect("--check (check): PASS" in out, "the --check verdict", out)
     cudnn_column()
+    refused_paged_graph()
     slow_op_set()
     with tempfile.TemporaryDirectory() as empty:
         rc, out, err = run("--steps", f"{empty}/steps.tsv", "--calibration", f"{empty}/none.json",

@@ -13,6 +13,7 @@
 #include "base/errors.h"
 #include "layers/cost_model.h"
 #include "layers/cpu/cpu_device.h"
+#include "layers/cuda/plan/paged_use_line.h"
 #include "layers/cuda/plan/sdpa_paged_plan.h"
 #include "layers/cuda/plan/varlen_plan.h"
 #include "layers/model_shape.h"
@@ -37,7 +38,8 @@ std::vector<int32_t> part(const SdpaPagedMeta& m, int64_t at, int64_t n) {
 
 TEST(SdpaPagedPlan, BucketsTheShapeToPowersOfTwo) {
   // 32 query heads over 8 KV heads of 128: qkv rows of 48 x 128, output rows of 32 x 128.
-  const SdpaPagedLayout l = sdpa_paged_layout(mixed(), 32, 8, 128, KvLayout{10, 4});
+  const SdpaPagedLayout l =
+      sdpa_paged_layout(mixed(), 32, 8, 128, KvLayout{10, 4}, PagedPadding::empty_sequences);
   EXPECT_EQ(l.batch, 4);  // 3 sequences
   EXPECT_EQ(l.s_q, 4);    // at most 3 new tokens
   EXPECT_EQ(l.pages, 4);  // at most 3 blocks
@@ -54,7 +56,8 @@ TEST(SdpaPagedPlan, BucketsTheShapeToPowersOfTwo) {
   EXPECT_EQ(l.k.dim, k_dim);
   EXPECT_EQ(l.k.stride, k_stride);
   EXPECT_EQ(l.v.dim, k_dim);
-  // One sequence of one token still makes a graph of 1 x 1, and 5 sequences one of 8.
+  // One sequence of one token still makes a graph of 1 x 1, and 5 sequences one of 8, or of
+  // 5 where cuDNN runs no empty sequence (before 9.25: the default).
   StepBatch one;
   one.seqs.push_back(SeqSlice{0, 1, true, {0}});
   const SdpaPagedLayout l1 = sdpa_paged_layout(one, 32, 8, 128, KvLayout{1, 16});
@@ -62,12 +65,48 @@ TEST(SdpaPagedPlan, BucketsTheShapeToPowersOfTwo) {
   StepBatch five = mixed();
   five.seqs.push_back(SeqSlice{0, 1, true, {3}});
   five.seqs.push_back(SeqSlice{0, 1, true, {5}});
-  EXPECT_EQ(sdpa_paged_layout(five, 32, 8, 128, KvLayout{10, 4}).batch, 8);
+  EXPECT_EQ(
+      sdpa_paged_layout(five, 32, 8, 128, KvLayout{10, 4}, PagedPadding::empty_sequences).batch, 8);
+  EXPECT_EQ(sdpa_paged_layout(five, 32, 8, 128, KvLayout{10, 4}).batch, 5);
+  EXPECT_EQ(sdpa_paged_layout(mixed(), 32, 8, 128, KvLayout{10, 4}).s_q, 4);  // still rounded
+}
+
+// The device's cuDNN (PyTorch's CUDA 13 wheel pins 9.15) runs no sequence of length 0: every
+// sequence of the graph has a token and a position, and the output's last offset is the end of
+// the step's own rows, so nothing is written past `att`. Before, the layout always padded the
+// batch to a power of two with sequences of lengths 0.
+TEST(SdpaPagedPlan, EverySequenceHasATokenWhereCudnnRunsNoEmptyOne) {
+  EXPECT_EQ(paged_padding_for(91500), PagedPadding::none);  // 9.15.0
+  EXPECT_EQ(paged_padding_for(92400), PagedPadding::none);
+  EXPECT_EQ(paged_padding_for(92500), PagedPadding::empty_sequences);
+  const int64_t o_row = 32 * 128;
+  StepBatch b;
+  for (int n = 1; n <= 9; ++n) {
+    b.seqs.push_back(SeqSlice{n % 3 ? 7 : 0, n % 4 ? 1 : 5, true, {1, 2, 3}});
+    const SdpaPagedLayout l =
+        sdpa_paged_layout(b, 32, 8, 128, KvLayout{10, 4}, paged_padding_for(91500));
+    const SdpaPagedMeta m = pack_sdpa_paged(b, l);
+    for (int64_t i = 0; i < l.batch; ++i) {
+      EXPECT_GE(m.data[static_cast<std::size_t>(m.seq_len_q + i)], 1) << n << " seqs, seq " << i;
+      EXPECT_GE(m.data[static_cast<std::size_t>(m.seq_len_kv + i)], 1) << n << " seqs, seq " << i;
+    }
+    EXPECT_EQ(m.data[static_cast<std::size_t>(m.ragged_o + l.batch)], b.tokens() * o_row);
+  }
 }
 
 TEST(SdpaPagedPlan, PacksLengthsOffsetsAndTables) {
   const int64_t qkv_row = 48 * 128, o_row = 32 * 128;
-  const SdpaPagedLayout l = sdpa_paged_layout(mixed(), 32, 8, 128, KvLayout{10, 4});
+  // The default layout: the step's 3 sequences, none empty.
+  const SdpaPagedLayout l3 = sdpa_paged_layout(mixed(), 32, 8, 128, KvLayout{10, 4});
+  const SdpaPagedMeta m3 = pack_sdpa_paged(mixed(), l3);
+  EXPECT_EQ(l3.batch, 3);
+  EXPECT_EQ(part(m3, m3.seq_len_q, 3), (std::vector<int32_t>{1, 3, 2}));
+  EXPECT_EQ(part(m3, m3.seq_len_kv, 3), (std::vector<int32_t>{6, 3, 10}));
+  EXPECT_EQ(part(m3, m3.ragged_o, 4), (std::vector<int32_t>{0, 1 * o_row, 4 * o_row, 6 * o_row}));
+  EXPECT_EQ(m3.data.size(), 3u + 3u + 4u + 4u + 12u);
+  // Padded (cuDNN >= 9.25): a fourth sequence of lengths 0.
+  const SdpaPagedLayout l =
+      sdpa_paged_layout(mixed(), 32, 8, 128, KvLayout{10, 4}, PagedPadding::empty_sequences);
   const SdpaPagedMeta m = pack_sdpa_paged(mixed(), l);
   EXPECT_EQ(part(m, m.seq_len_q, 4), (std::vector<int32_t>{1, 3, 2, 0}));
   EXPECT_EQ(part(m, m.seq_len_kv, 4), (std::vector<int32_t>{6, 3, 10, 0}));
@@ -87,6 +126,16 @@ TEST(SdpaPagedPlan, PacksLengthsOffsetsAndTables) {
   // what the bottom-right causal band lets it see is positions [0, 9], all of its 10.
   const int32_t* table = m.data.data() + m.table + 2 * l.pages;
   EXPECT_EQ(table[9 / 4] * 4 + 9 % 4, 25);
+}
+
+// kernel_choices' line for serve's attention, exactly as tests/tools/test_device_table.py feeds
+// it to launch/device_table.py (which keeps a point with native calls out of the cuDNN set).
+TEST(SdpaPagedPlan, TheMixedStepAttentionLineTheTableReads) {
+  EXPECT_EQ(paged_use_line(310, 0, ""),
+            "mixed-step attention: cuDNN paged 310 calls, native 0 calls");
+  EXPECT_EQ(paged_use_line(0, 310, "cudnn sdpa: check_support: no engine"),
+            "mixed-step attention: cuDNN paged 0 calls, native 310 calls (cuDNN refused the "
+            "step's paged graph: cudnn sdpa: check_support: no engine)");
 }
 
 TEST(SdpaPagedPlan, RefusesWhatTheGraphCannotHold) {
@@ -179,9 +228,9 @@ float value(std::size_t i, uint64_t salt) {
 }
 
 TEST(SdpaPagedPlan, ItsTensorsReadAsCudnnReadsThemAreTheCpuBackendsPagedAttention) {
-  // Five sequences (a graph of 8), GQA group 2, blocks of 4 handed out in reverse: decodes at
-  // several lengths, a chunk after a cached part and a first chunk; the CPU backend's paged
-  // attention (layers/cpu, written apart from this layout) is the expected output.
+  // Five sequences (a graph of 5, or of 8 padded), GQA group 2, blocks of 4 handed out in reverse:
+  // decodes at several lengths, a chunk after a cached part and a first chunk; the CPU backend's
+  // paged attention (layers/cpu, written apart from this layout) is the expected output.
   const int64_t hq = 4, hk = 2, d = 8, bt = 4;
   StepBatch b;
   for (auto [cached, n] :
@@ -201,11 +250,14 @@ TEST(SdpaPagedPlan, ItsTensorsReadAsCudnnReadsThemAreTheCpuBackendsPagedAttentio
   std::vector<float> want(tokens * hq * d), got(want.size(), NAN), scratch;
   cpu_attention_varlen(qkv.data(), kc.data(), vc.data(), want.data(), b, kv,
                        AttnShape{int64_t(b.seqs.size()), hq, hk, d, 0}, scratch);
-  const SdpaPagedLayout l = sdpa_paged_layout(b, hq, hk, d, kv);
-  ASSERT_EQ(l.batch, 8);
-  sdpa_as_cudnn_reads(l, pack_sdpa_paged(b, l), qkv.data(), kc.data(), vc.data(), got.data());
-  for (std::size_t i = 0; i < want.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-5) << "element " << i << " of " << want.size();
+  for (PagedPadding pad : {PagedPadding::none, PagedPadding::empty_sequences}) {
+    const SdpaPagedLayout l = sdpa_paged_layout(b, hq, hk, d, kv, pad);
+    ASSERT_EQ(l.batch, pad == PagedPadding::none ? 5 : 8);
+    std::fill(got.begin(), got.end(), NAN);
+    sdpa_as_cudnn_reads(l, pack_sdpa_paged(b, l), qkv.data(), kc.data(), vc.data(), got.data());
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-5) << "element " << i << " of " << want.size();
+  }
 }
 
 }  // namespace

@@ -6,8 +6,11 @@
 #include "harness/drive/serve/serve_runner.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <memory>
+#include <set>
 
 #include "base/host_clock.h"
 #include "base/mpi_check.h"
@@ -17,6 +20,7 @@
 #include "harness/drive/session/injector.h"
 #include "harness/drive/session/rank_session.h"
 #include "harness/mpi/clock_sync.h"
+#include "harness/serve/simulate.h"
 #include "harness/serve/workload.h"
 #include "layers/timeline.h"
 #include "layers/tp_model_config.h"
@@ -94,14 +98,52 @@ void flush_timeline(ServeParts& p) {
   p.session.timeline().clear();
 }
 
-// The warm-up steps, whose stamps calibrate the injector and are then dropped.
-void warm_up(ServeParts& p, const StepBatch& warm) {
+// The warm-up steps, whose stamps calibrate the injector and are then dropped. Returns their
+// mean wall time, the step time warm_planned_shapes assumes.
+double warm_up(ServeParts& p, const StepBatch& warm) {
   RankSession& s = p.session;
+  const double t0 = now_s();
   for (int i = -p.spec.run.warmup; i < 0; ++i)
     s.model().step_mixed(s.coll(), &s.timeline(), i, &s.injector(), warm);
   flush_timeline(p);
+  const double step_s = (now_s() - t0) / std::max(1, p.spec.run.warmup);
   s.injector().calibrate(p.segs);
   p.segs.clear();
+  return step_s;
+}
+
+// A step's attention shape as cuDNN's paged graph buckets it (sdpa_paged_plan.h): its
+// sequences, and its most new tokens and most blocks of one sequence rounded up to powers of
+// two (the sequences exact: a superset of the buckets a padded batch makes).
+std::array<int64_t, 3> attention_bucket(const StepBatch& b, int64_t block_tokens) {
+  int64_t s_q = 1, pages = 1;
+  for (const SeqSlice& q : b.seqs) {
+    s_q = std::max(s_q, q.new_tokens);
+    pages = std::max(pages, (q.cached + q.new_tokens + block_tokens - 1) / block_tokens);
+  }
+  return {static_cast<int64_t>(b.seqs.size()),
+          static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(s_q))),
+          static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(pages)))};
+}
+
+// Under --attention cudnn, one unmeasured step of each attention shape the run will plan:
+// cuDNN builds a shape's paged graph (seconds) in its first step, which would otherwise fall
+// inside a measured one. The steps come from a replay of the run's scheduler with the agreed
+// warm-up step time, so every rank runs the same ones and their all-reduces pair. A closed loop
+// (--concurrency) plans the same steps whatever they take; under --rate the real steps' times
+// may plan a shape the replay missed, and kernel_choices counts its build.
+void warm_planned_shapes(ServeParts& p, const SchedulerConfig& sc, const std::vector<Request>& reqs,
+                         double step_s) {
+  if (p.spec.run.attention != "cudnn") return;
+  TPB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &step_s, 1, MPI_DOUBLE, MPI_MAX, p.w.comm));
+  Scheduler replay(sc, reqs, p.spec.load.warmup_requests);
+  std::set<std::array<int64_t, 3>> seen;
+  RankSession& s = p.session;
+  int index = -p.spec.run.warmup;  // below the warm-up steps' own indices
+  for (const StepPlan& plan : simulate(replay, [&](const StepPlan&) { return step_s; }).steps)
+    if (seen.insert(attention_bucket(plan.batch, sc.block_tokens)).second)
+      s.model().step_mixed(s.coll(), nullptr, --index, nullptr, plan.batch);
+  p.dev.synchronize();
 }
 
 // One iteration: plan, host work, the step, the agreed duration. False when nothing could be
@@ -151,7 +193,7 @@ RankServe serve_rank(const ServeSpec& spec, const World& w, Device& dev, const T
   const std::size_t per_step = static_cast<std::size_t>(mem.layers) * (kOpsPerLayer + 2) + 8;
   s.open_timeline(per_step * kFlushSteps);
   ServeParts p{spec, w, dev, s, out.segs};
-  warm_up(p, warmup_batch(mem.shape));
+  warm_planned_shapes(p, sc, reqs, warm_up(p, warmup_batch(mem.shape)));
   s.sync_start();
   Scheduler sched(sc, std::move(reqs), spec.load.warmup_requests);
   s.watched([&] {
@@ -174,6 +216,9 @@ RankSample serve_sample(const World& w, const Device& dev, const TpGroup& group,
   RankSample s;
   s.rank = rank_identity(w, dev, group, inj, {mem.need, mem.have}, run.clock);
   set_check(s, run.check.checked, run.check.max_abs_err, run.check.tolerance, run.check.passed);
+  // The kernels this point's steps ran (a paged graph cuDNN refused runs natively, and says so).
+  if (std::vector<std::string> k = dev.kernel_choices(); !k.empty())
+    s.rank.kernel_choices = std::move(k);
   return s;
 }
 

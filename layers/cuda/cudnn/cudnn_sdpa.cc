@@ -10,6 +10,7 @@
 
 #include "base/errors.h"
 #include "layers/cuda/cudnn/cudnn_sdpa_impl.h"
+#include "layers/cuda/cudnn/frontend_cudart.h"
 
 // The frontend's run-time loading (NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING) reads the library
 // handle from this name, which it declares extern and leaves to the program to define: the
@@ -108,6 +109,11 @@ const fe::graph::Graph& CudnnSdpa::Impl::graph(const SdpaLayout& l, DType t) {
 }
 
 CudnnSdpa::CudnnSdpa(cudaStream_t stream) : impl_(std::make_unique<Impl>()) {
+  // Before the frontend's first runtime call, which loads its libcudart once per process.
+  Dl_info linked{};
+  pin_frontend_cudart(
+      dladdr(reinterpret_cast<void*>(&cudaRuntimeGetVersion), &linked) ? linked.dli_fname : nullptr,
+      CUDART_VERSION);
   if (!fe::cudnn_dlhandle) {
     fe::cudnn_dlhandle = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_GLOBAL);
     if (!fe::cudnn_dlhandle)

@@ -20,7 +20,8 @@ class CudnnSdpa {
  public:
   // Loads libcudnn.so.9 and creates a handle bound to `stream`. Throws BackendError naming the
   // library when it cannot be loaded (LD_LIBRARY_PATH must reach it: the toolkit's lib/, or
-  // the nvidia-cudnn wheel's nvidia/cudnn/lib beside PyTorch).
+  // the nvidia-cudnn wheel's nvidia/cudnn/lib beside PyTorch). First points the frontend at
+  // the CUDA runtime this binary links (frontend_cudart.h).
   explicit CudnnSdpa(cudaStream_t stream);
   ~CudnnSdpa();  // neither copied nor moved: the handle is bound to one stream (impl_)
 
@@ -33,12 +34,16 @@ class CudnnSdpa {
   void run(const SdpaLayout& l, DType t, const void* q, const void* k, const void* v, void* o,
            void* workspace);
   // The paged form for serve's mixed steps (sdpa_paged_plan.h), graphs built and kept the same
-  // way, one per bucketed shape. `meta` is the device copy of pack_sdpa_paged's data for this
-  // step, `m` its host form (the offsets of its parts).
+  // way, one per bucketed shape; a shape cuDNN refused throws its reason again, unbuilt.
+  // `meta` is the device copy of pack_sdpa_paged's data for this step, `m` its host form (the
+  // offsets of its parts).
   int64_t paged_workspace_bytes(const SdpaPagedLayout& l, DType t);
   void run_paged(const SdpaPagedLayout& l, const SdpaPagedMeta& m, DType t, const void* qkv,
                  const void* k_cache, const void* v_cache, void* o, const int32_t* meta,
                  void* workspace);
+  // Whether the loaded cuDNN runs paged graphs padded with empty sequences (9.25 on):
+  // sdpa_paged_layout's `pad`.
+  PagedPadding paged_padding() const;
   // "cuDNN 9.19.0 SDPA (frontend 1.32.0)": what kernel_choices records.
   std::string describe() const;
   // The graphs built so far and the host seconds building them took: a build happens inside

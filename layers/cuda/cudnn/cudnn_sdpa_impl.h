@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "layers/cuda/cudnn/cudnn_sdpa.h"
@@ -57,6 +58,8 @@ const cudnn_frontend::graph::Graph& cached_graph(CudnnGraphCache& cache, std::ve
 struct CudnnSdpa::Impl {
   cudnnHandle_t handle = nullptr;
   CudnnGraphCache graphs, paged_graphs;
+  // cuDNN's message for each paged shape it refused: not rebuilt (seconds each) at every step.
+  std::map<std::vector<int64_t>, std::string> paged_refusals;
   Builds built;
 
   const cudnn_frontend::graph::Graph& graph(const SdpaLayout& l, DType t);

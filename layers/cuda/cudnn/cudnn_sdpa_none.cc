@@ -39,6 +39,10 @@ void CudnnSdpa::run_paged(const SdpaPagedLayout& l, const SdpaPagedMeta& m, DTyp
       (void)workspace;
 }
 
+PagedPadding CudnnSdpa::paged_padding() const {
+  return PagedPadding::none;
+}
+
 std::string CudnnSdpa::describe() const {
   return "";
 }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/errors.h"
 #include "layers/cuda/cudnn/cudnn_sdpa.h"
 #include "layers/cuda/cudnn/cudnn_sdpa_impl.h"
 
@@ -66,8 +67,18 @@ CudnnGraph build_paged_graph(const SdpaPagedLayout& l, DType t, cudnnHandle_t h)
 
 const fe::graph::Graph& CudnnSdpa::Impl::paged_graph(const SdpaPagedLayout& l, DType t) {
   cudnn_require_dtype(t);
-  return cached_graph(paged_graphs, paged_key(l, t), built,
-                      [&] { return build_paged_graph(l, t, handle); });
+  std::vector<int64_t> key = paged_key(l, t);
+  if (auto r = paged_refusals.find(key); r != paged_refusals.end()) throw BackendError(r->second);
+  try {
+    return cached_graph(paged_graphs, key, built, [&] { return build_paged_graph(l, t, handle); });
+  } catch (const BackendError& e) {
+    paged_refusals.emplace(std::move(key), e.what());
+    throw;
+  }
+}
+
+PagedPadding CudnnSdpa::paged_padding() const {
+  return paged_padding_for(static_cast<int64_t>(fe::detail::get_backend_version()));
 }
 
 int64_t CudnnSdpa::paged_workspace_bytes(const SdpaPagedLayout& l, DType t) {

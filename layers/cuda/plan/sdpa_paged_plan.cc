@@ -19,8 +19,12 @@ int64_t pow2_at_least(int64_t n) {
 
 }  // namespace
 
+PagedPadding paged_padding_for(int64_t cudnn_version) {
+  return cudnn_version >= 92500 ? PagedPadding::empty_sequences : PagedPadding::none;
+}
+
 SdpaPagedLayout sdpa_paged_layout(const StepBatch& b, int64_t q_heads, int64_t kv_heads,
-                                  int64_t head_dim, const KvLayout& kv) {
+                                  int64_t head_dim, const KvLayout& kv, PagedPadding pad) {
   if (kv_heads <= 0 || q_heads % kv_heads != 0)
     throw BadInput("attention: q_heads (" + std::to_string(q_heads) +
                    ") must be a multiple of kv_heads (" + std::to_string(kv_heads) + ")");
@@ -32,7 +36,8 @@ SdpaPagedLayout sdpa_paged_layout(const StepBatch& b, int64_t q_heads, int64_t k
     pages = std::max(pages, blocks_needed(s, kv.block_tokens));
   }
   SdpaPagedLayout l;
-  l.batch = pow2_at_least(static_cast<int64_t>(b.seqs.size()));
+  const auto n = static_cast<int64_t>(b.seqs.size());
+  l.batch = pad == PagedPadding::empty_sequences ? pow2_at_least(n) : n;
   l.s_q = pow2_at_least(s_q);
   l.pages = pow2_at_least(pages);
   l.block_tokens = kv.block_tokens;
