@@ -63,9 +63,10 @@ device_mpi_env() {
   export OPAL_PREFIX=$p PMIX_INSTALL_PREFIX=$p/pmix2
   export PMIX_MCA_mca_base_component_path=$p/pmix2/lib/pmix
   export PATH=$p/bin:$PATH LD_LIBRARY_PATH=$p/$TPB_OMPI_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  # Device calls run as root; the plugins left out are not to be warned about.
+  # Device calls run as root; the plugins left out are not to be warned about; one machine
+  # and no ssh there (the rsh launcher refuses to start without it): the local launcher.
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  export OMPI_MCA_btl_base_warn_component_unused=0
+  export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_plm=isolated
 }
 
 # device_mpirun_args NP: mpirun's placement for NP ranks sharing this machine's one GPU: two
