@@ -66,6 +66,7 @@ def main():
     rc, out = table({"tp2-check": point([rank(0, []), rank(1, [])])})
     want("clock conversion (tp2-check): ranks 0,1 on one GPU: null" in out,
          "no conversion fields: null, not judged", out)
+    want(line(out, "kernel choices (tp2-check): none recorded"), "no choices: said, not a PASS", out)
 
     slow = lambda r, e: point(same, ["rank=1:slowdown=1.3"], {"rank": r, "excess_compute_fraction": e})  # noqa: E731
     delay = lambda r, x: point(same, ["rank=1:host_delay=2ms"], {  # noqa: E731
