@@ -32,6 +32,9 @@ if [[ $MODE == gpu ]]; then
   SERVE_CHECK=(--layers 2 --concurrency 2 --requests 4 --prompt-len 64 --output-len 8 --chunk 64)
   INJ=(--layers 4 --batch 1 --context 1024 --steps 20 --warmup 3)
   HOST_DELAY=2ms  # about half a 4-layer step at B=1: large against the step, small against the call
+  # Each rank's share of the one GPU (4 x 24 GiB of its ~139): a rank that reads the device's
+  # free memory as its own would plan with what its peers are about to take.
+  RANK_BUDGET=(--memory-budget 24G)
 else
   BACKEND=(--backend cpu --dtype fp32)
   BACKEND8=("${BACKEND[@]}")  # the CPU has no fp8: the step reruns fp32
@@ -51,6 +54,7 @@ else
   SERVE_CHECK=(--concurrency 2 --requests 4 --prompt-len 16 --output-len 4 --chunk 16)
   INJ=(--batch 1 --context 64 --steps 10 --warmup 1)
   HOST_DELAY=2ms
+  RANK_BUDGET=()
 fi
 
 # The collective the build really linked: NCCL, as engines run, where info lists it.
@@ -117,7 +121,7 @@ plan_steps() {
 # --check, equal kernel choices within each group, the injected straggler recovered from the
 # device stamps, and the clock conversion error between ranks that read one globaltimer.
 plan_ranks_steps() {
-  local M=("${BACKEND[@]}" --collective mpi --trace-steps 0 "${M8[@]}")
+  local M=("${BACKEND[@]}" --collective mpi --trace-steps 0 "${RANK_BUDGET[@]}" "${M8[@]}")
   local R2 R4
   read -ra R2 <<<"$(device_mpirun_args 2)"
   read -ra R4 <<<"$(device_mpirun_args 4)"
