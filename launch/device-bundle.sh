@@ -105,8 +105,9 @@ done | sort -u | while read -r name path; do
   [[ -e "$OUT/mpi/$TPB_OMPI_LIBDIR/$name" ]] && continue  # Open MPI's, in its own prefix
   cp -L "$path" "$OUT/lib/$name"
 done
-# The largest libraries go gzipped (device_libs.sh's device_unpack restores them on the device).
-find "$OUT/lib" -type f -size +8M -exec gzip -9 {} +
+# The largest libraries and the three binaries go gzipped (to ~30%: 16 MB each tpbench, 4.7 MB
+# packed), device_libs.sh's device_unpack restores them on the device before anything runs.
+find "$OUT/lib" "$OUT/tpbench" "$OUT/tpbench-mpi" "$OUT/tpb_device_check" -type f -size +8M -exec gzip -9 {} +
 echo "{\"git_sha\": \"$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)\"," \
   "\"dirty\": $([[ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ]] && echo false || echo true)," \
   "\"cuda_architectures\": \"$ARCH\", \"made\": \"$(date -u +%FT%TZ)\"}" >"$OUT/bundle.json"

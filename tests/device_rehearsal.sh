@@ -77,7 +77,7 @@ if [[ -z "$BUNDLE" ]]; then
   BUNDLE=$WORK/bundle
   launch/device-bundle.sh "$BUNDLE" | tail -n 3
 fi
-[[ -x "$BUNDLE/tpbench" ]] || fail "no tpbench in $BUNDLE"
+[[ -x "$BUNDLE/tpbench" || -e "$BUNDLE/tpbench.gz" ]] || fail "no tpbench in $BUNDLE"
 if [[ -n "$SCRIPTS" ]]; then
   cp "$SCRIPTS"/device-check.sh "$SCRIPTS"/device_table.py "$BUNDLE/" 2>/dev/null || true
   cp "$SCRIPTS"/device_plan.sh "$SCRIPTS"/device_libs.sh "$BUNDLE/" 2>/dev/null || true
@@ -107,11 +107,12 @@ rm -rf "$ROOTFS/bundle" && cp -a "$BUNDLE" "$ROOTFS/bundle"
 in_root() { chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 # The bundle's large libraries travel gzipped; device-check.sh unpacks them with this function
 # before anything loads them, as done here for the checks below.
-packed=$(ls "$ROOTFS"/bundle/lib/*.gz 2>/dev/null | wc -l)
+packed=$(ls "$ROOTFS"/bundle/*.gz "$ROOTFS"/bundle/lib/*.gz 2>/dev/null | wc -l)
 in_root bash -c 'source /bundle/device_libs.sh && device_unpack /bundle' ||
   fail "device_unpack in the minimal root"
-[[ -z "$(ls "$ROOTFS"/bundle/lib/*.gz 2>/dev/null)" ]] || fail "device_unpack left packed libraries"
-ok "the bundle's $packed packed librar$( ((packed == 1)) && echo y || echo ies) unpacked in the minimal root"
+[[ -z "$(ls "$ROOTFS"/bundle/*.gz "$ROOTFS"/bundle/lib/*.gz 2>/dev/null)" ]] || fail "device_unpack left packed files"
+[[ -x "$ROOTFS/bundle/tpbench" && -x "$ROOTFS/bundle/tpbench-mpi" ]] || fail "unpacked binaries are not executable"
+ok "the bundle's $packed packed files (libraries and binaries) unpacked in the minimal root"
 LIBS="/bundle/lib:$toolkit:/usr/lib/x86_64-linux-gnu"
 
 # 3. The bundle starts there, with no MPI but its own.
