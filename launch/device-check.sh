@@ -37,7 +37,7 @@ done
 T0=$SECONDS
 R=$(mktemp -d /tmp/tpb-device-check.XXXXXX)  # everything the steps write; packed at exit
 STEPS=$R/steps.tsv
-PRINT_LIMIT=7800
+PRINT_LIMIT=5000  # after the facts (1,500) and ~21 step lines (1,000), under 8,000 in all
 mkdir -p "$OUT"
 printf 'step\trc\tseconds\tstarted_at_s\n' >"$STEPS"
 
@@ -100,8 +100,8 @@ finish() {
   if (($(stat -c %s "$OUT/device-check.tgz") > 15000000)); then  # a call brings back 16 MiB a file
     tar -C "$R" -czf "$OUT/device-check.tgz" --exclude='trace*.json' --exclude='traces' . 2>/dev/null
   fi
-  echo
-  cat "$OUT/summary.txt" "$OUT/table.txt" | head -c "$PRINT_LIMIT"
+  echo  # the facts and the steps are printed above: the verdicts and the table
+  { head -n 1 "$OUT/summary.txt"; layer_verdict "$R/layer-check.log"; cat "$OUT/table.txt"; } | head -c "$PRINT_LIMIT"
   echo
   echo "device-check: exit $rc; $OUT holds device-check.tgz, summary.txt, table.txt"
   rm -rf "$R"
