@@ -42,11 +42,12 @@ device_lib_path() {
   printf '%s' "${path#:}"
 }
 
-# device-bundle.sh ships the libraries over 8 MiB gzipped (libopenblas: 36 MB, 13 MB packed),
-# as a device call carries 64 MiB in all: unpacks them in place, once (a second call finds none).
+# device-bundle.sh ships the libraries and binaries over 8 MiB gzipped (libopenblas: 36 MB,
+# 13 MB packed; each tpbench 16 MB, 4.7 MB), as a device call carries 64 MiB in all: unpacks
+# them in place, once (a second call finds none).
 device_unpack() {
   local z
-  for z in "$1"/lib/*.gz; do
+  for z in "$1"/*.gz "$1"/lib/*.gz; do
     if [[ -e "$z" ]]; then gunzip -f "$z" || return 1; fi
   done
   return 0

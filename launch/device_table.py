@@ -9,6 +9,9 @@
    --attention asked (serve's paged graph refused by cuDNN runs natively and says so);
 4. the --check verdict (the step against the independent host reference), and what
    --inject slow_op did to its op on the device stream (information, not a target);
+   for ranks sharing a GPU: kernel choices equal within each group (else a failed check),
+   the injected straggler recovered within 5% and the clock conversion error within what
+   the ranks report (else a missed target);
 5. the targets (issue 30's, in one call), judged on the target model's points only: a model
    whose shape cannot reach them (tiny: launch-bound, hidden 1024) is never judged. A target
    with no point to judge it is FAIL: nothing measured is not a pass. The step targets take
@@ -23,6 +26,8 @@ import json
 import os
 import re
 import sys
+
+from device_table_ranks import conversion_lines, inject_lines, kernel_choices_lines
 
 
 def result_dirs(roots):
@@ -324,11 +329,12 @@ def main():
     pts = ok_points(rows, a.target_model)
     cudnn = ok_points(rows, a.target_model, "cudnn")
     ref = side_by_side(pts, read_jsonl(a.peer), a.target_model, cudnn)
-    wrong = check_verdict(rows)
+    wrong = check_verdict(rows) + kernel_choices_lines(rows)
     refusals(rows)
     slow_op_line(rows)
+    ranks_missed = inject_lines(rows) + conversion_lines(rows)
     missed = print_targets(targets(pts, ref, copy_bw, cudnn), a.target_model)
-    return 1 if wrong else 3 if missed else 0
+    return 1 if wrong else 3 if missed or ranks_missed else 0
 
 
 if __name__ == "__main__":

@@ -91,10 +91,12 @@ tests/nompi.sh
 stage "install (fresh clone, cmake --install, pip install ./results, run with the source gone)"
 tests/install_check.sh --preset release ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"}
 
-# The GPU device check rehearsed without a GPU: the bundle (a no-MPI CUDA build for sm_90, as
-# carried to an H200; its C++ comes mostly from the shared ccache), started in a
-# debootstrap minbase root with only the toolkit's and NCCL's libraries, and device-check.sh
-# with its GPU steps on the CPU backend.
+# The GPU device check rehearsed without a GPU: the bundle (CUDA builds for sm_90 without and
+# with MPI, as carried to an H200, and this machine's Open MPI relocated; its C++ comes mostly
+# from the shared ccache, the MPI tree's CUDA objects from the no-MPI tree's), started in a
+# debootstrap minbase root with only the toolkit's and NCCL's libraries and no MPI, and
+# device-check.sh with its GPU steps on the CPU backend, ranks sharing the machine under the
+# bundle's own mpirun. Its wall time is the stage's line in the list printed at the end.
 if [ -n "$HAVE_NVCC" ]; then
   stage "device rehearsal (the GPU check's bundle in a minimal root, its steps on the CPU)"
   wait "$ROOT_JOB" || { cat "$ROOT_DIR/make.log"; echo "tests/run.sh: the minimal root failed" >&2; exit 1; }
