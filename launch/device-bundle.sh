@@ -31,8 +31,9 @@ while (($#)); do
   esac
 done
 # A device call sends the checkout's files with what it carries, 64 MiB together.
-tracked_mib=$(git -C "$ROOT" ls-files -z 2>/dev/null | xargs -0 stat -c %s 2>/dev/null |
-  awk '{s += $1} END {print int(s / 1048576) + 1}')
+# From the root: ls-files names paths relative to it. A sum that fails leaves the 5 MiB guess.
+tracked_mib=$(cd "$ROOT" && git ls-files -z 2>/dev/null | xargs -0 stat -c %s 2>/dev/null |
+  awk '{s += $1} END {print int(s / 1048576) + 1}') || tracked_mib=""
 LIMIT_MIB=$((64 - ${tracked_mib:-5} - 1))
 ((LIMIT_MIB > 60)) && LIMIT_MIB=60
 T0=$SECONDS
