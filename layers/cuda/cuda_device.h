@@ -109,7 +109,7 @@ class CudaDevice final : public Device {
   PagedAttentionUse cudnn_paged_use() const;
   PagedPadding cudnn_paged_padding() const;  // the layout's padding the loaded cuDNN runs
   std::string pci_bus_id() const;            // "0000:1B:00.0", for NVML
-  std::string gemm_algos() const;  // the cuBLASLt choice per GEMM shape made, one a line
+  std::string gemm_algos() const;            // the cuBLASLt choice per GEMM shape made, one a line
   // Times each GEMM `gemms` issues and keeps the group's choice (cuda_gemm.h).
   void tune_gemms(const std::function<void()>& gemms, const GroupGather& gather) override;
   void profiler_capture(bool on) override;
