@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/analysis/stats.h"
+#include "harness/record/nullable.h"
 #include "harness/serve/serve_metrics.h"
 
 namespace tpb {
@@ -239,8 +240,8 @@ struct StragglerCauseRecord {
 };
 
 struct StragglerRecord {
-  // Absent where no rank's late arrivals lead by more than the clock uncertainty (`reason`).
-  std::optional<int64_t> rank;
+  // null where no rank's late arrivals lead by more than the clock uncertainty (`reason`).
+  Nullable<int64_t> rank;
   double arrived_last_share = 0, excess_compute_fraction = 0;
   std::string median;  // which median "excess" is measured against
   // (1.20.0) The share of its group's wait spent in the collectives it entered last, and the

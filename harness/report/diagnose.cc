@@ -149,9 +149,12 @@ std::string skew_clock_text(const CollectivesRecord& c) {
 }
 
 // Who arrived last, or why no one is named (the leads lie within the clock uncertainty).
-std::string arrival_text(const StragglerRecord& s, double excess, bool imbalanced) {
+std::string arrival_text(const StragglerRecord& s, double excess, bool imbalanced,
+                         double wait_s_total) {
+  // A group that never waited has no straggler to name, whatever its clocks resolve.
   if (!s.rank)
-    return "no rank is named a straggler: " + s.reason.value_or("no arrival order is known");
+    return "no rank is named a straggler: " + s.reason.value_or("no arrival order is known") +
+           (wait_s_total > 0 ? "" : "; its group never waited");
   return fmt::format(
       "rank {} arrived last in {:.0f}% of them{} with {:+.1f}% compute vs the "
       "group median{}{}",
@@ -184,7 +187,7 @@ void balance_verdict(const PointRecord& p, std::vector<Verdict>& v) {
             fmt::format("ranks wait {:.1f}% of wall in collectives (the most waiting rank "
                         "{:.1f}%; skew p95 {:.0f} us{}); {}",
                         100 * wait, 100 * worst, c.skew_s.p95 * 1e6, skew_clock_text(c),
-                        arrival_text(s, excess, imbalanced)),
+                        arrival_text(s, excess, imbalanced, c.wait_s_total)),
             std::nullopt};
   if (imbalanced) b.code = "straggler";
   v.push_back(std::move(b));

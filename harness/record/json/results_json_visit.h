@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "harness/record/nullable.h"
 #include "harness/record/point_record.h"
 
 namespace tpb {
@@ -96,6 +97,10 @@ struct Writer {
   void operator()(const char* k, const std::optional<T>& x) {
     if (x) (*this)(k, *x);
   }
+  template <class T>
+  void operator()(const char* k, const Nullable<T>& x) {
+    j[k] = x ? encode(*x) : oj(nullptr);
+  }
 };
 
 // Reads each field from `j`; a missing required field throws (json's out_of_range).
@@ -130,6 +135,12 @@ struct Reader {
   void operator()(const char* k, std::optional<T>& x) {
     x.reset();
     if (!j.contains(k)) return;
+    decode(j[k], x.emplace());
+  }
+  template <class T>
+  void operator()(const char* k, Nullable<T>& x) {
+    x.reset();
+    if (!j.contains(k) || j[k].is_null()) return;
     decode(j[k], x.emplace());
   }
 };
