@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/nullable.h"
 #include "harness/analysis/stats.h"
-#include "harness/record/nullable.h"
 #include "harness/serve/serve_metrics.h"
 
 namespace tpb {

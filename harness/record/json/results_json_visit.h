@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "base/errors.h"
-#include "harness/record/nullable.h"
+#include "base/nullable.h"
 #include "harness/record/point_record.h"
 
 namespace tpb {
