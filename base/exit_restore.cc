@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 
 #include "base/errors.h"
 
@@ -39,7 +40,7 @@ constexpr int kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
 // Static storage, zero-initialised before any code runs: the handler may read it at any time.
 Slot g_slots[kSlots];
 struct sigaction g_prior[kSignalCount];
-std::atomic<bool> g_installed{false};
+std::mutex g_install;  // two locks taken at once install once; never taken in the handler
 
 bool run_slot(Slot& s) noexcept {
   int armed = kArmed;
@@ -77,13 +78,17 @@ void on_exit_signal(int sig, siginfo_t* info, void* uctx) {
   }
 }
 
+// Checked at every registration, not once per process: a signal ignored at the first one
+// (SIGINT of a background job) may have its default back by the next (a forked child's).
 void install_handlers() {
-  bool expected = false;
-  if (!g_installed.compare_exchange_strong(expected, true)) return;
+  const std::lock_guard<std::mutex> hold(g_install);
   for (int i = 0; i < kSignalCount; ++i) {
-    if (sigaction(kSignals[i], nullptr, &g_prior[i]) != 0) continue;
-    const bool ignored = !(g_prior[i].sa_flags & SA_SIGINFO) && g_prior[i].sa_handler == SIG_IGN;
+    struct sigaction now {};
+    if (sigaction(kSignals[i], nullptr, &now) != 0) continue;
+    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == &on_exit_signal) continue;  // ours
+    const bool ignored = !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN;
     if (ignored) continue;  // e.g. SIGINT of a background job: it ends nothing
+    g_prior[i] = now;
     struct sigaction act {};
     act.sa_sigaction = &on_exit_signal;
     act.sa_flags = SA_SIGINFO;
