@@ -279,7 +279,7 @@ std::optional<TablePrice> EngineTables::gemm(DType dt, int64_t m, int64_t n, int
   if (it == gemm_.end()) return std::nullopt;
   const double q[] = {static_cast<double>(m), static_cast<double>(n), static_cast<double>(k)};
   const GridValue v = it->second.at(q, gemm_work);
-  return TablePrice{v.s, v.coverage, std::string("gemm.") + dtype_name(dt)};
+  return TablePrice{v.s, v.coverage, std::string("gemm.") + dtype_name(dt), gemm_kernel_.at(dt)};
 }
 
 std::optional<TablePrice> EngineTables::attention(
@@ -293,7 +293,7 @@ std::optional<TablePrice> EngineTables::attention(
     if (g.q_heads != q_heads || g.kv_heads != kv_heads || g.head_dim != head_dim) continue;
     const double q[] = {static_cast<double>(batch), static_cast<double>(len)};
     const GridValue v = g.grid.at(q, work);
-    return TablePrice{v.s, v.coverage, std::string(name) + "." + dtype_name(kv)};
+    return TablePrice{v.s, v.coverage, std::string(name) + "." + dtype_name(kv), g.kernel};
   }
   return std::nullopt;
 }
@@ -321,7 +321,7 @@ std::optional<TablePrice> EngineTables::collective(const std::string& kind, cons
   const auto r = i->second.find(ranks);
   if (r == i->second.end()) return std::nullopt;
   const GridValue v = interpolate_curve(r->second.bytes, r->second.s, bytes);
-  return TablePrice{v.s, v.coverage, kind + "." + impl};
+  return TablePrice{v.s, v.coverage, kind + "." + impl, ""};
 }
 
 double EngineTables::elementwise_s(double bytes, double peak_bw) const {

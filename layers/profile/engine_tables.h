@@ -20,6 +20,9 @@ struct TablePrice {
   // What priced it: "gemm.bf16", "decode_attention.bf16", "prefill_attention.bf16",
   // "all_reduce.custom_graph", "all_reduce.nccl", "all_gather.nccl".
   std::string table;
+  // The engine's kernel the table measured ("torch.nn.functional.linear", "vllm_flash_attn_fa3"),
+  // where the file names one; empty for collectives.
+  std::string kernel;
 };
 
 class EngineTables {

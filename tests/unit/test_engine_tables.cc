@@ -80,6 +80,7 @@ TEST(EngineTables, GemmOnAGridPointIsTheStoredTime) {
   EXPECT_DOUBLE_EQ(p->s, 38 * us);
   EXPECT_EQ(p->coverage, TableCoverage::exact);
   EXPECT_EQ(p->table, "gemm.bf16");
+  EXPECT_EQ(p->kernel, "torch.nn.functional.linear");
 }
 
 TEST(EngineTables, GemmBetweenTwoMIsTheirMean) {
@@ -113,6 +114,7 @@ TEST(EngineTables, DecodeAttentionBilinearAndAHole) {
   EXPECT_NEAR(p->s, (15 + 40.0 / 3) * us, 1e-15);
   EXPECT_EQ(p->coverage, TableCoverage::interpolated);
   EXPECT_EQ(p->table, "decode_attention.bf16");
+  EXPECT_EQ(p->kernel, "fa3");
   // The hole alone, on its grid point: interpolated, not exact.
   EXPECT_NEAR(tables().decode_attention(DType::bf16, 4, 256, 32, 8, 128)->s, 80 * us, 1e-15);
   EXPECT_EQ(tables().decode_attention(DType::bf16, 4, 256, 32, 8, 128)->coverage,

@@ -104,6 +104,41 @@ TEST(TableGrid, AHoleEquallyNearTwoPointsTakesTheFirstInRowMajorOrder) {
   EXPECT_DOUBLE_EQ(at2(g, 4, 15).s, 12.5);
 }
 
+// Every hole of a 6 x 5 x 4 grid with every third point (row-major) unmeasured, against a scan of
+// the whole grid for the nearest measured point (squared grid steps, the first in row-major
+// order on a tie): the bounded search in DenseGrid must find the same point.
+TEST(TableGrid, HolesFindTheSamePointAsAWholeGridScan) {
+  const std::vector<double> m{1, 2, 4, 8, 16, 32}, n{32, 64, 128, 256, 512}, k{32, 64, 96, 128};
+  std::vector<double> v;
+  for (std::size_t f = 0; f < m.size() * n.size() * k.size(); ++f)
+    v.push_back((f * 7919) % 3 == 0 ? kNull : 1.0 + static_cast<double>(f));
+  const DenseGrid g({m, n, k}, v);
+  int holes = 0;
+  for (std::size_t f = 0; f < v.size(); ++f) {
+    if (!std::isnan(v[f])) continue;
+    ++holes;
+    const std::size_t i = f / 20, j = f / 4 % 5, l = f % 4;
+    std::size_t best = 0;
+    double best_d2 = 1e300;
+    for (std::size_t e = 0; e < v.size(); ++e) {
+      if (std::isnan(v[e])) continue;
+      const double di = double(e / 20) - double(i), dj = double(e / 4 % 5) - double(j),
+                   dl = double(e % 4) - double(l);
+      if (di * di + dj * dj + dl * dl < best_d2) best = e, best_d2 = di * di + dj * dj + dl * dl;
+    }
+    const double want =
+        v[best] * (m[i] * n[j] * k[l]) / (m[best / 20] * n[best / 4 % 5] * k[best % 4]);
+    const double q[] = {m[i], n[j], k[l]};
+    EXPECT_DOUBLE_EQ(g.at(q, product).s, want) << "hole at " << i << "," << j << "," << l;
+  }
+  EXPECT_EQ(holes, 40);
+  // One measured point, the far corner from the query: found however far.
+  std::vector<double> one(25, kNull);
+  one[0] = 10;
+  const DenseGrid far({{1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}}, one);
+  EXPECT_DOUBLE_EQ(at2(far, 5, 5).s, 250);
+}
+
 TEST(TableGrid, CurveBetweenAboveAndBelowItsSizes) {
   const std::vector<double> bytes{1024, 4096, 16384}, s{10, 12, 20};
   EXPECT_DOUBLE_EQ(interpolate_curve(bytes, s, 4096).s, 12);
