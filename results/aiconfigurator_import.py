@@ -4,7 +4,8 @@
 usage: aiconfigurator_import.py SYSTEM ENGINE VERSION [--out DIR] [--systems-dir DIR]
   e.g. `h200_sxm vllm 0.24.0` writes DIR/vllm-0.24/h200-sxm.json (DIR: configs/engine_tables
   beside this script). SYSTEM, ENGINE and VERSION are AIConfigurator's names; --systems-dir is
-  its systems/ folder (default: the installed aiconfigurator-core's). The arguments are checked
+  its systems/ folder (default: $TPB_AIC_SYSTEMS_DIR, else the installed aiconfigurator-core's,
+  found without importing it). The arguments are checked
   against that folder before pandas is imported. Bad input or a missing package: one line,
   exit 2. The conversion itself is aiconfigurator_tables.py (standard library only).
 """
@@ -192,7 +193,7 @@ def main(argv=None):
     p.add_argument("version", metavar="VERSION")
     here = os.path.dirname(os.path.abspath(__file__))
     p.add_argument("--out", default=os.path.join(here, "..", "configs", "engine_tables"))
-    p.add_argument("--systems-dir", default=None)
+    p.add_argument("--systems-dir", default=os.environ.get("TPB_AIC_SYSTEMS_DIR") or None)
     a = p.parse_args(argv)
     root = systems_dir(a.systems_dir)
     check_args(a, root)
