@@ -36,6 +36,9 @@ NOTES = [
     "collectives: message_size counts elements (AIConfigurator's all-reduce at B 64, TP 8, "
     "Llama-3.1-8B is 0.01114 ms a layer, the 8-rank custom graph row at 262144 = 64 x 4096); "
     "bytes = elements x 2 (bfloat16 / half rows only).",
+    "Where a key repeats, the first row wins, as AIConfigurator's own table view folds them "
+    "(h200_sxm's nccl 2.26.2 file holds each size twice, its rows saying version 2.29.2: the view "
+    "reads the 8-rank half all_reduce at 262144 as 0.01924 ms, the first of 0.01924 and 0.02049).",
     "Only this version's own rows: AIConfigurator also borrows rows from sibling versions "
     "(its shared layer) where a shape is missing; those are not here.",
 ]
