@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "base/enum_names.h"
 #include "base/errors.h"
 #include "collectives/model/collective_model.h"
 #include "harness/config/backend_traits.h"
@@ -105,9 +106,27 @@ void check_model_profile(const RunSpec& s, int world) {
           s.hw.name + "' has none");
 }
 
+// The engine's `fused` map names compute ops of a layer, each carried by one that runs alone (a
+// chain would hide which kernel pays).
+void check_engine_fused(const EngineProfile& e) {
+  auto layer_op = [&](const std::string& name) {
+    const auto op = enum_from_name<Op>(kOpNames, name);
+    return op && !op_is_collective(*op) && static_cast<int>(*op) < kOpsPerLayer;
+  };
+  for (const auto& [op, into] : e.fused) {
+    if (!layer_op(op) || !layer_op(into) || op == into)
+      throw BadInput("--engine: " + e.name + ": fused." + op + ": '" + op + "' and '" + into +
+                     "' must be two compute ops of a layer (layers/ops.h)");
+    if (e.fused.count(into))
+      throw BadInput("--engine: " + e.name + ": fused." + op + ": its carrier " + into +
+                     " is itself fused");
+  }
+}
+
 // An engine priced from measured tables needs them for this GPU: refused by name, with the way
 // to make them, where they are not shipped.
 void load_engine_tables(RunSpec& s) {
+  check_engine_fused(s.engine);
   if (!s.engine.has_tables()) return;
   std::string gpu = s.hw.name;
   if (const auto colon = gpu.find(':'); colon != std::string::npos) gpu.resize(colon);

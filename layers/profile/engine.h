@@ -7,8 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "layers/ops.h"
-
 namespace tpb {
 
 struct EngineProfile {
@@ -43,16 +41,17 @@ struct EngineProfile {
   // where the engine's table has one kind, "nccl"): vLLM captures decode in CUDA graphs and
   // runs prefill eager.
   std::string decode_allreduce = "custom_graph", prefill_allreduce = "custom_eager";
-  // Ops the engine does not launch as kernels of their own: op -> the op whose kernel carries
-  // it. An element-wise op fused into another element-wise op adds its bytes to that kernel
-  // (less the intermediate the pair no longer reads back); one carried by attention costs
-  // nothing beside the attention table's time.
-  std::map<Op, Op> fused;
+  // Ops the engine does not launch as kernels of their own: op name -> the op whose kernel
+  // carries it (names as layers/ops.h spells them; checked where the run is resolved,
+  // harness/config/run_spec.cc). An element-wise op fused into another element-wise op adds
+  // its bytes to that kernel (less the intermediate the pair no longer reads back); one carried
+  // by attention costs nothing beside the attention table's time.
+  std::map<std::string, std::string> fused;
   std::string source;
   bool host_bound() const { return host_per_kernel_s > 0; }
   bool has_tables() const { return !tables.empty(); }
   // The op that carries `op`'s kernel under this engine (`op` itself when it runs alone).
-  Op carrier(Op op) const {
+  std::string carrier(const std::string& op) const {
     const auto it = fused.find(op);
     return it == fused.end() ? op : it->second;
   }

@@ -95,7 +95,7 @@ std::optional<TablePrice> attention_price(const RunSpec& spec, const EngineTable
 double fused_bytes(const RunSpec& spec, const StepCost& cost, const OpCost& c) {
   double b = c.bytes_read + c.bytes_written;
   for (const OpCost& f : cost.layer_ops)
-    if (f.op != c.op && spec.engine.carrier(f.op) == c.op) b += f.bytes_read;
+    if (f.op != c.op && spec.engine.carrier(op_name(f.op)) == op_name(c.op)) b += f.bytes_read;
   return b;
 }
 
@@ -174,9 +174,9 @@ StepBatch uniform_rows(const RunSpec& spec) {
 PricedOp engine_compute_op(const RunSpec& spec, const EngineTables& t, const StepCost& cost,
                            const OpCost& c, const StepBatch& rows, const Peaks& peaks) {
   const double own = c.bytes_read + c.bytes_written;
-  if (spec.engine.carrier(c.op) != c.op) {
+  if (const std::string into = spec.engine.carrier(op_name(c.op)); into != op_name(c.op)) {
     PricedOp p{c.op, 0, 0, 0, 0, 0};
-    p.table = std::string("in ") + op_name(spec.engine.carrier(c.op));
+    p.table = "in " + into;
     p.coverage = "fused";
     return p;
   }
