@@ -1,0 +1,92 @@
+"""published.py --engine-tables (issue 57): each corpus entry re-predicted with its own engine's
+measured tables (configs/engine_tables/ENGINE/HARDWARE.json, from AIConfigurator), where that
+engine has tables for the entry's GPU; every other entry keeps today's pricing. Roles are
+unchanged: a held-out entry stays held out. The held-out summary is printed beside today's and
+judged against issue 32's targets.
+"""
+import copy
+import os
+import statistics
+import subprocess
+
+# An entry's engine (the start of its conditions' engine: vLLM's own kernels, including those
+# SGLang's test calls) -> the tpbench engine whose tables price it.
+ENGINE_OF = (("vLLM", "vllm-0.24"), ("SGLang", "sglang-0.5"), ("TensorRT-LLM", "trtllm-1.3"))
+GPU_OF = (("A100", "a100-sxm-80g"), ("H100", "h100-sxm"), ("H200", "h200-sxm"), ("B200", "b200"))
+
+
+def tables_path(root, engine, hardware):
+    return os.path.join(root, "configs", "engine_tables", engine, f"{hardware}.json")
+
+
+def hardware_of(e):
+    """The entry's tpbench hardware: its prediction's, else its GPU's (the collectives rows)."""
+    if e["predict"].get("hardware"):
+        return e["predict"]["hardware"]
+    gpu = e["conditions"].get("gpu", "")
+    return next((hw for name, hw in GPU_OF if gpu.startswith(name)), None)
+
+
+def engine_of(root, e):
+    """The tables engine that prices entry `e`, or None (no such engine, or no tables for its
+    GPU)."""
+    if e["kind"] != "published":
+        return None
+    named = e["conditions"].get("engine", "")
+    eng = next((t for start, t in ENGINE_OF if named.startswith(start)), None)
+    hw = hardware_of(e)
+    return eng if eng and hw and os.path.exists(tables_path(root, eng, hw)) else None
+
+
+def collectives_take_engine(tpbench):
+    """Whether `tpbench collectives` prices with --engine (else its rows keep today's)."""
+    r = subprocess.run([tpbench, "collectives", "--help"], capture_output=True, text=True)
+    return "--engine" in r.stdout
+
+
+def with_tables(root, entries, collectives_ok):
+    """Copies of the entries, each re-priced by its engine's tables where it has them: the
+    entries and {id: the engine that priced it}."""
+    out, priced = [], {}
+    for e in entries:
+        eng = engine_of(root, e)
+        if eng and ("model" in e["conditions"] or collectives_ok):
+            e = copy.deepcopy(e)
+            e["predict"]["engine"] = eng
+            priced[e["id"]] = eng
+        out.append(e)
+    return out, priced
+
+
+def stats(errs):
+    a = sorted(abs(x) for x in errs)
+    return (len(a), statistics.median(a), a[-1]) if a else (0, None, None)
+
+
+def verdict(n, med, worst, median_target, worst_target):
+    if not n:
+        return "0 entries"
+    ok = med <= median_target and worst <= worst_target
+    return (f"{n} entries, median |error| {100 * med:.1f}%, worst {100 * worst:.1f}%: "
+            f"{'meets' if ok else 'misses'} issue 32's targets (median <= "
+            f"{100 * median_target:.0f}%, worst <= {100 * worst_target:.0f}%)")
+
+
+def print_comparison(today, tables, priced, targets):
+    """Each re-priced entry today and with tables, then the held-out summaries side by side."""
+    by_id = {e["id"]: err for e, err in today}
+    print(f"\nwith each entry's engine tables (--engine-tables): {len(priced)} entries re-priced")
+    print(f"{'entry':<34} {'role':<8} {'engine':<11} {'today':>8} {'tables':>8}")
+    for e, err in tables:
+        if e["id"] in priced:
+            was = by_id.get(e["id"])
+            was_s = f"{100 * was:>+7.1f}%" if was is not None else f"{'-':>8}"
+            print(f"{e['id']:<34} {e['role']:<8} {priced[e['id']]:<11} {was_s} "
+                  f"{100 * err:>+7.1f}%")
+    rows = (("held-out, published", lambda e: e["role"] == "held-out" and e["kind"] == "published"),
+            ("held-out, the re-priced entries", lambda e: e["role"] == "held-out" and e["id"] in priced),
+            ("held-out, all", lambda e: e["role"] == "held-out"))
+    for label, takes in rows:
+        for name, res in (("today", today), ("with engine tables", tables)):
+            n, med, worst = stats([err for e, err in res if takes(e)])
+            print(f"{label}, {name}: {verdict(n, med, worst, *targets)}")
