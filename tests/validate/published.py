@@ -47,6 +47,7 @@ Usage: tests/validate/published.py [--tpbench build-cpu/tpbench] [--targets] [--
 import argparse
 import concurrent.futures
 import copy
+import functools
 import json
 import os
 import statistics
@@ -366,6 +367,11 @@ def main():
     return 1 if problems or (a.targets and missed) else 0
 
 
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
 def engine_tables(tpbench, work, ents, today, problems):
     """--engine-tables: the corpus again, each entry with its engine's tables where it has
     them; prints the summaries side by side; whether the held-out targets miss with them."""
@@ -381,6 +387,8 @@ def engine_tables(tpbench, work, ents, today, problems):
     tables = [(e, again[e["id"]]) if e["id"] in priced else (e, err)
               for e, err in today if e["id"] not in priced or e["id"] in again]
     published_tables.print_comparison(today, tables, priced, (MEDIAN_TARGET, WORST_TARGET))
+    judged = published_tables.judge_collectives(ROOT, ents, functools.lru_cache(None)(load_json))
+    published_tables.print_collectives(judged, (MEDIAN_TARGET, WORST_TARGET))
     held = sorted(abs(err) for e, err in tables if e["role"] == "held-out")
     return statistics.median(held) > MEDIAN_TARGET or held[-1] > WORST_TARGET
 

@@ -90,3 +90,66 @@ def print_comparison(today, tables, priced, targets):
         for name, res in (("today", today), ("with engine tables", tables)):
             n, med, worst = stats([err for e, err in res if takes(e)])
             print(f"{label}, {name}: {verdict(n, med, worst, *targets)}")
+
+
+def table_impl(e):
+    """The all-reduce table a collectives row is judged against, or None: a custom all-reduce
+    row only where vLLM's own dispatch picked the kernel (the table is that dispatch), an NCCL
+    row only at NCCL's own choice of algorithm (the table's), never a forced ring or NVLS."""
+    p, named = e["predict"], e["conditions"].get("engine", "")
+    if p.get("kind", "all_reduce") != "all_reduce" or "model" in e["conditions"]:
+        return None
+    if named.startswith("vLLM custom"):
+        if "dispatch" not in named and p.get("algo") != "auto":
+            return None
+        return "custom_eager" if p.get("eager") else "custom_graph"
+    forced = "NCCL_ALGO" in named or p.get("algo") in ("ring", "tree", "nvls")
+    return None if forced else "nccl"
+
+
+def curve_s(curve, size):
+    """Time (s) of `size` bytes on a table curve: linear between its points, and from the last
+    two beyond its ends (FORMAT57's rule for collectives)."""
+    xs, ys = curve["bytes"], curve["s"]
+    i = max(1, min(len(xs) - 1, next((k for k, x in enumerate(xs) if x >= size), len(xs) - 1)))
+    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+    return max(y0 + (y1 - y0) * (size - x0) / (x1 - x0), min(y0, y1) if size < x0 else 0.0)
+
+
+def table_metric(e, s):
+    """Entry `e`'s metric from a time `s` on the table (nccl-tests' bandwidths)."""
+    p, metric = e["predict"], e["metric"]
+    if metric == "allreduce_time_us":
+        return s * 1e6
+    algbw = p["bytes"] / s / 1e9
+    n = p["world"]
+    return {"allreduce_algbw_GBps": algbw, "allreduce_busbw_GBps": algbw * 2 * (n - 1) / n}[metric]
+
+
+def judge_collectives(root, entries, load):
+    """The corpus's all-reduce rows against the measured all-reduce tables themselves (which
+    issue 32 lacked): [(entry, error, table name)] where a table has the row's GPU and ranks."""
+    out = []
+    for e in entries:
+        impl, hw = table_impl(e), hardware_of(e)
+        named = e["conditions"].get("engine", "")
+        eng = next((t for start, t in ENGINE_OF if named.startswith(start)), "vllm-0.24")
+        path = tables_path(root, eng, hw) if impl and hw else None
+        if not path or not os.path.exists(path):
+            continue
+        curve = load(path).get("collectives", {}).get("all_reduce", {}).get(impl, {}).get(
+            str(e["predict"]["world"]))
+        if curve:
+            err = table_metric(e, curve_s(curve, e["predict"]["bytes"])) / e["value"] - 1
+            out.append((e, err, f"{eng}/{hw} all_reduce.{impl}"))
+    return out
+
+
+def print_collectives(judged, targets):
+    print(f"\nall-reduce rows against the measured tables themselves ({len(judged)} rows; a "
+          "custom all-reduce row where vLLM's dispatch picked the kernel, NCCL at its own choice)")
+    for e, err, table in judged:
+        print(f"  {e['id']:<30} {e['role']:<8} {table:<40} {100 * err:>+7.1f}%")
+    for role in ("held-out", "fit"):
+        n, med, worst = stats([err for e, err, _ in judged if e["role"] == role])
+        print(f"  {role}: {verdict(n, med, worst, *targets)}")
