@@ -109,7 +109,8 @@ def table_impl(e):
 
 def curve_s(curve, size):
     """Time (s) of `size` bytes on a table curve: linear between its points, and from the last
-    two beyond its ends (FORMAT57's rule for collectives)."""
+    two beyond its largest (FORMAT57's rule for collectives); below its smallest, no faster
+    than its smallest."""
     xs, ys = curve["bytes"], curve["s"]
     i = max(1, min(len(xs) - 1, next((k for k, x in enumerate(xs) if x >= size), len(xs) - 1)))
     x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
