@@ -179,7 +179,8 @@ bool OpEfficiency::covers(const std::string& op, const std::string& phase) const
                      [&](const OpFraction& p) { return p.op == op && p.phase == phase; });
 }
 
-std::string OpEfficiency::outside_grid(const std::string& phase, int tp, int64_t tokens) const {
+std::string OpEfficiency::outside_grid(const std::string& phase, int tp, int64_t tokens,
+                                      bool by_launch_plan) const {
   std::set<int> used_tp;
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
   for (const OpFraction& p : points) {
@@ -202,7 +203,7 @@ std::string OpEfficiency::outside_grid(const std::string& phase, int tp, int64_t
   if (tokens >= 0 && tokens > hi)
     out += (out.empty() ? "" : "; ") + std::to_string(tokens) + " tokens per step lie above " +
            "the grid's " + std::to_string(lo) + ".." + std::to_string(hi) +
-           (backend == "cuda"
+           (by_launch_plan
                 ? ": each op's time is extended through its two largest points as a fixed time "
                   "per launch plus a multiple of its roofline, by the CUDA launch plan"
                 : ": each op's time is extended along the line through its two largest points "

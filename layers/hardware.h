@@ -34,6 +34,9 @@ struct OpEfficiency {
   // carry them past the grid by the CUDA launch plan's launches and work
   // (harness/drive/model/table_fraction.h); "" in a profile written before calibrate said it.
   std::string backend;
+  // The engine whose kernels the fractions price: tpbench's own on that backend
+  // ("tpbench-cuda"); "" for a table that does not say. The model backend's engine axis.
+  std::string engine() const { return backend.empty() ? "" : "tpbench-" + backend; }
   bool empty() const { return points.empty(); }
   bool applies_to(DType t) const { return dtype.empty() || dtype == dtype_name(t); }
   // The op's fraction at (phase, tp, tokens): its points in that phase at the nearest TP
@@ -52,7 +55,9 @@ struct OpEfficiency {
   // op with points in that phase): a TP degree the table lacks (the nearest one's points are
   // used) or a token count past the ends of that degree's points (the end value is held).
   // tokens < 0: the TP degree alone (a serving step's token count changes every step).
-  std::string outside_grid(const std::string& phase, int tp, int64_t tokens) const;
+  // `by_launch_plan`: past the grid, times go on by the CUDA launch plan (table_fraction.h).
+  std::string outside_grid(const std::string& phase, int tp, int64_t tokens,
+                           bool by_launch_plan = false) const;
 };
 
 struct Hardware {

@@ -105,6 +105,21 @@ void check_model_profile(const RunSpec& s, int world) {
           s.hw.name + "' has none");
 }
 
+// An engine priced from measured tables needs them for this GPU: refused by name, with the way
+// to make them, where they are not shipped.
+void load_engine_tables(RunSpec& s) {
+  if (!s.engine.has_tables()) return;
+  std::string gpu = s.hw.name;
+  if (const auto colon = gpu.find(':'); colon != std::string::npos) gpu.resize(colon);
+  auto t = EngineTables::find(s.engine.tables, gpu, s.config_dir);
+  if (!t)
+    throw BadInput("--engine: " + s.engine.name + " has no measured tables for --hardware " +
+                   s.hw.name + " (configs/engine_tables/" + s.engine.tables + "/" + gpu +
+                   ".json); make them with `tpbench calibrate --from-aiconfigurator SYSTEM " +
+                   "ENGINE VERSION` after `pip install aiconfigurator`");
+  s.engine_tables = std::make_shared<const EngineTables>(std::move(*t));
+}
+
 // The model and hardware profile, and the checks that need the model's shape.
 void load_shapes(RunSpec& s, int world) {
   if (backend_traits(s.backend).virtual_ranks && world % s.tp != 0)
@@ -116,6 +131,7 @@ void load_shapes(RunSpec& s, int world) {
   s.shape = load_model(s.model, s.config_dir);
   s.hw = load_hardware(s.hardware, s.config_dir);
   s.engine = load_engine(s.engine_name, s.config_dir);
+  load_engine_tables(s);
   shard_shape(s.shape, s.tp);  // throws when tp does not divide heads / KV heads / MLP width
   if (s.layers > s.shape.n_layers)
     throw BadInput("--layers: " + std::to_string(s.layers) + " exceeds the model's " +

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "layers/hardware.h"
 #include "layers/model_shape.h"
 #include "layers/profile/engine.h"
+#include "layers/profile/engine_tables.h"
 #include "layers/timeline.h"
 
 namespace tpb {
@@ -69,6 +71,8 @@ struct RunSpec {
   ModelShape shape;      // resolved from `model`
   Hardware hw;           // resolved from `hardware`
   EngineProfile engine;  // resolved from --engine (model backend; "none" elsewhere)
+  // The engine's measured kernel tables for `hw` (engine.tables; null without).
+  std::shared_ptr<const EngineTables> engine_tables;
 
   int groups(int world) const { return world / tp; }
   // The layers a point runs unless --layers auto reduces them: --layers N or the model's.

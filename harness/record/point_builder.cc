@@ -558,4 +558,12 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
   return p;
 }
 
+void attach_op_pricing(std::vector<OpRecord>& ops, const OpPricingMap& m) {
+  for (OpRecord& o : ops)
+    if (const auto it = m.find(o.op); it != m.end()) {
+      o.priced_by = it->second.table;
+      o.table_coverage = it->second.coverage;
+    }
+}
+
 }  // namespace tpb

@@ -42,6 +42,10 @@ struct RankSample {
 
 PointParams params_record(const RunSpec& spec, int64_t layers);
 
+// Each op record's priced_by and table_coverage from `m` (an engine's tables priced the point);
+// nothing when `m` is empty.
+void attach_op_pricing(std::vector<OpRecord>& ops, const OpPricingMap& m);
+
 // `check_bytes` > 0: the point would fit without --check, and it is the bytes --check's
 // unsharded reference adds on group rank 0 (cost_model.h check_reference_need) that do not.
 PointRecord oom_point(const RunSpec& spec, int64_t layers, double need_bytes, double have_bytes,

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -163,7 +164,19 @@ struct OpRecord {
   double time_s_per_step = 0, share_of_step = 0;
   // The op's cost-model work per step; absent when the cost model does not list the op.
   std::optional<double> bytes_per_step, flops_per_step, achieved_bw, mbu;
+  // --backend model under an engine with measured tables (1.24.0): the table that priced the
+  // op ("gemm.bf16", "decode_attention.bf16", "all_reduce.custom_graph", "elementwise", "in
+  // attention", "roofline", "fabric") and where its queries lay (exact, interpolated,
+  // extrapolated; rule, fused, roofline, fabric: no measured row), the worst over the steps.
+  std::optional<std::string> priced_by, table_coverage;
 };
+
+// What priced each op of a modelled point under an engine with tables: op name -> the table
+// and the worst coverage over its steps (harness/drive/model/engine_pricing.h fills it).
+struct OpPricing {
+  std::string table, coverage;
+};
+using OpPricingMap = std::map<std::string, OpPricing>;
 
 struct SkewRecord {
   double p50 = 0, p95 = 0, max = 0;

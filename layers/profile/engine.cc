@@ -1,6 +1,10 @@
 #include "layers/profile/engine.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "base/config_loader.h"
+#include "base/enum_names.h"
 #include "base/errors.h"
 
 namespace tpb {
@@ -31,13 +35,59 @@ double kv_passes(const nlohmann::json& j, const std::string& where) {
   return v.get<double>();
 }
 
+const std::vector<std::string>& engine_keys() {
+  static const std::vector<std::string> k = {
+      "name",           "description",   "host_per_kernel_s", "step_overhead_s",
+      "prefill_overhead_s", "syncs_per_step", "custom_allreduce", "gqa_decode_kv_passes",
+      "tables",         "decode_allreduce", "prefill_allreduce", "fused",
+      "source"};
+  return k;
+}
+
+Op op_named(const std::string& name, const std::string& field, const std::string& where) {
+  if (const auto op = enum_from_name<Op>(kOpNames, name)) return *op;
+  throw BadInput("--engine: '" + where + "': " + field + ": unknown op '" + name + "'");
+}
+
+// `fused`: {op: carrier}. Only compute ops of a layer, each carried by another one that runs
+// alone (a chain would hide which kernel pays).
+std::map<Op, Op> parse_fused(const nlohmann::json& j, const std::string& where) {
+  std::map<Op, Op> out;
+  if (!j.contains("fused")) return out;
+  if (!j["fused"].is_object())
+    throw BadInput("--engine: '" + where + "': fused must map op names to op names");
+  for (auto it = j["fused"].begin(); it != j["fused"].end(); ++it) {
+    const Op op = op_named(it.key(), "fused", where);
+    if (!it.value().is_string())
+      throw BadInput("--engine: '" + where + "': fused." + it.key() + " must be an op name");
+    const Op into = op_named(it.value().get<std::string>(), "fused." + it.key(), where);
+    if (op_is_collective(op) || op_is_collective(into) || op == into ||
+        static_cast<int>(op) >= kOpsPerLayer || static_cast<int>(into) >= kOpsPerLayer)
+      throw BadInput("--engine: '" + where + "': fused." + it.key() +
+                     ": both must be compute ops of a layer, and differ");
+    out[op] = into;
+  }
+  for (const auto& [op, into] : out)
+    if (out.count(into))
+      throw BadInput("--engine: '" + where + "': fused." + op_name(op) + ": its carrier " +
+                     op_name(into) + " is itself fused");
+  return out;
+}
+
+std::string allreduce_table(const nlohmann::json& j, const char* key, const char* fallback,
+                            const std::string& where) {
+  const std::string v = optional_string(j, key, fallback, "--engine: '" + where + "': ");
+  if (v != "custom_graph" && v != "custom_eager" && v != "nccl")
+    throw BadInput("--engine: '" + where + "': " + key +
+                   " must be custom_graph, custom_eager or nccl (got '" + v + "')");
+  return v;
+}
+
 EngineProfile parse_engine(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw BadInput("--engine: '" + where + "' must hold an object");
+  const auto& keys = engine_keys();
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "name" && it.key() != "description" && it.key() != "host_per_kernel_s" &&
-        it.key() != "step_overhead_s" && it.key() != "prefill_overhead_s" &&
-        it.key() != "syncs_per_step" && it.key() != "custom_allreduce" &&
-        it.key() != "gqa_decode_kv_passes" && it.key() != "source")
+    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
       throw BadInput("--engine: '" + where + "': unknown field '" + it.key() + "'");
   EngineProfile e;
   e.name = optional_string(j, "name", "", "--engine: '" + where + "': ");
@@ -52,6 +102,10 @@ EngineProfile parse_engine(const nlohmann::json& j, const std::string& where) {
   if (j.contains("custom_allreduce") && !j["custom_allreduce"].is_boolean())
     throw BadInput("--engine: '" + where + "': custom_allreduce must be true or false");
   e.custom_allreduce = j.value("custom_allreduce", true);
+  e.tables = optional_string(j, "tables", "", "--engine: '" + where + "': ");
+  e.decode_allreduce = allreduce_table(j, "decode_allreduce", "custom_graph", where);
+  e.prefill_allreduce = allreduce_table(j, "prefill_allreduce", "custom_eager", where);
+  e.fused = parse_fused(j, where);
   if (!j.contains("source") || !j["source"].is_string() || j["source"].get<std::string>().empty())
     throw BadInput("--engine: '" + where + "': source must say what the figures come from");
   e.source = j["source"].get<std::string>();
@@ -73,15 +127,25 @@ EngineProfile load_engine(const std::string& name_or_path, const std::string& co
 }
 
 nlohmann::ordered_json engine_to_json(const EngineProfile& e) {
-  return {{"name", e.name},
+  nlohmann::ordered_json fused = nlohmann::ordered_json::object();
+  for (const auto& [op, into] : e.fused) fused[op_name(op)] = op_name(into);
+  nlohmann::ordered_json j = {{"name", e.name},
           {"description", e.description},
           {"host_per_kernel_s", e.host_per_kernel_s},
           {"step_overhead_s", e.step_overhead_s},
           {"prefill_overhead_s", e.prefill_overhead_s},
           {"syncs_per_step", e.syncs_per_step},
           {"gqa_decode_kv_passes", e.gqa_decode_kv_passes},
-          {"custom_allreduce", e.custom_allreduce},
-          {"source", e.source}};
+          {"custom_allreduce", e.custom_allreduce}};
+  // Written only for a table-priced engine, so older engines' records read as before.
+  if (e.has_tables()) {
+    j["tables"] = e.tables;
+    j["decode_allreduce"] = e.decode_allreduce;
+    j["prefill_allreduce"] = e.prefill_allreduce;
+    j["fused"] = fused;
+  }
+  j["source"] = e.source;
+  return j;
 }
 
 }  // namespace tpb

@@ -3,8 +3,11 @@
 // "none" (built in) is tpbench's own loop, which enqueues the next kernels while the device
 // works; other engines are configs/engines/NAME.json, each with the measurement it comes from.
 #pragma once
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "layers/ops.h"
 
 namespace tpb {
 
@@ -32,8 +35,26 @@ struct EngineProfile {
   // engines, and TensorRT-LLM's built with its custom all-reduce); false: every all-reduce is
   // NCCL's choice, as an engine without one runs it.
   bool custom_allreduce = true;
+  // An engine priced from its own measured kernels (issue 57): configs/engine_tables/<tables>/
+  // <hardware>.json, converted from AIConfigurator's tables; "" prices tpbench's own kernels
+  // (the hardware profile's efficiency table and achievable fractions).
+  std::string tables;
+  // Which all-reduce table prices a step of each kind (FORMAT: "custom_graph", "custom_eager",
+  // "nccl"): vLLM captures decode in CUDA graphs and runs prefill eager.
+  std::string decode_allreduce = "custom_graph", prefill_allreduce = "custom_eager";
+  // Ops the engine does not launch as kernels of their own: op -> the op whose kernel carries
+  // it. An element-wise op fused into another element-wise op adds its bytes to that kernel
+  // (less the intermediate the pair no longer reads back); one carried by attention costs
+  // nothing beside the attention table's time.
+  std::map<Op, Op> fused;
   std::string source;
   bool host_bound() const { return host_per_kernel_s > 0; }
+  bool has_tables() const { return !tables.empty(); }
+  // The op that carries `op`'s kernel under this engine (`op` itself when it runs alone).
+  Op carrier(Op op) const {
+    const auto it = fused.find(op);
+    return it == fused.end() ? op : it->second;
+  }
 };
 
 // NAME (configs/engines/NAME.json, or the built-in "none") or a .json path. Throws BadInput

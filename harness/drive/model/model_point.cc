@@ -11,6 +11,7 @@
 #include "base/errors.h"
 #include "collectives/model/collective_model.h"
 #include "harness/config/inject_spec.h"
+#include "harness/drive/model/table_fraction.h"
 #include "harness/drive/model/virtual_group.h"
 #include "harness/drive/model/virtual_ranks.h"
 #include "harness/drive/point_analysis.h"
@@ -83,7 +84,7 @@ void apply_virtual_clocks(const RunSpec& spec, const Fabric& fabric, std::vector
 // What the efficiency table leaves to assumption at this point, said in the results.
 void efficiency_warnings(const RunSpec& spec, ModelUse use, std::vector<std::string>& w) {
   const OpEfficiency& e = spec.hw.efficiency;
-  if (e.empty()) return;
+  if (e.empty() || spec.engine_tables) return;  // the engine's tables price the point
   if (!e.applies_to(spec.dtype)) {
     w.push_back("efficiency_dtype: the profile's efficiency table was measured in " + e.dtype +
                 ", this point runs " + dtype_name(spec.dtype) +
@@ -103,7 +104,8 @@ void efficiency_warnings(const RunSpec& spec, ModelUse use, std::vector<std::str
       use.serving ? -1 : spec.batch * (spec.phase == Phase::decode ? 1 : spec.prompt);
   for (const Phase ph : {Phase::decode, Phase::prefill}) {
     if (!use.serving && ph != spec.phase) continue;
-    const std::string out = e.outside_grid(phase_name(ph), spec.tp, tokens);
+    const std::string out =
+        e.outside_grid(phase_name(ph), spec.tp, tokens, extends_by_launch_plan(spec));
     if (!out.empty()) w.push_back("efficiency_extrapolated: " + out);
   }
   if ((use.lm_head || spec.lm_head) && !e.covers(op_name(Op::lm_head), "decode"))
@@ -137,6 +139,15 @@ std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
 // efficiency table where it applies, the achievable fractions for the ops it does not cover,
 // the fixed cost per kernel and the engine's per-step time whenever the profile has them.
 std::string compute_model_text(const RunSpec& spec) {
+  if (const EngineTables* t = spec.engine_tables.get())
+    return "compute ops from " + spec.engine.name + "'s measured kernel tables for " +
+           t->hardware + " (" + t->provenance().value("source", std::string()) + "; " +
+           t->provenance().value("framework", std::string()) + " " +
+           t->provenance().value("version", std::string()) +
+           "): GEMMs by rows, n and k, attention by the step's sequences, element-wise ops by "
+           "the tables' bytes rule; ops the engine fuses cost nothing beside their carrier, ops "
+           "no table covers take their roofline over the profile's HBM-streaming and GEMM "
+           "fractions; each op's priced_by and table_coverage say which";
   const Achievable& a = spec.hw.achievable;
   const bool table = !spec.hw.efficiency.empty() && spec.hw.efficiency.applies_to(spec.dtype);
   const bool fractions = !a.hbm_stream.empty() || !a.gemm.empty() || !a.decode_attention.empty() ||
@@ -180,7 +191,13 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse
   c.llc_source = "hardware profile";
   c.device_memory = true;
   const std::string compute = compute_model_text(spec);
-  const std::string comm = fabric.measured
+  const std::string comm =
+      spec.engine_tables
+          ? "all-reduces from " + spec.engine.name + "'s measured tables (decode " +
+                spec.engine.decode_allreduce + ", prefill " + spec.engine.prefill_allreduce +
+                ", NCCL's where that has no row for the ranks), a group across nodes by " +
+                comm_model_text(spec, fabric)
+      : fabric.measured
                                ? "all-reduces from the measured curve of '" + fabric.name + "'"
                                : "all-reduces by " + comm_model_text(spec, fabric);
   c.warnings.push_back("modelled: virtual ranks, nothing was measured in this run; " + compute +
@@ -226,9 +243,11 @@ PointOutcome run_model_point(const RunSpec& spec, const Peaks& peaks, const Fabr
   if (need > have_min) return {oom_point(spec, layers, need, have_min), {}};
   std::vector<RankSample> samples;
   for (int r = 0; r < spec.world; ++r) samples.push_back(virtual_sample(spec, caps, r, need));
-  std::vector<RankTrace> traces = virtual_rank_traces(spec, layers, peaks, fabric);
+  OpPricingMap pricing;
+  std::vector<RankTrace> traces = virtual_rank_traces(spec, layers, peaks, fabric, &pricing);
   apply_virtual_clocks(spec, fabric, traces, samples);
   PointOutcome out = analyze_point(spec, layers, peaks, caps, std::move(traces), samples);
+  if (out.record.ops) attach_op_pricing(*out.record.ops, pricing);
   if (out.record.clock_sync)
     out.record.clock_sync->method =
         "modelled ping-pong to rank 0 at the first and last stamp (a symmetric path: the "

@@ -93,11 +93,15 @@ double table_fraction(const RunSpec& spec, const char* name, Op op, Phase phase,
   const double rx = roofline_at(spec, op, phase, tokens, peaks);
   if (!(r2 > r1) || !(rx > r2)) return f2;
   const double t1 = r1 / f1, t2 = r2 / f2;
-  if (e.backend == "cuda")
+  if (extends_by_launch_plan(spec))
     if (const auto t = plan_time(spec, op, phase, x1, t1, x2, t2, tokens, peaks))
       return std::min(1.0, rx / *t);
   const double slope = std::max((t2 - t1) / (r2 - r1), 1.0);
   return std::min(1.0, rx / (t2 + slope * (rx - r2)));
+}
+
+bool extends_by_launch_plan(const RunSpec& spec) {
+  return spec.hw.efficiency.engine() == kLaunchPlanEngine;
 }
 
 }  // namespace tpb

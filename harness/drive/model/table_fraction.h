@@ -25,4 +25,8 @@ struct Peaks;  // harness/analysis/peaks.h
 double table_fraction(const RunSpec& spec, const char* name, Op op, Phase phase, int64_t tokens,
                       const Peaks& peaks);
 
+// Whether the profile's efficiency table prices the kernels the CUDA launch plan lists (its
+// engine is the plan's), so past its grid an op's time goes on by the plan.
+bool extends_by_launch_plan(const RunSpec& spec);
+
 }  // namespace tpb

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "base/errors.h"
+#include "harness/drive/model/engine_pricing.h"
 #include "harness/drive/model/table_fraction.h"
 #include "harness/serve/serve_random.h"
 #include "layers/cuda/plan/launch_plan_query.h"
@@ -117,14 +118,27 @@ ModelAlgo point_algo(const RunSpec& spec) {
 
 StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, int64_t tokens,
                         const Peaks& peaks, const Fabric& fabric, ModelGroup g,
-                        const KernelCounts& kernels) {
+                        const KernelCounts& kernels, const StepBatch* rows) {
   const ModelAlgo algo = point_algo(spec);
+  const EngineTables* tables = spec.engine_tables.get();
+  const StepBatch uniform = tables && !rows ? uniform_rows(spec) : StepBatch{};
   auto price = [&](const OpCost& c) {
-    if (!op_is_collective(c.op))
+    if (!op_is_collective(c.op)) {
+      if (tables) return engine_compute_op(spec, *tables, cost, c, rows ? *rows : uniform, peaks);
       return compute_op(spec, c, phase, tokens, peaks, kernels[static_cast<std::size_t>(c.op)]);
-    const auto bytes = static_cast<int64_t>(comm_bytes(cost, c.op));
-    return PricedOp{
-        c.op, model_collective(fabric, CollKind::all_reduce, bytes, g, algo).time_s, 0, 0, 0, 1};
+    }
+    const double bytes = comm_bytes(cost, c.op);
+    if (tables)
+      if (auto p = engine_collective(spec, *tables, c.op, bytes, phase, g)) return *p;
+    PricedOp p{c.op,
+               model_collective(fabric, CollKind::all_reduce, static_cast<int64_t>(bytes), g, algo)
+                   .time_s,
+               0,
+               0,
+               0,
+               1};
+    if (tables) p.table = p.coverage = "fabric";
+    return p;
   };
   StepOpPlan plan;
   plan.host_s = phase == Phase::prefill ? spec.engine.prefill_overhead_s : 0;
@@ -178,7 +192,8 @@ void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
     }
     if (stopped(m)) continue;
     t_[m] += i.host_delay_us * 1e-6;             // host work: no segment, a host gap
-    t_[m] += spec_.hw.achievable.engine_step_s;  // the engine's own host work per step
+    // tpbench's own loop's host work per step (an engine with tables brings its own).
+    if (!spec_.engine_tables) t_[m] += spec_.hw.achievable.engine_step_s;
     // An engine that samples on the host waits for the step before it to issue this one; one
     // that does not issues on from where it stopped, ahead of the device.
     if (spec_.engine.syncs_per_step) host_[m] = std::max(host_[m], t_[m]);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "collectives/model/collective_model.h"
@@ -29,6 +30,10 @@ struct PricedOp {
   double flop_s = 0, byte_s = 0;
   double fixed_s = 0;  // the profile's fixed cost per kernel x the op's kernels (in s)
   double kernels = 0;  // launches the host issues for the op (a collective: one)
+  // What priced it under an engine with tables (engine_pricing.h): the table ("gemm.bf16",
+  // "all_reduce.custom_graph", "elementwise", "roofline", ...) and where the query lay in it;
+  // both empty when the hardware profile priced it.
+  std::string table, coverage;
 };
 
 // Kernels per layer of each op (tail ops: per step), from the CUDA backend's launch plan.
@@ -55,9 +60,13 @@ struct StepOpPlan {
 // `tokens` is the step's new tokens (decode: the batch), as calibrate's grid counts them.
 // Without an efficiency table for the op, the profile's achievable fractions (layers/profile/
 // achievable.h) stand in for it; every compute op adds its kernels x the per-kernel cost.
+// Under an engine with measured tables (RunSpec::engine_tables) they price the ops instead
+// (engine_pricing.h), the attention by `rows`, the step's sequences (null: the spec's
+// fixed batch).
 StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, int64_t tokens,
                         const Peaks& peaks, const Fabric& fabric, ModelGroup g,
-                        const KernelCounts& kernels = KernelCounts{});
+                        const KernelCounts& kernels = KernelCounts{},
+                        const StepBatch* rows = nullptr);
 
 // --inject mem_contend on a virtual rank: the byte side of its compute ops x this (a hog
 // taking an equal share of the rank's memory bandwidth). An assumption, said in the results.

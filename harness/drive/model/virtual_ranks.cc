@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "harness/drive/model/engine_pricing.h"
 #include "harness/drive/model/virtual_group.h"
 #include "layers/cost_model.h"
 
@@ -31,7 +32,7 @@ ModelGroup virtual_group_shape(const RunSpec& spec, int group) {
 }
 
 std::vector<RankTrace> virtual_rank_traces(const RunSpec& spec, int64_t layers, const Peaks& peaks,
-                                           const Fabric& fabric) {
+                                           const Fabric& fabric, OpPricingMap* pricing) {
   std::vector<RankTrace> out(static_cast<std::size_t>(spec.world));
   std::vector<std::vector<int>> members(static_cast<std::size_t>(spec.world / spec.tp));
   for (int r = 0; r < spec.world; ++r) members[virtual_place(spec, r).group].push_back(r);
@@ -42,6 +43,7 @@ std::vector<RankTrace> virtual_rank_traces(const RunSpec& spec, int64_t layers, 
     const StepOpPlan plan =
         step_op_plan(spec, step_cost(q), q.phase, q.batch * tokens_per_step(q), peaks, fabric,
                      virtual_group_shape(spec, static_cast<int>(g)), model_kernel_counts(spec, q));
+    if (pricing) note_pricing(*pricing, plan);
     VirtualGroup run(spec, members[g]);
     for (int s = 0; s < spec.steps; ++s) run.step(s, layers, plan);
     const std::vector<HungRank> h = run.unnoticed_hangs();

@@ -12,6 +12,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/peaks.h"
 #include "harness/config/run_spec.h"
+#include "harness/record/point_record.h"
 
 namespace tpb {
 
@@ -27,7 +28,8 @@ VirtualPlace virtual_place(const RunSpec& spec, int rank);
 ModelGroup virtual_group_shape(const RunSpec& spec, int group);
 
 // Every rank's measured steps (0 .. steps-1) and the step records that bound them, by rank.
+// `pricing`, when given, gets what priced each op (an engine with tables).
 std::vector<RankTrace> virtual_rank_traces(const RunSpec& spec, int64_t layers, const Peaks& peaks,
-                                           const Fabric& fabric);
+                                           const Fabric& fabric, OpPricingMap* pricing = nullptr);
 
 }  // namespace tpb

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "harness/analysis/step_breakdown.h"
+#include "harness/drive/model/engine_pricing.h"
 #include "harness/drive/model/model_point.h"
 #include "harness/drive/model/virtual_group.h"
 #include "harness/drive/model/virtual_ranks.h"
@@ -174,7 +175,8 @@ class ModelServeLoop {
     q.batch = std::max<int64_t>(1, plan.batch.tokens());
     q.lm_head = spec_.lm_head;
     const StepOpPlan ops = step_op_plan(spec_.run, cost, phase, plan.batch.tokens(), peaks_,
-                                        fabric_, shape_, model_kernel_counts(spec_.run, q));
+                                        fabric_, shape_, model_kernel_counts(spec_.run, q), &plan.batch);
+    note_pricing(out.op_pricing, ops);
     const double start = busy_;
     group_.advance_to(start + spec_.host_overhead_s);
     group_.step(s, mem_.layers, ops);

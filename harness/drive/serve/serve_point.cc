@@ -413,6 +413,7 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
   p.metrics->itl_attribution =
       attribution_record(attribute_itl(itl_gaps(run.requests), step_parts(spec, run, peaks)));
   p.serve = run_record(run, m, point_index);
+  if (p.ops) attach_op_pricing(*p.ops, run.op_pricing);
   if (m.rejected > 0) reject_note(p, run.requests, m);
   if (!trace_name.empty() && spec.run.trace_steps > 0) {
     out.trace = serve_trace(spec, run, p.params);

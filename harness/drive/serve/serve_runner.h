@@ -9,6 +9,7 @@
 #include "harness/analysis/peaks.h"
 #include "harness/analysis/step_breakdown.h"
 #include "harness/config/serve_spec.h"
+#include "harness/record/point_record.h"
 #include "harness/mpi/world.h"
 #include "harness/record/point_builder.h"
 #include "harness/serve/scheduler.h"
@@ -38,6 +39,8 @@ struct ServeRun {
   // The steps the traces hold, in order; empty: every step. The model backend samples a long
   // run's timeline (drive/model/virtual_serve.h); splits cover every step regardless.
   std::vector<int> timeline_steps;
+  // The model backend under an engine with tables: what priced each op over the run's steps.
+  OpPricingMap op_pricing;
 };
 
 // Either the run (rank 0), or on rank 0 an oom record when the point does not fit; nothing on

@@ -278,6 +278,8 @@ void fields(V& v, R& r) {
   v("flops_per_step", r.flops_per_step);
   v("achieved_bw", r.achieved_bw);
   v("mbu", r.mbu);
+  v("priced_by", r.priced_by);
+  v("table_coverage", r.table_coverage);
 }
 
 template <class V, Is<CollectivesRecord> R>

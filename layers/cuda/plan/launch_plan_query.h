@@ -11,6 +11,10 @@
 
 namespace tpb {
 
+// The engine whose kernels this plan lists (the model backend's engine axis: an efficiency
+// table measured on them extends past its grid by the plan).
+inline constexpr const char* kLaunchPlanEngine = "tpbench-cuda";
+
 // One layer on one rank (tp rank 0; every rank has the same shapes).
 LayerDims layer_dims(const CostQuery& q, int sm_count = kDefaultSmCount);
 
