@@ -375,15 +375,13 @@ def load_json(path):
 def engine_tables(tpbench, work, ents, today, problems):
     """--engine-tables: the corpus again, each entry with its engine's tables where it has
     them; prints the summaries side by side; whether the held-out targets miss with them."""
-    tabled, priced = published_tables.with_tables(
-        ROOT, ents, published_tables.collectives_take_engine(tpbench))
-    if not priced:
-        problems.append("--engine-tables: no entry has its engine's tables "
-                        "(configs/engine_tables/ENGINE/HARDWARE.json)")
-        return True
-    print(f"\nre-predicting {len(priced)} entries with their engines' tables")
+    coll = published_tables.collectives_take_engine(tpbench)
+    tabled, priced = published_tables.with_tables(ROOT, ents, coll)
+    print(f"\nre-predicting {len(priced)} entries with their engines' tables"
+          f"{'' if coll else ' (the collectives rows keep today: collectives takes no --engine)'}")
     redo = [e for e in tabled if e["id"] in priced]
-    again = dict((e["id"], err) for e, err in predict_all(tpbench, work, redo, problems))
+    again = dict((e["id"], err) for e, err in predict_all(tpbench, work, redo, problems)) \
+        if redo else {}
     tables = [(e, again[e["id"]]) if e["id"] in priced else (e, err)
               for e, err in today if e["id"] not in priced or e["id"] in again]
     published_tables.print_comparison(today, tables, priced, (MEDIAN_TARGET, WORST_TARGET))

@@ -28,14 +28,16 @@ def hardware_of(e):
 
 
 def engine_of(root, e):
-    """The tables engine that prices entry `e`, or None (no such engine, or no tables for its
-    GPU)."""
+    """The tables engine that prices entry `e`, or None (no such engine in configs/engines, or
+    no tables for its GPU)."""
     if e["kind"] != "published":
         return None
     named = e["conditions"].get("engine", "")
     eng = next((t for start, t in ENGINE_OF if named.startswith(start)), None)
     hw = hardware_of(e)
-    return eng if eng and hw and os.path.exists(tables_path(root, eng, hw)) else None
+    usable = eng and hw and os.path.exists(tables_path(root, eng, hw)) and \
+        os.path.exists(os.path.join(root, "configs", "engines", f"{eng}.json"))
+    return eng if usable else None
 
 
 def collectives_take_engine(tpbench):

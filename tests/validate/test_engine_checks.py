@@ -29,6 +29,12 @@ class PublishedTables(unittest.TestCase):
         self.root = tempfile.mkdtemp()
         path = pt.tables_path(self.root, "vllm-0.24", "h100-sxm")
         os.makedirs(os.path.dirname(path))
+        os.makedirs(os.path.join(self.root, "configs", "engines"))
+        for eng in ("vllm-0.24.json",):  # trtllm-1.3 has tables below but no engine file
+            open(os.path.join(self.root, "configs", "engines", eng), "w").close()
+        trt = pt.tables_path(self.root, "trtllm-1.3", "h100-sxm")
+        os.makedirs(os.path.dirname(trt))
+        open(trt, "w").close()
         with open(path, "w") as f:
             json.dump({"collectives": {"all_reduce": {"custom_eager": {"4": CURVE},
                                                       "nccl": {"4": CURVE}}}}, f)
@@ -57,7 +63,7 @@ class PublishedTables(unittest.TestCase):
         trt = row("t", "TensorRT-LLM v0.5", {"hardware": "h100-sxm", "engine": "trtllm-mmha"},
                   metric="ttft_ms", model="llama-2-7b")
         self.assertEqual(pt.engine_of(self.root, vllm), "vllm-0.24")
-        self.assertIsNone(pt.engine_of(self.root, trt))  # no trtllm-1.3 tables here
+        self.assertIsNone(pt.engine_of(self.root, trt))  # tables, but no trtllm-1.3 engine
         out, priced = pt.with_tables(self.root, [vllm, trt], collectives_ok=True)
         self.assertEqual(priced, {"v": "vllm-0.24"})
         self.assertEqual([e["role"] for e in out], ["held-out", "held-out"])
