@@ -168,8 +168,11 @@ def tpbench_point(tpbench, engine, q, work):
     if r.returncode != 0:
         last = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise RuntimeError(f"exit {r.returncode}: {last} ({' '.join(cmd)})")
-    with open(os.path.join(out, "results.json")) as f:
-        pt = json.load(f)["points"][0]
+    try:
+        with open(os.path.join(out, "results.json")) as f:
+            pt = json.load(f)["points"][0]
+    except (OSError, ValueError, IndexError, KeyError) as x:
+        raise RuntimeError(f"no results.json point ({x}): {' '.join(cmd)}") from x
     if pt["status"] != "ok":
         raise RuntimeError(f"{pt['status']} ({pt.get('reason')}): {' '.join(cmd)}")
     per_op = {o["op"]: (1e3 * o["time_s_per_step"], ops.op_notes(o)) for o in pt["ops"]}
