@@ -44,7 +44,8 @@ SYSTEMS = {"h100-sxm": "h100_sxm", "h200-sxm": "h200_sxm"}
 TPS, DECODE_BATCHES, CONTEXT, PROMPTS = (1, 2, 4, 8), (1, 4, 16, 64, 256), 1024, (1024, 4096)
 ACCEPTANCE = "llama-3.1-8b/h200-sxm/tp8/decode-b64"  # the acceptance point
 # CI's subset (seconds): the acceptance point and one of each other kind of point.
-CI_POINTS = (ACCEPTANCE, "llama-3.1-8b/h100-sxm/tp1/decode-b1", "llama-3.1-70b/h200-sxm/tp4/decode-b256",
+CI_POINTS = (ACCEPTANCE, "llama-3.1-8b/h100-sxm/tp1/decode-b1",
+             "llama-3.1-70b/h200-sxm/tp4/decode-b256",
              "llama-3.1-70b/h100-sxm/tp8/prefill-1024", "llama-3.1-8b/h200-sxm/tp2/prefill-4096")
 
 

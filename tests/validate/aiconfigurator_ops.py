@@ -64,7 +64,8 @@ def print_table(rows, engine, aic_engine):
     print(f"{'point':<40} {'AIC':>9} {'tpbench':>9} {'ratio':>6} {'error':>7}  "
           "op group differing most: tpbench vs AIC")
     for q, aic, ms, per_op in rows:
-        print(f"{q['id']:<40} {aic:>9.4g} {ms:>9.4g} {ms / aic:>6.3f} {100 * (ms / aic - 1):>+6.1f}%  "
+        err = 100 * (ms / aic - 1)
+        print(f"{q['id']:<40} {aic:>9.4g} {ms:>9.4g} {ms / aic:>6.3f} {err:>+6.1f}%  "
               f"{worst_group(q, per_op)}")
 
 

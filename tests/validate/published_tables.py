@@ -86,7 +86,8 @@ def print_comparison(today, tables, priced, targets):
             print(f"{e['id']:<34} {e['role']:<8} {priced[e['id']]:<11} {was_s} "
                   f"{100 * err:>+7.1f}%")
     rows = (("held-out, published", lambda e: e["role"] == "held-out" and e["kind"] == "published"),
-            ("held-out, the re-priced entries", lambda e: e["role"] == "held-out" and e["id"] in priced),
+            ("held-out, the re-priced entries",
+             lambda e: e["role"] == "held-out" and e["id"] in priced),
             ("held-out, all", lambda e: e["role"] == "held-out"))
     for label, takes in rows:
         for name, res in (("today", today), ("with engine tables", tables)):
