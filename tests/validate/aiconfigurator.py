@@ -14,7 +14,8 @@ exact command and package versions into tests/validate/aiconfigurator_points.jso
 CI has no package); without them it reads that file. Then it runs `tpbench run --backend model
 --engine ENGINE` on the points and prints point, AIC, tpbench, ratio and, where they differ,
 the op group that differs most (both sides have per-op times). --check exits 1 when the
-median |error| is over 5% or the worst over 15%, or a point did not run.
+median |error| is over 5% or the worst over 15%, a point did not run, or an op of the
+acceptance point does not say which table priced it.
 Usage: tests/validate/aiconfigurator.py [--tpbench build/tpbench] [--engine vllm-0.24]
        [--points all|ci] [--aic-python PY | --aic CLI | --install [DIR]] [--check]
 """
@@ -259,6 +260,11 @@ def main():
     for q, aic, ms, per_op in rows:
         if q["id"] in (a.detail, ACCEPTANCE):
             ops.print_detail(q, ms, per_op)
+    for q, _, _, per_op in rows:  # the acceptance: the step says which table priced each op
+        unsaid = [k for k, (ms, notes) in per_op.items() if ms > 0 and "priced_by" not in notes]
+        if q["id"] == ACCEPTANCE and unsaid:
+            problems.append(f"{q['id']}: ops {unsaid} do not say which table priced them "
+                            "(ops[].priced_by)")
     ok = summarise(rows, sum(1 for q in qs if "oom" in q["aic"]))
     for p in problems:
         print("FAIL", p)
