@@ -6,6 +6,7 @@ install(TARGETS tpbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # installed binary's RPATH: CMake drops the build tree's RPATH on install.
 set_target_properties(tpbench PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(DIRECTORY configs/ DESTINATION ${TPB_DATA_DIR}/configs)
-install(PROGRAMS results/plot.py DESTINATION ${TPB_DATA_DIR}/results)
+install(PROGRAMS results/plot.py results/aiconfigurator_import.py DESTINATION ${TPB_DATA_DIR}/results)
 install(FILES results/plot_data.py results/tpbench_results.py results/SCHEMA.md
+              results/aiconfigurator_tables.py
         DESTINATION ${TPB_DATA_DIR}/results)

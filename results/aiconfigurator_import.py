@@ -4,7 +4,8 @@
 usage: aiconfigurator_import.py SYSTEM ENGINE VERSION [--out DIR] [--systems-dir DIR]
   e.g. `h200_sxm vllm 0.24.0` writes DIR/vllm-0.24/h200-sxm.json (DIR: configs/engine_tables
   beside this script). SYSTEM, ENGINE and VERSION are AIConfigurator's names; --systems-dir is
-  its systems/ folder (default: the installed aiconfigurator-core's). The arguments are checked
+  its systems/ folder (default: $TPB_AIC_SYSTEMS_DIR, else the installed aiconfigurator-core's,
+  found without importing it). The arguments are checked
   against that folder before pandas is imported. Bad input or a missing package: one line,
   exit 2. The conversion itself is aiconfigurator_tables.py (standard library only).
 """
@@ -35,6 +36,9 @@ NOTES = [
     "collectives: message_size counts elements (AIConfigurator's all-reduce at B 64, TP 8, "
     "Llama-3.1-8B is 0.01114 ms a layer, the 8-rank custom graph row at 262144 = 64 x 4096); "
     "bytes = elements x 2 (bfloat16 / half rows only).",
+    "Where a key repeats, the first row wins, as AIConfigurator's own table view folds them "
+    "(h200_sxm's nccl 2.26.2 file holds each size twice, its rows saying version 2.29.2: the view "
+    "reads the 8-rank half all_reduce at 262144 as 0.01924 ms, the first of 0.01924 and 0.02049).",
     "Only this version's own rows: AIConfigurator also borrows rows from sibling versions "
     "(its shared layer) where a shape is missing; those are not here.",
 ]
@@ -191,8 +195,8 @@ def main(argv=None):
     p.add_argument("engine", metavar="ENGINE")
     p.add_argument("version", metavar="VERSION")
     here = os.path.dirname(os.path.abspath(__file__))
-    p.add_argument("--out", default=os.path.join(here, "..", "configs", "engine_tables"))
-    p.add_argument("--systems-dir", default=None)
+    p.add_argument("--out", default=os.path.normpath(os.path.join(here, "..", "configs", "engine_tables")))
+    p.add_argument("--systems-dir", default=os.environ.get("TPB_AIC_SYSTEMS_DIR") or None)
     a = p.parse_args(argv)
     root = systems_dir(a.systems_dir)
     check_args(a, root)

@@ -27,6 +27,7 @@ struct CliValues {
   // The declared options each verb registered, so given_options reads back what it took.
   std::map<std::string, std::vector<const OptionDef*>> taken;
   std::vector<std::string> injects, sets, positional;
+  std::vector<std::string> from_aiconfigurator;  // calibrate: SYSTEM ENGINE VERSION
   std::vector<std::string> goodput;  // serve: vLLM's --goodput KEY:MS ... (space-separated)
   std::string config_file, resume, compare_out;  // compare_out: --out of compare and report
   std::string from, format;                      // format: export's --format
@@ -189,6 +190,14 @@ void add_calibrate(CLI::App& app, CliValues& v) {
                    "DIR/topology.json from an nccl-tests all_reduce_perf output (its text or "
                    "-J JSON); measures nothing (no device needed) (default: none)")
       ->type_name("FILE");
+  calibrate
+      ->add_option("--from-aiconfigurator", v.from_aiconfigurator,
+                   "convert the installed AIConfigurator's measured kernel tables (e.g. h200_sxm "
+                   "vllm 0.24.0) into DIR/ENGINE/HARDWARE.json (DIR: --out, else the config "
+                   "dir's engine_tables/) with results/aiconfigurator_import.py; measures nothing "
+                   "(default: none)")
+      ->expected(3)
+      ->type_name("SYSTEM ENGINE VERSION");
   add_config_options(calibrate, v);
 }
 
@@ -298,6 +307,7 @@ void fill_result(CLI::App* sub, const CliValues& v, CliResult& r) {
   given_options(sub, r.verb, v, r.config);
   given_flags(v, r.config);
   r.positional = v.positional;
+  r.from_aiconfigurator = v.from_aiconfigurator;
   if (!v.from.empty()) {
     r.from = v.from;
     r.from_point = v.from_point < 0 ? 0 : v.from_point;

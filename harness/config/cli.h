@@ -20,6 +20,8 @@ struct CliResult {
   std::string help_text;
   std::string from;          // run --from RESULTS: rerun a recorded point ...
   long long from_point = 0;  // ... this one (index into points[])
+  // calibrate --from-aiconfigurator SYSTEM ENGINE VERSION: empty unless given (3 words then).
+  std::vector<std::string> from_aiconfigurator;
 };
 
 // Throws BadInput with one line for unknown options, malformed --set, a bad --config file.

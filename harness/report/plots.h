@@ -20,6 +20,10 @@ struct PlotOutcome {
   std::size_t drawn() const;
 };
 
+// Runs args[0] (PATH lookup) with args and returns its exit status, or -1 if it could not start
+// or was killed. quiet: its stdout and stderr go to /dev/null.
+int run_child(const std::vector<std::string>& args, bool quiet);
+
 // Runs `script` over `inputs` (results directories or files) into out_dir/plots with `python`,
 // or when it is empty with the first of python3 and /usr/bin/python3 that imports matplotlib
 // and pandas (Debian's python3-matplotlib serves /usr/bin/python3, which need not be the

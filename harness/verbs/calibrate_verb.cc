@@ -4,7 +4,8 @@
 // builds the profile (calibration_profile.h) and writes the records (calibration_json.h).
 // `--from FILE` rebuilds hardware.json from a recorded calibration.json, through the same
 // builder, or writes topology.json from an nccl-tests all_reduce_perf output
-// (measure/nccl_tests_import.h).
+// (measure/nccl_tests_import.h). `--from-aiconfigurator` converts AIConfigurator's measured
+// kernel tables (calibrate_aiconfigurator.cc).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -225,6 +226,7 @@ int calibrate_from(const CliResult& cli, const World& w) {
 }  // namespace
 
 int verb_calibrate(const CliResult& cli, const World& w) {
+  if (!cli.from_aiconfigurator.empty()) return calibrate_from_aiconfigurator(cli, w);
   if (!cli.from.empty()) return calibrate_from(cli, w);
   CalibrateOptions o;
   ModelShape shape;

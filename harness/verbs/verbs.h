@@ -27,6 +27,9 @@ int verb_info(const CliResult& cli, const World& w);
 std::string version_line();
 int verb_report(const CliResult& cli, const World& w);
 int verb_calibrate(const CliResult& cli, const World& w);
+// calibrate --from-aiconfigurator: AIConfigurator's tables converted by its script
+// (calibrate_aiconfigurator.cc).
+int calibrate_from_aiconfigurator(const CliResult& cli, const World& w);
 int verb_serve(const CliResult& cli, const World& w);
 int verb_export(const CliResult& cli, const World& w);
 int verb_whatif(const CliResult& cli, const World& w);

@@ -77,9 +77,9 @@ std::map<Op, Op> parse_fused(const nlohmann::json& j, const std::string& where) 
 std::string allreduce_table(const nlohmann::json& j, const char* key, const char* fallback,
                             const std::string& where) {
   const std::string v = optional_string(j, key, fallback, "--engine: '" + where + "': ");
-  if (v != "custom_graph" && v != "custom_eager" && v != "nccl")
+  if (v != "custom_graph" && v != "custom_eager" && v != "custom" && v != "nccl")
     throw BadInput("--engine: '" + where + "': " + key +
-                   " must be custom_graph, custom_eager or nccl (got '" + v + "')");
+                   " must be custom_graph, custom_eager, custom or nccl (got '" + v + "')");
   return v;
 }
 

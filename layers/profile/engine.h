@@ -39,8 +39,9 @@ struct EngineProfile {
   // <hardware>.json, converted from AIConfigurator's tables; "" prices tpbench's own kernels
   // (the hardware profile's efficiency table and achievable fractions).
   std::string tables;
-  // Which all-reduce table prices a step of each kind (FORMAT: "custom_graph", "custom_eager",
-  // "nccl"): vLLM captures decode in CUDA graphs and runs prefill eager.
+  // Which all-reduce table prices a step of each kind ("custom_graph", "custom_eager", "custom"
+  // where the engine's table has one kind, "nccl"): vLLM captures decode in CUDA graphs and
+  // runs prefill eager.
   std::string decode_allreduce = "custom_graph", prefill_allreduce = "custom_eager";
   // Ops the engine does not launch as kernels of their own: op -> the op whose kernel carries
   // it. An element-wise op fused into another element-wise op adds its bytes to that kernel

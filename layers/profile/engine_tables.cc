@@ -232,6 +232,8 @@ class EngineTablesParser {
     t.engine = text(j, "engine", "engine");
     t.hardware = text(j, "hardware", "hardware");
     t.provenance_ = object(need(j, "provenance", "provenance"), "provenance");
+    if (text(t.provenance_, "source", "provenance.source").empty())
+      fail("provenance.source", "must say where the times were measured");
     if (j.contains("gemm")) gemm(j["gemm"], t);
     if (j.contains("decode_attention"))
       attention(j["decode_attention"], "decode_attention", "context", t.decode_);
@@ -270,7 +272,15 @@ std::optional<EngineTables> EngineTables::find(const std::string& engine,
     if (name->empty() || name->find('/') != std::string::npos || *name == "..") return std::nullopt;
   const std::string path = path_for(engine, hardware, config_dir);
   if (!std::filesystem::is_regular_file(path)) return std::nullopt;
-  return load(path);
+  EngineTables t = load(path);
+  // A file copied under another engine's or GPU's name would price one with the other's times.
+  if (t.engine != engine)
+    throw BadInput("engine table '" + path + "': engine: '" + t.engine +
+                   "', but the file sits under '" + engine + "'");
+  if (t.hardware != hardware)
+    throw BadInput("engine table '" + path + "': hardware: '" + t.hardware +
+                   "', but the file is named '" + hardware + ".json'");
+  return t;
 }
 
 std::optional<TablePrice> EngineTables::gemm(DType dt, int64_t m, int64_t n, int64_t k) const {

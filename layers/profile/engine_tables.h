@@ -33,6 +33,7 @@ class EngineTables {
   static EngineTables load(const std::string& path);
   // CONFIG_DIR/engine_tables/<engine>/<hardware>.json, loaded; nullopt where no such file is
   // (the engine has no tables for that GPU), or a name holds a '/' (it would leave the folder).
+  // Throws BadInput where the file's own engine or hardware is not the one it is filed under.
   static std::optional<EngineTables> find(const std::string& engine, const std::string& hardware,
                                           const std::string& config_dir);
   // Where find() looks, for a message that says so.

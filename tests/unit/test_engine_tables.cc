@@ -178,6 +178,20 @@ TEST(EngineTables, FindLooksUnderTheConfigDirAndIsNulloptWithoutAFile) {
   EXPECT_FALSE(EngineTables::find("vllm-test", "h100-sxm", dir.string()));
   EXPECT_FALSE(EngineTables::find("sglang-test", "h200-sxm", dir.string()));
   EXPECT_FALSE(EngineTables::find("../engine_tables/vllm-test", "h200-sxm", dir.string()));
+  // The H200's file copied as the H100's: refused, not priced with the H200's times.
+  std::filesystem::copy_file(dir / "engine_tables" / "vllm-test" / "h200-sxm.json",
+                             dir / "engine_tables" / "vllm-test" / "h100-sxm.json");
+  EXPECT_NE(bad_input([&] {
+              EngineTables::find("vllm-test", "h100-sxm", dir.string());
+            }).find("h100-sxm.json': hardware: 'h200-sxm', but the file is named 'h100-sxm.json'"),
+            std::string::npos);
+  std::filesystem::create_directories(dir / "engine_tables" / "sglang-test");
+  std::filesystem::copy_file(dir / "engine_tables" / "vllm-test" / "h200-sxm.json",
+                             dir / "engine_tables" / "sglang-test" / "h200-sxm.json");
+  EXPECT_NE(bad_input([&] {
+              EngineTables::find("sglang-test", "h200-sxm", dir.string());
+            }).find("engine: 'vllm-test', but the file sits under 'sglang-test'"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -228,6 +242,9 @@ TEST(EngineTables, LoadErrorsNameTheFieldAtTheTop) {
   EXPECT_NE(
       broken("unknown", [](Json& j) { j["gemms"] = Json::object(); }).find("gemms: unknown field"),
       std::string::npos);
+  EXPECT_NE(broken("provenance", [](Json& j) { j["provenance"].erase("source"); })
+                .find("provenance.source: missing"),
+            std::string::npos);
   EXPECT_NE(
       broken("elementwise", [](Json& j) { j.erase("elementwise"); }).find("elementwise: missing"),
       std::string::npos);

@@ -46,7 +46,8 @@ TableCoverage worse(TableCoverage a, TableCoverage b) {
   return static_cast<int>(a) > static_cast<int>(b) ? a : b;
 }
 
-// Decode rows (one new token) at their mean attended length; prefill rows at their mean new
+// Decode rows (one new token) at their mean cached length (the tables' context: tokens in the
+// cache before the step); prefill rows at their mean new
 // tokens, scaled by the causal work they really do (a cached prefix, unequal chunks), which
 // the tables (no prefix, one length per batch) do not hold.
 std::optional<TablePrice> attention_price(const RunSpec& spec, const EngineTables& t,
@@ -57,7 +58,7 @@ std::optional<TablePrice> attention_price(const RunSpec& spec, const EngineTable
   for (const SeqSlice& q : rows.seqs) {
     if (q.new_tokens == 1) {
       n_dec += 1;
-      ctx += static_cast<double>(q.cached + 1);
+      ctx += static_cast<double>(std::max<int64_t>(1, q.cached));
       continue;
     }
     const double n = static_cast<double>(q.new_tokens);

@@ -195,8 +195,8 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse
       spec.engine_tables
           ? "all-reduces from " + spec.engine.name + "'s measured tables (decode " +
                 spec.engine.decode_allreduce + ", prefill " + spec.engine.prefill_allreduce +
-                ", NCCL's where that has no row for the ranks), a group across nodes by " +
-                comm_model_text(spec, fabric)
+                ", NCCL's where that has no row for the ranks; a group across nodes by the "
+                "fabric model, the tables being one node's)"
       : fabric.measured
                                ? "all-reduces from the measured curve of '" + fabric.name + "'"
                                : "all-reduces by " + comm_model_text(spec, fabric);
