@@ -160,6 +160,23 @@ def check_doc(doc, engine):
     return bad
 
 
+def check_tables(engine):
+    """tpbench's tables for `engine` must come from the AIC database the points were taken from
+    (a regenerated table of another version would compare two databases, not compositions)."""
+    bad = []
+    for hw, system in SYSTEMS.items():
+        path = os.path.join(ROOT, "configs", "engine_tables", engine, f"{hw}.json")
+        if not os.path.exists(path):
+            continue  # tpbench refuses the point itself, and says so
+        with open(path) as f:
+            prov = json.load(f).get("provenance", {})
+        got = (prov.get("framework"), prov.get("version"), prov.get("system"))
+        if got != ENGINES[engine] + (system,):
+            bad.append(f"{path}: provenance framework/version/system {got}, the points' "
+                       f"{ENGINES[engine] + (system,)}")
+    return bad
+
+
 def tpbench_point(tpbench, engine, q, work):
     """tpbench's modelled p50 step (ms) and its ops ({op: (ms, the op's other fields)})."""
     out = tempfile.mkdtemp(dir=work)
@@ -259,7 +276,7 @@ def main():
 
 def run_engine(a, doc, aic_engine):
     """One engine's comparison, printed; whether it met the targets with every point run."""
-    problems = check_doc(doc, aic_engine)
+    problems = check_doc(doc, aic_engine) + check_tables(aic_engine)
     if problems:
         print("\n".join("FAIL " + p for p in problems))
         return False
