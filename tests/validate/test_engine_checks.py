@@ -103,6 +103,23 @@ class AIConfiguratorOps(unittest.TestCase):
         self.assertTrue(any("cli_check" in b for b in
                             aiconfigurator.check_doc({"engines": {"e": ent}}, "e")))
 
+    def test_tables_from_the_points_database(self):
+        root = tempfile.mkdtemp()
+        path = os.path.join(root, "configs", "engine_tables", "sglang-0.5", "h100-sxm.json")
+        os.makedirs(os.path.dirname(path))
+        prov = {"framework": "sglang", "version": "0.5.14", "system": "h100_sxm"}
+        with open(path, "w") as f:
+            json.dump({"provenance": prov}, f)
+        saved, aiconfigurator.ROOT = aiconfigurator.ROOT, root
+        try:
+            self.assertEqual(aiconfigurator.check_tables("sglang-0.5"), [])
+            prov["version"] = "0.5.6.post2"  # regenerated from another database
+            with open(path, "w") as f:
+                json.dump({"provenance": prov}, f)
+            self.assertEqual(len(aiconfigurator.check_tables("sglang-0.5")), 1)
+        finally:
+            aiconfigurator.ROOT = saved
+
 
 if __name__ == "__main__":
     unittest.main()
