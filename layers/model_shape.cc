@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <vector>
 
 #include "base/config_loader.h"
 #include "base/errors.h"
+#include "layers/hf/hf_config.h"
+#include "layers/hf/hf_shipped.h"
 
 namespace tpb {
 namespace {
@@ -169,9 +172,64 @@ ModelShape model_from_json(const nlohmann::json& j, const std::string& where) {
   return m;
 }
 
+namespace {
+
+// Either format a model file comes in: tpbench's own, or a Hugging Face config.json.
+ModelShape parse_model(const nlohmann::json& j, const std::string& where) {
+  if (!is_hf_config(j)) return model_from_json(j, where);
+  HfShape h = read_hf_config(j, where);
+  ModelShape m;
+  m.name = std::move(h.name);
+  m.hidden = h.hidden;
+  m.n_layers = h.n_layers;
+  m.n_heads = h.n_heads;
+  m.n_kv_heads = h.n_kv_heads;
+  m.head_dim = h.head_dim;
+  m.intermediate = h.intermediate;
+  m.vocab = h.vocab;
+  m.rms_eps = h.rms_eps;
+  m.rope_theta = h.rope_theta;
+  m.notes = std::move(h.notes);
+  return m;
+}
+
+bool ends_with_json(const std::string& s) {
+  return s.size() >= 5 && s.compare(s.size() - 5, 5, ".json") == 0;
+}
+
+}  // namespace
+
 ModelShape load_model(const std::string& name_or_path, const std::string& config_dir) {
-  static const ConfigKind kind{"--model", "models", "model", {}};
-  return load_named_config<ModelShape>(kind, name_or_path, config_dir, model_from_json);
+  namespace fs = std::filesystem;
+  ConfigKind kind{"--model", "models", "model", {}};
+  const auto load = [&](const std::string& n) {
+    return load_named_config<ModelShape>(kind, n, config_dir, parse_model);
+  };
+  const bool own_name =
+      name_or_path.find('/') == std::string::npos && !name_or_path.empty() &&
+      fs::is_regular_file(fs::path(config_dir) / "models" / (name_or_path + ".json"));
+  if (ends_with_json(name_or_path) || own_name) return load(name_or_path);
+  if (fs::is_directory(name_or_path)) {
+    const fs::path file = fs::path(name_or_path) / "config.json";
+    if (!fs::is_regular_file(file))
+      throw BadInput("--model: folder '" + name_or_path + "' holds no config.json");
+    return load(file.string());
+  }
+  if (const ShippedHf hf = find_shipped_hf(name_or_path, config_dir); !hf.path.empty()) {
+    ModelShape m = load(hf.path);
+    m.name = hf.id;
+    return m;
+  }
+  // Unknown: the error's "known:" list adds the shipped Hugging Face configs that load (a
+  // refused one is refused by name, with its reason, when asked for).
+  for (const ShippedHf& s : shipped_hf(config_dir)) {
+    try {
+      load(s.path);
+      kind.builtin.push_back(s.id);
+    } catch (const BadInput&) {
+    }
+  }
+  return load(name_or_path);
 }
 
 nlohmann::ordered_json model_to_json(const ModelShape& m) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace tpb {
 
@@ -17,6 +18,10 @@ struct ModelShape {
   int64_t vocab = 0;         // recorded only: the layer stack has no embedding or LM head
   double rms_eps = 1e-5;
   double rope_theta = 10000.0;
+  // What the source config's model has that the layer does not compute (read from a Hugging
+  // Face config: layers/hf/hf_config.h): lines for every point's warnings. Not echoed back by
+  // model_to_json, whose keys are the config file's.
+  std::vector<std::string> notes;
 };
 
 // Per-rank view of a shape under tensor parallelism `tp` (Megatron/vLLM rules):
@@ -43,7 +48,10 @@ int64_t first_kv_head(const ModelShape& m, int tp, int tp_rank);
 // Parses and validates a model JSON object; `where` names the source in messages.
 ModelShape model_from_json(const nlohmann::json& j, const std::string& where);
 
-// Resolves NAME (configs/models/NAME.json under `config_dir`) or a path to a JSON file.
+// Resolves, first found: a path ending in .json (tpbench's format, or a Hugging Face config.json:
+// one with `architectures` or `model_type`); NAME of configs/models/NAME.json under `config_dir`;
+// a folder holding a config.json (a checkpoint as transformers takes it); a shipped Hugging Face
+// config by hub id ORG/NAME or by NAME (configs/models/hf/ORG/NAME.json).
 ModelShape load_model(const std::string& name_or_path, const std::string& config_dir);
 
 nlohmann::ordered_json model_to_json(const ModelShape& m);

@@ -546,6 +546,7 @@ PointRecord ok_point(const RunSpec& spec, int64_t layers, const StepCost& cost, 
         "last inside the next layer's rmsnorm_attn, and kv_write inside rope (one kernel each "
         "under --stamps collectives): their times are in those rows of ops[]");
   if (!spec.hardware_note.empty()) p.warnings->push_back(spec.hardware_note);
+  p.warnings->insert(p.warnings->end(), spec.shape.notes.begin(), spec.shape.notes.end());
   if (spec.layers_auto && layers < spec.shape.n_layers)
     p.warnings->push_back(fmt::format(
         "layers_reduced: --layers auto ran {} of the model's {} layers to fit the memory budget; "

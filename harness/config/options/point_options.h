@@ -35,7 +35,8 @@ inline constexpr OptionDef model_noise{"model_noise", T::text, "off",
 inline constexpr OptionDef mpi_mode{"mpi_mode", T::choice, "blocking",
     "how --collective mpi waits", 0, 0, "", "blocking|nonblocking"};
 inline constexpr OptionDef model = config_option("model", "tiny",
-    "model name (configs/models) or JSON file");
+    "model name (configs/models, or a shipped Hugging Face id), JSON file (tpbench's or a HF "
+    "config.json) or a HF checkpoint folder");
 inline constexpr OptionDef hardware = config_option("hardware", "",
     "hardware profile name (configs/hardware) or JSON file",
     "the device's own profile, else the backend's");
