@@ -5,7 +5,7 @@ Measured: Llama-3.1-8B, bf16, TP 1; decode at context 1024, B = 1, 8, 64, 256, a
 S = 512, 4096; p50 step, read from the recorded results (never typed in here):
   - ../shared/measured/h200-2026-12-04/run1.tgz: 8b-decode, 8b-prefill (eager), when present;
   - measured/h200-2026-12-04-device-check: decode-eager, decode-graph, prefill.
-Predicted by `tpbench sweep --backend model` with three profiles:
+Predicted by `tpbench sweep --backend model --engine tpbench-cuda` with three profiles:
   - h200 = configs/hardware/h200-sxm.json: tpbench's kernels as fractions and a fixed cost per
     kernel. Its decode constants were fitted on the shared calibration's grid (decode B = 1, 4,
     16, 64); B = 8 and 256 are off it and the device-check folder is a later call. Its prefill
@@ -78,7 +78,8 @@ def predict(tpbench, work, hardware, phase, graph):
     out = os.path.join(work, f"{len(os.listdir(work))}")
     cmd = [tpbench, "sweep", "--backend", "model", "--model", "llama-3.1-8b", "--dtype", "bf16",
            "--hardware", hardware, "--world", "1", "--tp", "1", "--phase", phase,
-           *AXES[phase], "--steps", "3", "--warmup", "1", "--out", out]
+           *AXES[phase], "--steps", "3", "--warmup", "1", "--out", out,
+           "--engine", "tpbench-cuda"]  # issue 57: tpbench's own kernels, named on the engine axis
     run(cmd + (["--cuda-graph"] if graph else []))
     with open(os.path.join(out, "results.json")) as f:
         return steps_of(json.load(f))

@@ -38,18 +38,24 @@ and a role) and that every prediction ran. --targets also fails when the held-ou
 not hold, see the last line).
 --table prints docs/VALIDATION.md's tables of held-out errors (TABLES: label, n, median, worst);
 --check DOC fails when a row of them is not in DOC as printed.
+--engine-tables (issue 57) predicts the corpus again with each entry's own engine's measured
+tables where that engine has them for its GPU (tests/validate/published_tables.py), roles
+unchanged, and prints that held-out summary beside today's (--targets then judges it).
 Usage: tests/validate/published.py [--tpbench build-cpu/tpbench] [--targets] [--table]
-       [--check docs/VALIDATION.md]
+       [--check docs/VALIDATION.md] [--engine-tables]
 """
 import argparse
 import concurrent.futures
 import copy
+import functools
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+
+import published_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(ROOT, "tests", "validate", "published.json")
@@ -106,7 +112,8 @@ def collective(tpbench, work, p):
          "--kind", p.get("kind", "all_reduce"),
          "--topology", topology(p), "--algo", p["algo"], "-b", str(p["bytes"]),
          "-e", str(p["bytes"]), "-d", p["dtype"], "-J", js, "--out", out] +
-        (["--eager"] if p.get("eager") else []))
+        (["--eager"] if p.get("eager") else []) +
+        (["--engine", p["engine"]] if p.get("engine") else []))
     with open(js) as f:
         return json.load(f)["results"][0]["out_of_place"]
 
@@ -318,9 +325,14 @@ def main():
                     help="print docs/VALIDATION.md's tables of held-out errors")
     ap.add_argument("--check", metavar="DOC",
                     help="fail when a table row differs from DOC's (docs/VALIDATION.md)")
+    ap.add_argument("--engine-tables", action="store_true",
+                    help="also predict each entry with its engine's measured tables (issue 57) "
+                         "and print that held-out summary beside today's")
     a = ap.parse_args()
     if a.check and a.nccl:
         ap.error("--check holds the document to the registered predictions: drop --nccl")
+    if a.engine_tables and a.nccl:
+        ap.error("--engine-tables prices the registered predictions: drop --nccl")
     with open(CORPUS) as f:
         doc = json.load(f)
     problems = structure(doc)
@@ -347,7 +359,36 @@ def main():
     allerr = sorted(abs(x) for x in print_summaries(held))
     missed = statistics.median(allerr) > MEDIAN_TARGET or allerr[-1] > WORST_TARGET
     print(summary("held-out", allerr))
+    if a.engine_tables:
+        before = len(problems)
+        missed = engine_tables(os.path.abspath(a.tpbench), work, ents, results, problems)
+        for p in problems[before:]:
+            print("FAIL", p)
     return 1 if problems or (a.targets and missed) else 0
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def engine_tables(tpbench, work, ents, today, problems):
+    """--engine-tables: the corpus again, each entry with its engine's tables where it has
+    them; prints the summaries side by side; whether the held-out targets miss with them."""
+    coll = published_tables.collectives_take_engine(tpbench)
+    tabled, priced = published_tables.with_tables(ROOT, ents, coll)
+    print(f"\nre-predicting {len(priced)} entries with their engines' tables"
+          f"{'' if coll else ' (the collectives rows keep today: collectives takes no --engine)'}")
+    redo = [e for e in tabled if e["id"] in priced]
+    again = dict((e["id"], err) for e, err in predict_all(tpbench, work, redo, problems)) \
+        if redo else {}
+    tables = [(e, again[e["id"]]) if e["id"] in priced else (e, err)
+              for e, err in today if e["id"] not in priced or e["id"] in again]
+    published_tables.print_comparison(today, tables, priced, (MEDIAN_TARGET, WORST_TARGET))
+    judged = published_tables.judge_collectives(ROOT, ents, functools.lru_cache(None)(load_json))
+    published_tables.print_collectives(judged, (MEDIAN_TARGET, WORST_TARGET))
+    held = sorted(abs(err) for e, err in tables if e["role"] == "held-out")
+    return statistics.median(held) > MEDIAN_TARGET or held[-1] > WORST_TARGET
 
 
 if __name__ == "__main__":
