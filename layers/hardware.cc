@@ -180,7 +180,7 @@ bool OpEfficiency::covers(const std::string& op, const std::string& phase) const
 }
 
 std::string OpEfficiency::outside_grid(const std::string& phase, int tp, int64_t tokens,
-                                      bool by_launch_plan) const {
+                                       bool by_launch_plan) const {
   std::set<int> used_tp;
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
   for (const OpFraction& p : points) {

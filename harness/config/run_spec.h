@@ -2,8 +2,8 @@
 // (JSON file, then CLI options, then --set overrides); every check names its field.
 #pragma once
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -2,8 +2,8 @@
 // results_json.h maps it to and from JSON, and the printers read its members.
 #pragma once
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>

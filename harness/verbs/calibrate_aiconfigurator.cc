@@ -40,9 +40,10 @@ std::string import_out_dir(const CliResult& cli) {
     throw BadInput("--from-aiconfigurator: converts AIConfigurator's tables; drop --from or it");
   for (const auto& [key, v] : cli.config.items())
     if (key != "out" && key != "config_dir")
-      throw BadInput("--from-aiconfigurator: converts AIConfigurator's tables and measures "
-                     "nothing; " +
-                     field_name(key) + " does not apply (drop it)");
+      throw BadInput(
+          "--from-aiconfigurator: converts AIConfigurator's tables and measures "
+          "nothing; " +
+          field_name(key) + " does not apply (drop it)");
   const std::string out = ConfigFields(cli.config).str(opt::calibrate_out);
   return out.empty() ? config_dir_for(cli.config) + "/engine_tables" : out;
 }

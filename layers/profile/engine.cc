@@ -35,11 +35,19 @@ double kv_passes(const nlohmann::json& j, const std::string& where) {
 }
 
 const std::vector<std::string>& engine_keys() {
-  static const std::vector<std::string> k = {
-      "name",           "description",   "host_per_kernel_s", "step_overhead_s",
-      "prefill_overhead_s", "syncs_per_step", "custom_allreduce", "gqa_decode_kv_passes",
-      "tables",         "decode_allreduce", "prefill_allreduce", "fused",
-      "source"};
+  static const std::vector<std::string> k = {"name",
+                                             "description",
+                                             "host_per_kernel_s",
+                                             "step_overhead_s",
+                                             "prefill_overhead_s",
+                                             "syncs_per_step",
+                                             "custom_allreduce",
+                                             "gqa_decode_kv_passes",
+                                             "tables",
+                                             "decode_allreduce",
+                                             "prefill_allreduce",
+                                             "fused",
+                                             "source"};
   return k;
 }
 
@@ -114,13 +122,13 @@ nlohmann::ordered_json engine_to_json(const EngineProfile& e) {
   nlohmann::ordered_json fused = nlohmann::ordered_json::object();
   for (const auto& [op, into] : e.fused) fused[op] = into;
   nlohmann::ordered_json j = {{"name", e.name},
-          {"description", e.description},
-          {"host_per_kernel_s", e.host_per_kernel_s},
-          {"step_overhead_s", e.step_overhead_s},
-          {"prefill_overhead_s", e.prefill_overhead_s},
-          {"syncs_per_step", e.syncs_per_step},
-          {"gqa_decode_kv_passes", e.gqa_decode_kv_passes},
-          {"custom_allreduce", e.custom_allreduce}};
+                              {"description", e.description},
+                              {"host_per_kernel_s", e.host_per_kernel_s},
+                              {"step_overhead_s", e.step_overhead_s},
+                              {"prefill_overhead_s", e.prefill_overhead_s},
+                              {"syncs_per_step", e.syncs_per_step},
+                              {"gqa_decode_kv_passes", e.gqa_decode_kv_passes},
+                              {"custom_allreduce", e.custom_allreduce}};
   // Written only for a table-priced engine, so older engines' records read as before.
   if (e.has_tables()) {
     j["tables"] = e.tables;

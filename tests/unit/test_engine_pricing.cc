@@ -130,16 +130,22 @@ TEST(EnginePricing, ChunkAfterAPrefixScalesByItsWork) {
 }
 
 // Decode's all-reduce is the custom one captured in a graph (64 rows x 4096 x 2 bytes: the
-// file's row at 524288 bytes), prefill's the eager one; a group over two nodes leaves the
-// tables (one node's) for the fabric model.
+// file's row at 524288 bytes); an engine that runs prefill's eager gets the eager table there;
+// a group over two nodes leaves the tables (one node's) for the fabric model.
 TEST(EnginePricing, AllReducesByStepKindAndPlace) {
   const nlohmann::json t = table_file();
   const auto& g = t["collectives"]["all_reduce"]["custom_graph"]["8"];
   const PricedOp d = op_of(plan_of(spec_for("decode", 64)), Op::allreduce_attn);
   EXPECT_DOUBLE_EQ(d.s, g["s"][index_of(g["bytes"], 524288)].get<double>());
   EXPECT_EQ(d.table, "all_reduce.custom_graph");
-  EXPECT_EQ(op_of(plan_of(spec_for("prefill", 1)), Op::allreduce_mlp).table,
+  nlohmann::json eager;
+  std::ifstream(std::string(kConfigs) + "/engines/vllm-0.24.json") >> eager;
+  eager["prefill_allreduce"] = "custom_eager";
+  const std::string e = write_engine("tpb-engine-eager", eager);
+  EXPECT_EQ(op_of(plan_of(spec_for("prefill", 1, e)), Op::allreduce_mlp).table,
             "all_reduce.custom_eager");
+  EXPECT_EQ(op_of(plan_of(spec_for("decode", 1, e)), Op::allreduce_mlp).table,
+            "all_reduce.custom_graph");
   RunSpec two_nodes = spec_for("decode", 64);
   two_nodes.topology = "ib-ndr";
   EXPECT_EQ(op_of(plan_of(two_nodes, {8, 2}), Op::allreduce_attn).table, "fabric");

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "layers/model_shape.h"
 
@@ -12,8 +14,8 @@ namespace tpb {
 namespace {
 
 bool is_gemm_op(Op op) {
-  return op == Op::qkv_proj || op == Op::o_proj || op == Op::gate_up_proj ||
-         op == Op::down_proj || op == Op::lm_head;
+  return op == Op::qkv_proj || op == Op::o_proj || op == Op::gate_up_proj || op == Op::down_proj ||
+         op == Op::lm_head;
 }
 
 int64_t sampled_rows(const StepBatch& rows) {
@@ -68,9 +70,8 @@ std::optional<TablePrice> attention_price(const RunSpec& spec, const EngineTable
   }
   TablePrice out{0, TableCoverage::exact, ""};
   if (n_dec > 0) {
-    const auto p = t.decode_attention(kv, static_cast<int64_t>(n_dec),
-                                      std::llround(ctx / n_dec), sh.q_heads, sh.kv_heads,
-                                      spec.shape.head_dim);
+    const auto p = t.decode_attention(kv, static_cast<int64_t>(n_dec), std::llround(ctx / n_dec),
+                                      sh.q_heads, sh.kv_heads, spec.shape.head_dim);
     if (!p) return std::nullopt;
     out = *p;
   }
@@ -82,8 +83,8 @@ std::optional<TablePrice> attention_price(const RunSpec& spec, const EngineTable
     const double base = n_pre * static_cast<double>(len) * static_cast<double>(len + 1) / 2;
     const double scale = base > 0 ? work / base : 1;
     out.s += p->s * scale;
-    out.coverage = worse(out.coverage, std::abs(scale - 1) > 1e-9 ? TableCoverage::extrapolated
-                                                                    : p->coverage);
+    out.coverage =
+        worse(out.coverage, std::abs(scale - 1) > 1e-9 ? TableCoverage::extrapolated : p->coverage);
     out.table = out.table.empty() ? p->table : out.table + "+" + p->table;
   }
   return out;
@@ -135,13 +136,27 @@ int coverage_rank(const std::string& c) {
   return 0;  // exact, rule, fused
 }
 
+// A step's attention may take two tables ("decode_attention.bf16+prefill_attention.bf16"); an
+// op's tables over the run are the union of its steps', sorted, joined by "+".
+std::string union_of(const std::string& a, const std::string& b) {
+  std::set<std::string> names;
+  for (const std::string* s : {&a, &b})
+    for (std::size_t i = 0; i <= s->size();) {
+      const std::size_t j = std::min(s->find('+', i), s->size());
+      if (j > i) names.insert(s->substr(i, j - i));
+      i = j + 1;
+    }
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : "+") + n;
+  return out;
+}
+
 void note_op(OpPricingMap& m, const PricedOp& p) {
   if (p.table.empty()) return;
   auto [it, fresh] = m.try_emplace(op_name(p.op), OpPricing{p.table, p.coverage});
   if (fresh) return;
   OpPricing& o = it->second;
-  if (("|" + o.table + "|").find("|" + p.table + "|") == std::string::npos)
-    o.table += "|" + p.table;
+  o.table = union_of(o.table, p.table);
   if (coverage_rank(p.coverage) > coverage_rank(o.coverage)) o.coverage = p.coverage;
 }
 

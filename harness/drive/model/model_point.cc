@@ -140,8 +140,8 @@ std::string comm_model_text(const RunSpec& spec, const Fabric& fabric) {
 // the fixed cost per kernel and the engine's per-step time whenever the profile has them.
 std::string compute_model_text(const RunSpec& spec) {
   if (const EngineTables* t = spec.engine_tables.get())
-    return "compute ops from " + spec.engine.name + "'s measured kernel tables for " +
-           t->hardware + " (" + t->provenance().value("source", std::string()) + "; " +
+    return "compute ops from " + spec.engine.name + "'s measured kernel tables for " + t->hardware +
+           " (" + t->provenance().value("source", std::string()) + "; " +
            t->provenance().value("framework", std::string()) + " " +
            t->provenance().value("version", std::string()) +
            "): GEMMs by rows, n and k, attention by the step's sequences, element-wise ops by "
@@ -197,9 +197,8 @@ DeviceCaps model_device_caps(const RunSpec& spec, const Fabric& fabric, ModelUse
                 spec.engine.decode_allreduce + ", prefill " + spec.engine.prefill_allreduce +
                 ", NCCL's where that has no row for the ranks; a group across nodes by the "
                 "fabric model, the tables being one node's)"
-      : fabric.measured
-                               ? "all-reduces from the measured curve of '" + fabric.name + "'"
-                               : "all-reduces by " + comm_model_text(spec, fabric);
+      : fabric.measured ? "all-reduces from the measured curve of '" + fabric.name + "'"
+                        : "all-reduces by " + comm_model_text(spec, fabric);
   c.warnings.push_back("modelled: virtual ranks, nothing was measured in this run; " + compute +
                        ", " + comm);
   if (spec.noise_cv > 0)

@@ -130,13 +130,13 @@ StepOpPlan step_op_plan(const RunSpec& spec, const StepCost& cost, Phase phase, 
     const double bytes = comm_bytes(cost, c.op);
     if (tables)
       if (auto p = engine_collective(spec, *tables, c.op, bytes, phase, g)) return *p;
-    PricedOp p{c.op,
-               model_collective(fabric, CollKind::all_reduce, static_cast<int64_t>(bytes), g, algo)
-                   .time_s,
-               0,
-               0,
-               0,
-               1};
+    PricedOp p{
+        c.op,
+        model_collective(fabric, CollKind::all_reduce, static_cast<int64_t>(bytes), g, algo).time_s,
+        0,
+        0,
+        0,
+        1};
     if (tables) p.table = p.coverage = "fabric";
     return p;
   };
@@ -191,7 +191,7 @@ void VirtualGroup::step(int s, int64_t layers, const StepOpPlan& plan) {
       hung_.push_back({members_[m], s, pos_[m]});
     }
     if (stopped(m)) continue;
-    t_[m] += i.host_delay_us * 1e-6;             // host work: no segment, a host gap
+    t_[m] += i.host_delay_us * 1e-6;  // host work: no segment, a host gap
     // tpbench's own loop's host work per step (an engine with tables brings its own).
     if (!spec_.engine_tables) t_[m] += spec_.hw.achievable.engine_step_s;
     // An engine that samples on the host waits for the step before it to issue this one; one

@@ -174,8 +174,9 @@ class ModelServeLoop {
     q.phase = Phase::decode;
     q.batch = std::max<int64_t>(1, plan.batch.tokens());
     q.lm_head = spec_.lm_head;
-    const StepOpPlan ops = step_op_plan(spec_.run, cost, phase, plan.batch.tokens(), peaks_,
-                                        fabric_, shape_, model_kernel_counts(spec_.run, q), &plan.batch);
+    const StepOpPlan ops =
+        step_op_plan(spec_.run, cost, phase, plan.batch.tokens(), peaks_, fabric_, shape_,
+                     model_kernel_counts(spec_.run, q), &plan.batch);
     note_pricing(out.op_pricing, ops);
     const double start = busy_;
     group_.advance_to(start + spec_.host_overhead_s);
