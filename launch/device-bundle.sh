@@ -88,6 +88,8 @@ strip -o "$OUT/tpbench" "$BUILD/tpbench"
 strip -o "$OUT/tpb_device_check" "$BUILD/tpb_device_check"
 strip -o "$OUT/tpbench-mpi" "$BUILD-mpi/tpbench"
 cp -r "$ROOT/configs" "$OUT/configs"
+# The engines' kernel tables (8 MB) price the model backend only, which runs here, not there.
+rm -rf "$OUT/configs/engine_tables"
 cp "$ROOT/launch/device-check.sh" "$ROOT/launch/device_plan.sh" "$ROOT/launch/device_libs.sh" \
   "$ROOT/launch/device_mpi.sh" "$ROOT/launch/device_table.py" "$ROOT/launch/device_table_ranks.py" \
   "$ROOT/launch/peer_torch.py" "$OUT/"
