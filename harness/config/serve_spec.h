@@ -10,6 +10,7 @@
 #include "harness/config/run_spec.h"
 #include "harness/serve/scheduler.h"
 #include "harness/serve/serve_metrics.h"
+#include "harness/serve/serving_cost.h"
 #include "harness/serve/workload.h"
 
 namespace tpb {
@@ -43,6 +44,8 @@ struct ServeSpec {
   double host_overhead_s = 0;  // per step, spun on the host before the step's device work
   bool lm_head = true;
   SloSpec slo;
+  std::vector<GpuPrice> prices;   // --price as given
+  std::optional<GpuPrice> price;  // the one for the run's hardware (resolve_serve_price)
   std::string resume;  // --resume DIR: the results folder of the run to continue
   VllmSaveSpec vllm;   // an output choice, not the run's identity: not in the results' config
 
@@ -58,6 +61,11 @@ std::vector<std::string> serve_keys();
 // Throws BadInput naming the field.
 ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
                              const std::string& default_config_dir);
+
+// The point's price once the hardware is final (a GPU adopts its own profile after the spec is
+// resolved): --price's entry for it, else its profile's price_per_hour, else none. Throws
+// BadInput naming --price when prices were given and none is for this GPU.
+void resolve_serve_price(ServeSpec& s);
 
 // The serve options echoed into results.json's config (beside run_spec_to_json's keys).
 nlohmann::ordered_json serve_spec_to_json(const ServeSpec& s);
