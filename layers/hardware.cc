@@ -29,7 +29,7 @@ const std::vector<std::string>& peak_keys() {
 
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> k = {
-      "name",   "peak_flops",         "peak_bw",    "memory_bytes", "llc_bytes", "link_bw",
+      "name",   "peak_flops",         "peak_bw",    "memory_bytes", "llc_bytes",  "link_bw",
       "source", "measure_at_startup", "efficiency", "sm_clock_mhz", "achievable", "price_per_hour"};
   return k;
 }

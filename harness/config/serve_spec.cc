@@ -296,7 +296,8 @@ ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
 void resolve_serve_price(ServeSpec& s) {
   std::optional<GpuPrice> profile;
   if (const auto& p = s.run.hw.price_per_hour)
-    profile = GpuPrice{s.run.hw.name, p->usd, "hardware profile " + s.run.hw.name + ": " + p->source};
+    profile =
+        GpuPrice{s.run.hw.name, p->usd, "hardware profile " + s.run.hw.name + ": " + p->source};
   s.price = price_for(s.prices, s.run.hw.name, profile);
 }
 

@@ -10,7 +10,6 @@
 #include "harness/config/run_spec.h"
 #include "harness/serve/scheduler.h"
 #include "harness/serve/serve_metrics.h"
-#include "harness/serve/serving_cost.h"
 #include "harness/serve/workload.h"
 
 namespace tpb {
@@ -46,8 +45,8 @@ struct ServeSpec {
   SloSpec slo;
   std::vector<GpuPrice> prices;   // --price as given
   std::optional<GpuPrice> price;  // the one for the run's hardware (resolve_serve_price)
-  std::string resume;  // --resume DIR: the results folder of the run to continue
-  VllmSaveSpec vllm;   // an output choice, not the run's identity: not in the results' config
+  std::string resume;             // --resume DIR: the results folder of the run to continue
+  VllmSaveSpec vllm;  // an output choice, not the run's identity: not in the results' config
 
   // The point's load spec and scheduler config for loads[i] (max_ctx and kv_blocks are
   // filled by the driver once the memory plan is known).

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/serve/serving_cost.h"
+#include "harness/serve/serve_metrics.h"
 
 namespace tpb {
 

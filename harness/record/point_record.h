@@ -11,7 +11,6 @@
 #include "base/nullable.h"
 #include "harness/analysis/stats.h"
 #include "harness/serve/serve_metrics.h"
-#include "harness/serve/serving_cost.h"
 
 namespace tpb {
 
@@ -149,7 +148,7 @@ struct MetricsRecord {
   std::optional<LatencyStats> queue_s, decode_s;  // absent before 1.22.0
   std::optional<double> output_tokens_per_s, total_tokens_per_s, request_throughput;
   std::optional<Goodput> goodput;
-  std::optional<CostPerMtok> cost_per_mtok;  // 1.25.0, with a price only (serving_cost.h)
+  std::optional<CostPerMtok> cost_per_mtok;  // 1.25.0, with a price only (serve_metrics.h)
   std::optional<ItlAttributionRecord> itl_attribution;
 };
 

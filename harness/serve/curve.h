@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/serve/serving_cost.h"
+#include "harness/serve/serve_metrics.h"
 
 namespace tpb {
 
@@ -37,7 +37,7 @@ struct SloCapacity {
   double target = 0.9;
   std::optional<double> x;  // absent: even the lightest load missed
   double attainment = 0, goodput_rps = 0, goodput_per_gpu = 0;  // at x
-  std::optional<CostPerMtok> cost;                               // at x, with a price
+  std::optional<CostPerMtok> cost;                              // at x, with a price
   std::optional<double> next_x;  // the first load that missed; absent: none did
   double next_attainment = 0;
 };

@@ -1,12 +1,11 @@
-// Cost per million tokens of a serving point (serving_cost.h): the price, parsed and matched to
+// Cost per million tokens of a serving point (serve_metrics.h): the price, parsed and matched to
 // the point's hardware, over the tokens it served per second.
-#include "harness/serve/serving_cost.h"
-
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
 #include "base/errors.h"
+#include "harness/serve/serve_metrics.h"
 
 namespace tpb {
 namespace {

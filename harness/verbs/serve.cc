@@ -58,8 +58,7 @@ CurveRecord curve_record(const Curve& c, const std::string& slo) {
         s.x ? s.cost : std::nullopt,
         "the largest load, in increasing order up to the first that misses, whose requests meet "
         "every SLO at least `target` of the time (DistServe's goodput); next_x: the first load "
-        "that missed (null: none did), x null when even the lightest missed; cost_per_mtok: the "
-        "cost per million tokens at x"};
+        "that missed (null: none did), x null when even the lightest missed"};
   }
   return r;
 }

@@ -1,4 +1,4 @@
-// Cost per million tokens (harness/serve/serving_cost.h, results 1.25.0) pinned to hand-computed
+// Cost per million tokens (serving_cost.cc, results 1.25.0) pinned to hand-computed
 // numbers, --price parsing and matching, a profile's price_per_hour, and the figure's way
 // through the curve, results.json, compare and the exports.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "harness/report/export/openmetrics.h"
 #include "harness/report/serve/serve_table.h"
 #include "harness/serve/curve.h"
-#include "harness/serve/serving_cost.h"
+#include "harness/serve/serve_metrics.h"
 #include "layers/hardware.h"
 
 namespace tpb {

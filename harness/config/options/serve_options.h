@@ -72,13 +72,12 @@ inline constexpr OptionDef result_filename{"result_filename", T::text, "",
 // clang-format on
 
 inline constexpr const OptionDef* kServeOptions[] = {
-    &concurrency,       &rate,         &burstiness,     &requests,
-    &warmup_requests,   &prompt_len,   &output_len,     &trace,
-    &scheduler,         &chunk,        &max_batch,      &max_step_tokens,
-    &kv_budget,         &block_tokens, &host_overhead,  &slo,
-    &price,
-    &max_concurrency,   &request_rate, &num_prompts,    &random_input_len,
-    &random_output_len, &result_dir,   &result_filename};
+    &concurrency,       &rate,         &burstiness,      &requests,
+    &warmup_requests,   &prompt_len,   &output_len,      &trace,
+    &scheduler,         &chunk,        &max_batch,       &max_step_tokens,
+    &kv_budget,         &block_tokens, &host_overhead,   &slo,
+    &max_concurrency,   &request_rate, &num_prompts,     &random_input_len,
+    &random_output_len, &result_dir,   &result_filename, &price};
 
 // Point options a serving run decides itself (serve_spec.cc says what to use instead).
 inline constexpr const char* kNotServe[] = {"phase", "batch", "context", "prompt", "steps"};

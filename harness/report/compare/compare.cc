@@ -393,9 +393,8 @@ std::set<std::string> varying_keys(const std::vector<CompareRow>& rows) {
 // Whether any run of the row carries a cost (a price was given to it).
 bool priced(const CompareRow& row) {
   return std::any_of(row.entries.begin(), row.entries.end(), [](const CompareEntry& e) {
-    return e.metrics && std::any_of(e.metrics->begin(), e.metrics->end(), [](const auto& f) {
-             return f.first == kCostColumns[0].key;
-           });
+    return e.metrics && std::any_of(e.metrics->begin(), e.metrics->end(),
+                                    [](const auto& f) { return f.first == kCostColumns[0].key; });
   });
 }
 

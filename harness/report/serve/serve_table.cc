@@ -34,9 +34,9 @@ std::string cost_text(const CostPerMtok& c) {
   const auto usd = [](const Nullable<double>& v) {
     return v ? fmt::format("${:.4g}", *v) : std::string("null");
   };
-  std::string t = fmt::format(
-      "{} per million output tokens, {} per million tokens ({} GPUs at ${:g}/h, {})",
-      usd(c.output_usd), usd(c.total_usd), c.gpus, c.usd_per_gpu_hour, c.price_source);
+  std::string t =
+      fmt::format("{} per million output tokens, {} per million tokens ({} GPUs at ${:g}/h, {})",
+                  usd(c.output_usd), usd(c.total_usd), c.gpus, c.usd_per_gpu_hour, c.price_source);
   return c.reason ? t + ": " + *c.reason : t;
 }
 
@@ -48,11 +48,12 @@ std::string format_serve_row(const PointRecord& p) {
   const std::string cost =
       m.cost_per_mtok ? fmt::format("{:>11} cost: {}\n", "", cost_text(*m.cost_per_mtok)) : "";
   return fmt::format(
-      "{:>11g} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6}\n", x,
-      point_status_name(p.status), num(*m.request_throughput, "{:.2f}"),
-      num(*m.output_tokens_per_s), num(*m.total_tokens_per_s), ms(m.ttft_s->p50), ms(m.ttft_s->p99),
-      ms(m.tpot_s->p50), ms(m.itl_s->p50), ms(m.itl_s->p95), ms(m.itl_s->p99), p.serve->preemptions,
-      p.serve->steps) + cost;
+             "{:>11g} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6}\n", x,
+             point_status_name(p.status), num(*m.request_throughput, "{:.2f}"),
+             num(*m.output_tokens_per_s), num(*m.total_tokens_per_s), ms(m.ttft_s->p50),
+             ms(m.ttft_s->p99), ms(m.tpot_s->p50), ms(m.itl_s->p50), ms(m.itl_s->p95),
+             ms(m.itl_s->p99), p.serve->preemptions, p.serve->steps) +
+         cost;
 }
 
 // "; SLO capacity (ttft=200, met by >= 90% of requests) up to 16: 3.2 requests/s, 0.4 per
@@ -101,11 +102,11 @@ std::string serve_curve_md(const std::optional<CurveRecord>& c) {
       return v ? fmt::format("{:.4g}", *v) : std::string("null");
     };
     const CostPerMtok* k = p.cost_per_mtok ? &*p.cost_per_mtok : nullptr;
-    out += fmt::format("| {:g} | {} | {} | {} | {} | {} |\n", p.x, num(p.total_tokens_per_s),
-                       ms(p.itl_p95_s), k ? usd(k->output_usd) : "-", k ? usd(k->total_usd) : "-",
-                       k ? fmt::format("{} GPUs at ${:g}/h ({})", k->gpus, k->usd_per_gpu_hour,
-                                       k->price_source)
-                         : std::string("-"));
+    out += fmt::format(
+        "| {:g} | {} | {} | {} | {} | {} |\n", p.x, num(p.total_tokens_per_s), ms(p.itl_p95_s),
+        k ? usd(k->output_usd) : "-", k ? usd(k->total_usd) : "-",
+        k ? fmt::format("{} GPUs at ${:g}/h ({})", k->gpus, k->usd_per_gpu_hour, k->price_source)
+          : std::string("-"));
   }
   return out;
 }
