@@ -65,7 +65,7 @@ std::string slo_capacity_text(const SloCapacityRecord& s) {
            ? fmt::format("up to {:g} ({:.0f}%): {:.3g} requests/s, {:.3g} per GPU", s.x,
                          100 * s.attainment, s.goodput_requests_per_s, s.goodput_per_gpu)
            : std::string("none: even the lightest load misses");
-  if (s.cost_per_mtok) t += " at " + cost_text(*s.cost_per_mtok);
+  if (s.cost_per_mtok) t += ", at " + cost_text(*s.cost_per_mtok);
   t += std::isfinite(s.next_x)
            ? fmt::format("; {:g} misses ({:.0f}%)", s.next_x, 100 * s.next_attainment)
            : std::string("; no load here misses");
