@@ -6,7 +6,8 @@ virtual time: seconds).
   x 1e6, for output and for total tokens; the curve's points and its SLO capacity carry the
   capacity load's; the config echoes the price; the OpenMetrics export has the families;
 - a hardware profile's price_per_hour prices the run when --price is absent, and says so;
-- no price: no cost field anywhere (absent, not 0);
+- whatif's serve replays: each fix's cost per million output tokens at its own tokens/s;
+- no price: no cost field anywhere (absent, not 0), whatif's included;
 - a price for another GPU, a negative price, a non-number: one line naming --price, exit 2."""
 import json
 import os
@@ -69,7 +70,24 @@ def priced(c):
                        text=True, env=c.env, timeout=60)
     lines = [ln for ln in e.stdout.splitlines() if ln.startswith("tpbench_cost_usd_per_million_output_tokens{")]
     c.check(e.returncode == 0 and len(lines) == 2, f"export: {len(lines)} output-cost samples (2 loads)")
+    whatif(c, out, res)
     return res
+
+
+def whatif(c, out, res):
+    """whatif's serve replays: each fix's cost at its own output tokens/s, the same GPUs and price."""
+    w = subprocess.run([c.tpbench, "whatif", out], capture_output=True, text=True, env=c.env, timeout=120)
+    c.check(w.returncode == 0, f"whatif: rc {w.returncode} {w.stderr[-400:]}")
+    cfs = c.results(out).get("whatif", {}).get("counterfactuals", [])
+    priced_cfs = [cf for cf in cfs if cf.get("tokens_per_s")]
+    c.check(len(priced_cfs) >= 2, f"whatif: {len(priced_cfs)} counterfactuals with tokens/s")
+    for cf in priced_cfs:
+        want = 2 * 2.5 / 3600 / cf["tokens_per_s"] * 1e6
+        own = res["points"][cf["point"]]["metrics"]["cost_per_mtok"]["output_usd"]
+        c.check(close(cf.get("cost_per_mtok_output_usd"), want)
+                and close(cf["delta"]["measured"].get("cost_per_mtok_output_usd"), own),
+                f"whatif {cf['name']} point {cf['point']}: cost {cf.get('cost_per_mtok_output_usd')} = "
+                f"5/3600/{cf['tokens_per_s']}*1e6, measured {own}")
 
 
 def profile_price(c):
@@ -104,6 +122,10 @@ def unpriced(c):
             for v in o:
                 yield from keys(v)
     c.check("cost_per_mtok" not in set(keys(res)), "no price: no cost_per_mtok field anywhere")
+    w = subprocess.run([c.tpbench, "whatif", out], capture_output=True, text=True, env=c.env, timeout=120)
+    names = set(keys(c.results(out).get("whatif", {})))
+    c.check(w.returncode == 0 and "tokens_per_s" in names and "cost_per_mtok_output_usd" not in names,
+            "no price: whatif has no cost figure")
     c.check("price" not in res["config"], "no price: none in the config")
 
 
