@@ -9,7 +9,6 @@
 #include <fstream>
 
 #include "base/errors.h"
-#include "harness/record/json/results_json.h"
 #include "harness/serve/simulate.h"
 
 namespace tpb {
@@ -166,10 +165,6 @@ std::string rebuild_serve_point(const oj& point, int index, const std::string& d
     return "the point has no serve record (its step and request logs)";
   read_logs(point, index, dir, b);
   b.measured = measured_figures(point.at("metrics"));
-  if (const auto rec = try_point_from_json(point); rec && rec->metrics) {
-    b.price = rec->metrics->cost_per_mtok;
-    if (b.price) b.measured.cost_per_mtok_usd = b.price->output_usd;
-  }
   if (b.steps.empty() || b.requests.empty())
     return "the step or request log has no rows for this point";
   for (const MeasuredStep& s : b.steps)

@@ -30,10 +30,9 @@ struct ServeReplayBase {
   int64_t warmup = 0;
   SloSpec slo;
   std::vector<MeasuredStep> steps;
-  std::vector<StepPlan> plans;       // the measured run's, rebuilt: plans[k] ran as steps[k]
-  WhatifFigures measured;            // the point's own serving metrics
-  WhatifFigures unchanged;           // the rebuilt plans' figures (measured step times)
-  std::optional<CostPerMtok> price;  // a priced point's cost block: its GPUs and their price
+  std::vector<StepPlan> plans;  // the measured run's, rebuilt: plans[k] ran as steps[k]
+  WhatifFigures measured;       // the point's own serving metrics
+  WhatifFigures unchanged;      // the rebuilt plans' figures (measured step times)
 };
 
 // Rebuilds point `index` from the logs in `dir`. Returns the reason it cannot ("" and `out`

@@ -95,9 +95,6 @@ Counterfactual replay_fix(const ServeReplayBase& b, int index, const Fix& fx) {
   // The measured ITL sample is the rebuilt run's: the same token times (replay_error says so).
   c.measured.itl_quantiles_s = b.unchanged.itl_quantiles_s;
   c.figures = replay_serve(b, fx.cfg, fx.smoothed ? smooth(*fx.steps) : noisy(*fx.steps));
-  if (b.price && c.figures.tokens_per_s)  // the same GPUs at the fix's output tokens/s
-    c.figures.cost_per_mtok_usd =
-        usd_per_mtok(b.price->gpus, b.price->usd_per_gpu_hour, *c.figures.tokens_per_s);
   c.inputs.measured = {"the requests (lengths, arrivals, warm-up) from the requests log",
                        "every step's time and batch from the step log, rebuilt by the "
                        "scheduler that ran"};
