@@ -7,6 +7,7 @@
 
 #include "base/errors.h"
 #include "harness/record/json/results_json.h"
+#include "harness/record/whatif/whatif_json.h"
 #include "harness/report/compare/compare.h"
 #include "harness/report/export/export_csv.h"
 #include "harness/report/export/export_table.h"
@@ -175,6 +176,25 @@ TEST(ServingCost, ReportLines) {
   EXPECT_NE(md.find("| 4 | 800.0 | 10.0 | 3.472 | 1.736 | 2 GPUs at $2.5/h (--price) |"),
             std::string::npos)
       << md;
+}
+
+TEST(ServingCost, WhatifWritesItOnlyWhenPriced) {
+  Counterfactual c{"no_jitter", 0, {}, {}, {}, {}, ""};
+  c.figures.tokens_per_s = 500;
+  c.measured.tokens_per_s = 400;
+  const oj plain = to_json(WhatifRecord{{c}})["counterfactuals"][0];
+  EXPECT_FALSE(plain.contains("cost_per_mtok_output_usd"));  // unpriced: absent, not null
+  // 2 GPUs at $2.50/h: 3.4722 at 400 tokens/s measured, 2.7778 at the fix's 500: -20%.
+  c.measured.cost_per_mtok_usd = usd_per_mtok(2, 2.5, 400);
+  c.figures.cost_per_mtok_usd = usd_per_mtok(2, 2.5, 500);
+  const oj j = to_json(WhatifRecord{{c}});
+  const oj& cf = j["counterfactuals"][0];
+  EXPECT_NEAR(cf["cost_per_mtok_output_usd"].get<double>(), 2.7777777777777777, 1e-12);
+  EXPECT_NEAR(cf["delta"]["cost_per_mtok_output_usd"].get<double>(), -0.2, 1e-12);
+  EXPECT_NEAR(cf["delta"]["measured"]["cost_per_mtok_output_usd"].get<double>(), 3.4722222222222222,
+              1e-12);
+  EXPECT_NEAR(*whatif_from_json(j).counterfactuals[0].figures.cost_per_mtok_usd, 2.7777777777777777,
+              1e-12);
 }
 
 }  // namespace
