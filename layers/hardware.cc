@@ -29,8 +29,8 @@ const std::vector<std::string>& peak_keys() {
 
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> k = {
-      "name",   "peak_flops",         "peak_bw",    "memory_bytes", "llc_bytes", "link_bw",
-      "source", "measure_at_startup", "efficiency", "sm_clock_mhz", "achievable"};
+      "name",   "peak_flops",         "peak_bw",    "memory_bytes", "llc_bytes",  "link_bw",
+      "source", "measure_at_startup", "efficiency", "sm_clock_mhz", "achievable", "price_per_hour"};
   return k;
 }
 
@@ -219,6 +219,20 @@ double Hardware::flops_for(DType t) const {
   return it->second;  // 0 for a measure_at_startup profile until the probe has run
 }
 
+namespace {
+
+// {usd, source}: a published rental price needs its publisher, as a peak needs its datasheet.
+HourlyPrice price_from_json(const nlohmann::json& p, const std::string& where) {
+  if (!p.is_object() || !p.contains("usd") || !p.contains("source") || p.size() != 2 ||
+      !p["source"].is_string() || p["source"].get<std::string>().empty())
+    throw BadInput(prefix(where) +
+                   "field 'price_per_hour' must be {\"usd\": USD per GPU-hour, \"source\": who "
+                   "published it}");
+  return {number(p["usd"], "price_per_hour.usd", false, where), p["source"].get<std::string>()};
+}
+
+}  // namespace
+
 Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw BadInput(prefix(where) + "must be a JSON object");
   for (const auto& [key, value] : j.items()) {
@@ -268,6 +282,7 @@ Hardware hardware_from_json(const nlohmann::json& j, const std::string& where) {
     h.sm_clock_mhz = number(j["sm_clock_mhz"], "sm_clock_mhz", false, where);
   if (j.contains(kEff)) h.efficiency = parse_efficiency(j[kEff], where);
   if (j.contains("achievable")) h.achievable = achievable_from_json(j["achievable"], where);
+  if (j.contains("price_per_hour")) h.price_per_hour = price_from_json(j["price_per_hour"], where);
   return h;
 }
 
@@ -309,6 +324,8 @@ nlohmann::ordered_json hardware_to_json(const Hardware& h) {
   j["link_bw"] = h.link_bw;
   if (h.sm_clock_mhz > 0) j["sm_clock_mhz"] = h.sm_clock_mhz;
   j["source"] = h.source;
+  if (h.price_per_hour)
+    j["price_per_hour"] = {{"usd", h.price_per_hour->usd}, {"source", h.price_per_hour->source}};
   j["measure_at_startup"] = h.measure_at_startup;
   if (!h.efficiency.empty()) {
     nlohmann::ordered_json pts = nlohmann::ordered_json::array();

@@ -2,6 +2,7 @@
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,13 @@ struct OpEfficiency {
                            bool by_launch_plan = false) const;
 };
 
+// What one device costs to rent, per hour, and where the figure was published (1.25.0): serve's
+// cost per million tokens reads it when --price is not given.
+struct HourlyPrice {
+  double usd = 0;
+  std::string source;
+};
+
 struct Hardware {
   std::string name;
   std::map<std::string, double> peak_flops;  // by dtype name, FLOP/s, dense
@@ -72,6 +80,7 @@ struct Hardware {
   bool measure_at_startup = false;           // peaks come from the start-up probe
   OpEfficiency efficiency;                   // empty: every op at its roofline
   Achievable achievable;  // empty: no fractions, no fixed costs (layers/profile/achievable.h)
+  std::optional<HourlyPrice> price_per_hour;  // absent: the profile states no price
 
   // Throws BadInput when the dtype has no peak in this profile.
   double flops_for(DType t) const;

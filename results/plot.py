@@ -53,7 +53,8 @@ CATALOGUE = {
     "collectives": ("Collectives sweep", "time and bus bandwidth against message size, with the "
                     "arrival skew (p95) and each rank's mean lag behind the first to arrive"),
     "serve_curve": ("Serving curve", "total tokens/s and p95 ITL against load: the free region "
-                    "shaded, the knee and the memory wall marked"),
+                    "shaded, the knee and the memory wall marked; with a price (serve --price), "
+                    "the cost per million tokens against load beside it"),
     "itl_cdf": ("ITL CDF", "the distribution of inter-token latency pooled over the measured "
                 "requests, one line per load"),
     "itl_time": ("ITL over time", "every token gap against the virtual clock, the steps that "
@@ -241,7 +242,12 @@ def draw_collectives(d):
 
 def draw_serve_curve(d):
     pts = [p for p in d["points"] if p["status"] == "ok"]
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    priced = any("cost_per_mtok_output_usd" in p for p in pts)
+    if priced:  # a second panel: what a token costs as the load grows
+        fig, (ax, cx) = plt.subplots(1, 2, figsize=(12, 4))
+        draw_cost_panel(cx, pts, d["x_name"])
+    else:
+        fig, ax = plt.subplots(figsize=(6.5, 4))
     xs = [p["x"] for p in pts]
     ax.plot(xs, [p["total_tokens_per_s"] for p in pts], "o-", color="tab:blue", label="total tokens/s")
     ax.set_xscale("log", base=2)
@@ -262,6 +268,20 @@ def draw_serve_curve(d):
     ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper left")
     ax.set_title("Serving: throughput and p95 ITL against load")
     return fig
+
+
+def draw_cost_panel(ax, pts, x_name):
+    xs = [p["x"] for p in pts]
+    ax.plot(xs, [value(p["cost_per_mtok_output_usd"]) for p in pts], "o-", color="tab:orange",
+            label="per million output tokens")
+    ax.plot(xs, [value(p["cost_per_mtok_total_usd"]) for p in pts], "s--", color="tab:brown",
+            label="per million tokens (prompt + output)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"load ({x_name})")
+    ax.set_ylabel("US dollars per million tokens")
+    ax.set_title("Cost per token against load")
+    ax.legend(fontsize=8)
 
 
 def draw_itl_cdf(d):

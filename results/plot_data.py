@@ -231,6 +231,12 @@ def serve_curve(r):
     pts = [{"x": num(p["x"]), "total_tokens_per_s": num(p.get("total_tokens_per_s")),
             "itl_p95_ms": None if p.get("itl_p95_s") is None else p["itl_p95_s"] * 1e3,
             "status": p.get("status")} for p in cv.get("points", [])]
+    # Results 1.25.0 with a price: each load's cost per million tokens (USD), drawn only then.
+    if any(p.get("cost_per_mtok") for p in cv.get("points", [])):
+        for d, p in zip(pts, cv.get("points", [])):
+            cost = p.get("cost_per_mtok") or {}
+            d["cost_per_mtok_output_usd"] = num(cost.get("output_usd"))
+            d["cost_per_mtok_total_usd"] = num(cost.get("total_usd"))
     free, knee, wall = cv.get("free_region") or {}, cv.get("knee") or {}, cv.get("memory_wall") or {}
     return {"source": source, "x_name": cv.get("x"), "points": pts,
             "free_region_upto": free.get("upto"), "knee_x": knee.get("x"),

@@ -231,6 +231,7 @@ void read_scheduler(ConfigFields& f, ServeSpec& s) {
   s.lm_head = f.boolean(opt::serve_lm_head);
   const std::string slo = f.str(opt::slo);
   if (!slo.empty()) s.slo = parse_slo(slo);
+  s.prices = parse_prices(f.str(opt::price));
   s.resume = f.str("resume", "");
 }
 
@@ -292,6 +293,14 @@ ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
   return s;
 }
 
+void resolve_serve_price(ServeSpec& s) {
+  std::optional<GpuPrice> profile;
+  if (const auto& p = s.run.hw.price_per_hour)
+    profile =
+        GpuPrice{s.run.hw.name, p->usd, "hardware profile " + s.run.hw.name + ": " + p->source};
+  s.price = price_for(s.prices, s.run.hw.name, profile);
+}
+
 LoadSpec ServeSpec::load_at(std::size_t i) const {
   LoadSpec l = load;
   l.rate = axis == "rate" ? loads.at(i) : 0;
@@ -330,6 +339,7 @@ nlohmann::ordered_json serve_spec_to_json(const ServeSpec& s) {
   j[opt::host_overhead.key] = s.host_overhead_s * 1e6;  // in the flag's bare unit
   j[opt::serve_lm_head.key] = s.lm_head;
   j[opt::slo.key] = s.slo.text();
+  if (!s.prices.empty()) j[opt::price.key] = prices_text(s.prices);  // absent: no --price
   return j;
 }
 

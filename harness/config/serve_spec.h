@@ -43,8 +43,10 @@ struct ServeSpec {
   double host_overhead_s = 0;  // per step, spun on the host before the step's device work
   bool lm_head = true;
   SloSpec slo;
-  std::string resume;  // --resume DIR: the results folder of the run to continue
-  VllmSaveSpec vllm;   // an output choice, not the run's identity: not in the results' config
+  std::vector<GpuPrice> prices;   // --price as given
+  std::optional<GpuPrice> price;  // the one for the run's hardware (resolve_serve_price)
+  std::string resume;             // --resume DIR: the results folder of the run to continue
+  VllmSaveSpec vllm;  // an output choice, not the run's identity: not in the results' config
 
   // The point's load spec and scheduler config for loads[i] (max_ctx and kv_blocks are
   // filled by the driver once the memory plan is known).
@@ -58,6 +60,11 @@ std::vector<std::string> serve_keys();
 // Throws BadInput naming the field.
 ServeSpec resolve_serve_spec(const nlohmann::json& cfg, int world,
                              const std::string& default_config_dir);
+
+// The point's price once the hardware is final (a GPU adopts its own profile after the spec is
+// resolved): --price's entry for it, else its profile's price_per_hour, else none. Throws
+// BadInput naming --price when prices were given and none is for this GPU.
+void resolve_serve_price(ServeSpec& s);
 
 // The serve options echoed into results.json's config (beside run_spec_to_json's keys).
 nlohmann::ordered_json serve_spec_to_json(const ServeSpec& s);

@@ -6,11 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "harness/serve/serve_metrics.h"
+
 namespace tpb {
 
 struct CurvePointRecord {
   double x = 0, total_tokens_per_s = 0, itl_p95_s = 0, ttft_p95_s = 0;
   std::string status;
+  std::optional<CostPerMtok> cost_per_mtok;  // 1.25.0: the point's, with a price only
 };
 
 struct FreeRegionRecord {
@@ -36,6 +39,7 @@ struct SloCapacityRecord {
   double target = 0.9;
   double x = 0, attainment = 0, goodput_requests_per_s = 0, goodput_per_gpu = 0;
   double next_x = 0, next_attainment = 0;
+  std::optional<CostPerMtok> cost_per_mtok;  // 1.25.0: the point's at x, with a price only
   std::string meaning;
 };
 

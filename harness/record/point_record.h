@@ -148,6 +148,7 @@ struct MetricsRecord {
   std::optional<LatencyStats> queue_s, decode_s;  // absent before 1.22.0
   std::optional<double> output_tokens_per_s, total_tokens_per_s, request_throughput;
   std::optional<Goodput> goodput;
+  std::optional<CostPerMtok> cost_per_mtok;  // 1.25.0, with a price only (serve_metrics.h)
   std::optional<ItlAttributionRecord> itl_attribution;
 };
 

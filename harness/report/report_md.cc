@@ -227,6 +227,7 @@ std::string model_run(const ResultsDoc& doc) {
   std::string out = fmt::format("\n{} point(s).\n\n", points.size()) + summary_table(points, axes);
   for (std::size_t i = 0; i < points.size(); ++i)
     out += point_section(points[i], static_cast<int>(i), axes);
+  out += serve_curve_md(doc.curve);
   const auto sweep = diagnose_sweep(model_points(doc));
   if (!sweep.empty()) out += "\n### Across points\n\n" + verdict_lines(sweep);
   return out;

@@ -74,6 +74,7 @@ std::optional<SloCapacity> slo_capacity(const std::vector<CurveInput>& pts, doub
     c.attainment = a;
     c.goodput_rps = p.goodput_rps;
     c.goodput_per_gpu = p.gpus > 0 ? p.goodput_rps / static_cast<double>(p.gpus) : 0;
+    c.cost = p.cost;
   }
   return c;
 }

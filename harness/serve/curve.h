@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/serve/serve_metrics.h"
+
 namespace tpb {
 
 struct CurveInput {
@@ -28,12 +30,14 @@ struct CurveInput {
   std::optional<double> slo_attainment;  // goodput's fraction; absent without --slo
   double goodput_rps = 0;                // requests/s meeting every SLO
   int64_t gpus = 0;                      // the point's ranks
+  std::optional<CostPerMtok> cost;       // the point's cost per million tokens, with a price
 };
 
 struct SloCapacity {
   double target = 0.9;
   std::optional<double> x;  // absent: even the lightest load missed
   double attainment = 0, goodput_rps = 0, goodput_per_gpu = 0;  // at x
+  std::optional<CostPerMtok> cost;                              // at x, with a price
   std::optional<double> next_x;  // the first load that missed; absent: none did
   double next_attainment = 0;
 };

@@ -37,7 +37,7 @@ CurveRecord curve_record(const Curve& c, const std::string& slo) {
   CurveRecord r;
   r.x = c.x;
   for (const CurveInput& p : c.points)
-    r.points.push_back({p.x, p.total_tokens_per_s, p.itl_p95_s, p.ttft_p95_s, p.status});
+    r.points.push_back({p.x, p.total_tokens_per_s, p.itl_p95_s, p.ttft_p95_s, p.status, p.cost});
   const double nan = std::numeric_limits<double>::quiet_NaN();
   r.free_region = {c.free_upto.value_or(nan), c.free_threshold,
                    "loads, in increasing order, whose p95 ITL is within the threshold of the "
@@ -55,6 +55,7 @@ CurveRecord curve_record(const Curve& c, const std::string& slo) {
         s.x ? s.goodput_per_gpu : nan,
         s.next_x.value_or(nan),
         s.next_x ? s.next_attainment : nan,
+        s.x ? s.cost : std::nullopt,
         "the largest load, in increasing order up to the first that misses, whose requests meet "
         "every SLO at least `target` of the time (DistServe's goodput); next_x: the first load "
         "that missed (null: none did), x null when even the lightest missed"};
@@ -97,6 +98,7 @@ ServeSetup resolve_serve(const CliResult& cli, const World& w) {
     }
     s.backend = builtin_seams().open(device_options(r, w));
     s.backend->adopt(s.spec.run);
+    resolve_serve_price(s.spec);  // after adopt: a GPU may take its own profile there
     check_run_dtype(r, s.backend->caps(r));
   });
   s.done.assign(s.spec.loads.size(), 0);

@@ -8,6 +8,7 @@
 #include "base/errors.h"
 #include "harness/config/config_dir.h"
 #include "harness/mpi/agreement.h"
+#include "harness/record/json/results_json.h"
 #include "harness/record/json/results_writer.h"
 #include "harness/record/results_reader.h"
 #include "harness/record/whatif/whatif_builder.h"
@@ -38,6 +39,22 @@ int64_t tokens_option(const nlohmann::json& config, const char* key, const char*
   return v;
 }
 
+// (1.25.0) A priced serve point's fixes at the same GPUs and price: each counterfactual's cost
+// per million output tokens over its own output tokens/s, the measured one the point's.
+void price_counterfactuals(const nlohmann::ordered_json& doc, WhatifRecord& rec) {
+  const auto& points = doc.at(points_section());
+  for (Counterfactual& c : rec.counterfactuals) {
+    if (c.point < 0 || static_cast<std::size_t>(c.point) >= points.size()) continue;
+    const auto p = try_point_from_json(points[static_cast<std::size_t>(c.point)]);
+    if (!p || !p->metrics || !p->metrics->cost_per_mtok || !p->params.serve) continue;
+    const CostPerMtok& k = *p->metrics->cost_per_mtok;
+    if (c.measured.tokens_per_s) c.measured.cost_per_mtok_usd = k.output_usd;
+    if (c.figures.tokens_per_s)
+      c.figures.cost_per_mtok_usd =
+          usd_per_mtok(k.gpus, k.usd_per_gpu_hour, *c.figures.tokens_per_s);
+  }
+}
+
 }  // namespace
 
 int verb_whatif(const CliResult& cli, const World& w) {
@@ -59,6 +76,7 @@ int verb_whatif(const CliResult& cli, const World& w) {
     file = results_file_of(cli.positional[0]);
     const std::string dir = std::filesystem::path(file).parent_path().string();
     rec = build_whatif(doc, dir.empty() ? "." : dir, opt);
+    price_counterfactuals(doc, rec);
   });
   if (w.rank != 0) return 0;
   doc[whatif_section()] = to_json(rec);

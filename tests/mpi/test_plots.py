@@ -65,7 +65,7 @@ def run_all(c):
     out["serve"] = c.out("serve")
     c.mpi(2, ["serve", "--model", "tiny", "--layers", "1", "--seed", "1", "--requests", "6",
               "--concurrency", "1,4", "--prompt-len", "32", "--output-len", "8",
-              "--out", out["serve"]])
+              "--price", "cpu=0.5", "--out", out["serve"]])  # real ranks priced: the cost panel
     for name in ("straggler", "serve"):  # their whatif sections, for the whatif plots
         p = subprocess.run([c.tpbench, "whatif", out[name]], capture_output=True, text=True,
                            env=c.env, timeout=120)
@@ -204,6 +204,11 @@ def check_serve_plots(c, d, res, rep, drawn):
             and cv["free_region_upto"] == want["free_region"]["upto"]
             and cv["memory_wall_x"] == (want["memory_wall"] or {}).get("x"),
             f"{d}: the curve plot = results' curve (knee {cv['knee_x']}, free up to {cv['free_region_upto']})")
+    # 1.25.0: priced, the second panel draws each load's cost per million tokens, the results'.
+    c.check(all(b.get("cost_per_mtok") and close(a.get("cost_per_mtok_output_usd"), b["cost_per_mtok"]["output_usd"])
+                and close(a.get("cost_per_mtok_total_usd"), b["cost_per_mtok"]["total_usd"])
+                for a, b in zip(cv["points"], want["points"])),
+            f"{d}: the curve plot's cost panel = results' curve cost_per_mtok")
     reqs, steps = jsonl(d, "requests.jsonl"), jsonl(d, "steps.jsonl")
     # The whatif ITL plot's measured line is the requests log's ITL, and its points are the
     # whatif section's.
@@ -368,6 +373,11 @@ def check_export(c, out):
     load = serve[0]["params"]["serve"]["load"]
     c.check(all(load in s.labels for s in fams["tpbench_tokens_per_second"].samples
                 if s.labels["results"] == out["serve"]), f"export: serve samples labelled by their load ({load})")
+    cost = {s.labels["point"]: s.value for s in fams.get("tpbench_cost_usd_per_million_tokens", []).samples} \
+        if "tpbench_cost_usd_per_million_tokens" in fams else {}
+    c.check(len(cost) == len(serve) and all(close(cost[str(i)], p["metrics"]["cost_per_mtok"]["total_usd"])
+                                            for i, p in enumerate(serve)),
+            f"export: tpbench_cost_usd_per_million_tokens per priced serve point = cost_per_mtok.total_usd ({cost})")
     q = {s.labels.get("quantile") for s in fams["tpbench_step_seconds"].samples}
     c.check({"0.5", "0.95", "0.99"} <= q, f"export: step seconds by quantile {sorted(x for x in q if x)}")
     try:

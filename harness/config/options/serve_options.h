@@ -48,6 +48,10 @@ inline constexpr OptionDef serve_lm_head = variant_of(lm_head, "true",
 inline constexpr OptionDef slo{"slo", T::text, "",
     "goodput SLOs: ttft=200ms,tpot=50ms,itl_p95=80ms,e2el=10s (bare numbers in ms); a request "
     "counts if it meets every one given", 0, 0, "", "", "none", "SLOS"};
+inline constexpr OptionDef price{"price", T::text, "",
+    "US dollars per GPU-hour of the point's GPU (its hardware profile's name): h200-sxm=3.5; "
+    "gives each load's cost per million tokens", 0, 0, "", "",
+    "the hardware profile's price_per_hour, else no cost", "GPU=USD[,...]"};
 // vLLM's spellings, renamed to the keys above before the spec reads them (serve_spec.cc).
 inline constexpr OptionDef max_concurrency{"max_concurrency", T::list, "",
     "vLLM's spelling of --concurrency", 0, 0, "", "", "--concurrency's", "N|LIST"};
@@ -68,12 +72,12 @@ inline constexpr OptionDef result_filename{"result_filename", T::text, "",
 // clang-format on
 
 inline constexpr const OptionDef* kServeOptions[] = {
-    &concurrency,       &rate,         &burstiness,     &requests,
-    &warmup_requests,   &prompt_len,   &output_len,     &trace,
-    &scheduler,         &chunk,        &max_batch,      &max_step_tokens,
-    &kv_budget,         &block_tokens, &host_overhead,  &slo,
-    &max_concurrency,   &request_rate, &num_prompts,    &random_input_len,
-    &random_output_len, &result_dir,   &result_filename};
+    &concurrency,       &rate,         &burstiness,      &requests,
+    &warmup_requests,   &prompt_len,   &output_len,      &trace,
+    &scheduler,         &chunk,        &max_batch,       &max_step_tokens,
+    &kv_budget,         &block_tokens, &host_overhead,   &slo,
+    &max_concurrency,   &request_rate, &num_prompts,     &random_input_len,
+    &random_output_len, &result_dir,   &result_filename, &price};
 
 // Point options a serving run decides itself (serve_spec.cc says what to use instead).
 inline constexpr const char* kNotServe[] = {"phase", "batch", "context", "prompt", "steps"};

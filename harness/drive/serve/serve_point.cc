@@ -410,6 +410,11 @@ ServePoint build_serve_point(const ServeSpec& spec, std::size_t load_index, cons
         "attribution and the serving metrics cover every step");
   const ServeMetrics m = serve_metrics(run.requests, spec.slo);
   add_serve_metrics(*p.metrics, m);
+  // Every rank is a GPU (one TP group: world = tp), so the point's GPUs are its ranks.
+  if (spec.price && p.ranks)
+    p.metrics->cost_per_mtok =
+        cost_per_mtok(*spec.price, static_cast<int64_t>(p.ranks->size()),
+                      p.metrics->output_tokens_per_s, p.metrics->total_tokens_per_s);
   p.metrics->itl_attribution =
       attribution_record(attribute_itl(itl_gaps(run.requests), step_parts(spec, run, peaks)));
   p.serve = run_record(run, m, point_index);

@@ -81,6 +81,7 @@ CurveInput curve_input(const PointRecord& p) {
     c.goodput_rps = m.goodput->requests_per_s;
   }
   c.gpus = p.ranks ? static_cast<int64_t>(p.ranks->size()) : 0;
+  c.cost = m.cost_per_mtok;
   const ServeRunRecord& s = *p.serve;
   c.kv_full_with_queue = s.kv_full_steps > 0 || s.preemptions > 0;
   if (c.kv_full_with_queue)

@@ -86,6 +86,17 @@ void fields(V& v, R& r) {
   v("fraction", r.fraction);
 }
 
+template <class V, Is<CostPerMtok> R>
+void fields(V& v, R& r) {
+  v("output_usd", r.output_usd);
+  v("total_usd", r.total_usd);
+  v("gpus", r.gpus);
+  v("usd_per_gpu_hour", r.usd_per_gpu_hour);
+  v("gpu", r.gpu);
+  v("price_source", r.price_source);
+  v("reason", r.reason);
+}
+
 template <class V, Is<IdleSplitRecord> R>
 void fields(V& v, R& r) {
   v("in_steps_fraction", r.in_steps_fraction);
@@ -251,6 +262,7 @@ void fields(V& v, R& r) {
   v("total_tokens_per_s", r.total_tokens_per_s);
   v("request_throughput", r.request_throughput);
   v("goodput", r.goodput);
+  v("cost_per_mtok", r.cost_per_mtok);
   v("itl_attribution", r.itl_attribution);
 }
 
@@ -421,6 +433,7 @@ void fields(V& v, R& r) {
   v("itl_p95_s", r.itl_p95_s);
   v("ttft_p95_s", r.ttft_p95_s);
   v("status", r.status);
+  v("cost_per_mtok", r.cost_per_mtok);
 }
 
 template <class V, Is<FreeRegionRecord> R>
@@ -452,6 +465,7 @@ void fields(V& v, R& r) {
   v("goodput_per_gpu", r.goodput_per_gpu);
   v("next_x", r.next_x);
   v("next_attainment", r.next_attainment);
+  v("cost_per_mtok", r.cost_per_mtok);
   v("meaning", r.meaning);
 }
 

@@ -1,8 +1,9 @@
 // {"counterfactuals": [{"name", "point", "tokens_per_s", "ttft_p95_s", "itl_p50_s",
-// "itl_p95_s", "itl_p99_s", "goodput", "delta", "p99_excess_removed", "inputs", "reason",
-// "itl_cdf"}]}: itl_cdf holds the ITL's p0, p5, ..., p100, fixed and measured, for the plot.
-// delta holds each figure's relative change against the measured steps, and those measured
-// figures under "measured"; a figure that cannot be computed is null.
+// "itl_p95_s", "itl_p99_s", "goodput", ("cost_per_mtok_output_usd", priced serve points), "delta",
+// "p99_excess_removed", "inputs", "reason", "itl_cdf"}]}: itl_cdf holds the ITL's p0, p5, ...,
+// p100, fixed and measured, for the plot. delta holds each figure's relative change against the
+// measured steps, and those measured figures under "measured"; a figure that cannot be computed is
+// null.
 #include "harness/record/whatif/whatif_json.h"
 
 namespace tpb {
@@ -34,6 +35,9 @@ void each_figure(const WhatifFigures& a, const WhatifFigures& b, F f) {
   f("itl_p95_s", a.itl_p95_s, b.itl_p95_s);
   f("itl_p99_s", a.itl_p99_s, b.itl_p99_s);
   f("goodput", a.goodput, b.goodput);
+  // 1.25.0: a priced serve point only, so an unpriced run's counterfactuals keep their keys.
+  if (a.cost_per_mtok_usd || b.cost_per_mtok_usd)
+    f("cost_per_mtok_output_usd", a.cost_per_mtok_usd, b.cost_per_mtok_usd);
 }
 
 oj inputs_json(const WhatifInputs& in) {
@@ -75,6 +79,7 @@ WhatifFigures figures_from(const oj& j) {
   f.itl_p95_s = opt_from(j, "itl_p95_s");
   f.itl_p99_s = opt_from(j, "itl_p99_s");
   f.goodput = opt_from(j, "goodput");
+  f.cost_per_mtok_usd = opt_from(j, "cost_per_mtok_output_usd");
   return f;
 }
 

@@ -12,6 +12,8 @@ namespace tpb {
 // Serving-style figures of a point; nullopt where the point cannot have them.
 struct WhatifFigures {
   std::optional<double> tokens_per_s, ttft_p95_s, itl_p50_s, itl_p95_s, itl_p99_s, goodput;
+  // (1.25.0) A priced serve point's: USD per million output tokens at tokens_per_s.
+  std::optional<double> cost_per_mtok_usd;
   std::vector<double> itl_quantiles_s;  // the ITL's p0, p5, ..., p100 (empty: no ITL)
 };
 

@@ -105,6 +105,18 @@ const Column<PointRecord> kServeColumns[] = {
     {"itl_p99_s", "ITL p99", 1e3, "{:.2f}",
      [](const PointRecord& p) { return stat(metrics_of(p).itl_s, &LatencyStats::p99); }},
 };
+// (1.25.0) A serve point with a price: its cost per million tokens, in US dollars (a second
+// table under the serve one, so runs without a price keep their console rows).
+double cost_of(const PointRecord& p, Nullable<double> CostPerMtok::*which) {
+  const auto& c = metrics_of(p).cost_per_mtok;
+  return c && (*c).*which ? *((*c).*which) : kNoValue;
+}
+const Column<PointRecord> kCostColumns[] = {
+    {"cost_per_mtok_output_usd", "$/Mtok out", 1, "{:.4f}",
+     [](const PointRecord& p) { return cost_of(p, &CostPerMtok::output_usd); }},
+    {"cost_per_mtok_total_usd", "$/Mtok total", 1, "{:.4f}",
+     [](const PointRecord& p) { return cost_of(p, &CostPerMtok::total_usd); }},
+};
 const Column<CollPointRecord> kCollColumns[] = {
     {"time_s", "time us", 1e6, "{:.1f}",
      [](const CollPointRecord& p) { return p.metrics.time_s.mean; }},
@@ -184,6 +196,10 @@ ComparedPoint compared_point(const ResultsPoint& rp) {
     if (p.metrics && is_serve(*rp.model)) {
       const CompareFigures serve = figures_of(kServeColumns, *rp.model);
       p.metrics->insert(p.metrics->end(), serve.begin(), serve.end());
+      if (metrics_of(*rp.model).cost_per_mtok) {
+        const CompareFigures cost = figures_of(kCostColumns, *rp.model);
+        p.metrics->insert(p.metrics->end(), cost.begin(), cost.end());
+      }
     }
     return p;
   }
@@ -374,6 +390,14 @@ std::set<std::string> varying_keys(const std::vector<CompareRow>& rows) {
   return out;
 }
 
+// Whether any run of the row carries a cost (a price was given to it).
+bool priced(const CompareRow& row) {
+  return std::any_of(row.entries.begin(), row.entries.end(), [](const CompareEntry& e) {
+    return e.metrics && std::any_of(e.metrics->begin(), e.metrics->end(),
+                                    [](const auto& f) { return f.first == kCostColumns[0].key; });
+  });
+}
+
 }  // namespace
 
 std::string format_compare(const CompareRecord& cmp) {
@@ -398,6 +422,11 @@ std::string format_compare(const CompareRecord& cmp) {
     s += coll    ? entries_text(kCollColumns, row)
          : serve ? entries_text(kServeColumns, row)
                  : entries_text(kModelColumns, row);
+    if (serve && priced(row)) {
+      CompareRow cost = row;  // its step diffs are printed once, above
+      for (CompareEntry& e : cost.entries) e.diff.reset();
+      s += entries_text(kCostColumns, cost);
+    }
   }
   if (cmp.rows.empty()) s += "\nno points match between the runs\n";
   return s;

@@ -33,6 +33,8 @@ enum Family : std::size_t {
   kDecode,
   kGoodput,
   kGoodputFraction,
+  kCostOutput,
+  kCostTotal,
   kCollTime,
   kCollBusbw,
   kCollLag,
@@ -100,6 +102,10 @@ ExportPoint model_point(Labels labels, const PointRecord& p) {
   if (m.goodput) {
     add(e.values, kGoodput, m.goodput->requests_per_s);
     add(e.values, kGoodputFraction, m.goodput->fraction);
+  }
+  if (m.cost_per_mtok) {  // a null cost (no tokens) is no sample
+    add(e.values, kCostOutput, m.cost_per_mtok->output_usd.value_or(NAN));
+    add(e.values, kCostTotal, m.cost_per_mtok->total_usd.value_or(NAN));
   }
   std::map<int64_t, double> group_wait;
   for (const RankRecord& r : p.ranks.value_or(std::vector<RankRecord>{}))
@@ -192,6 +198,13 @@ const std::vector<MetricFamily>& metric_families() {
        "Serve with --slo: completed requests that met every SLO, per second", false},
       {"tpbench_goodput_fraction", "gauge",
        "Serve with --slo: the fraction of completed requests that met every SLO", false},
+      {"tpbench_cost_usd_per_million_output_tokens", "gauge",
+       "Serve with a price: GPUs x USD per GPU-hour / 3600 / output tokens per second x 1e6",
+       false},
+      {"tpbench_cost_usd_per_million_tokens", "gauge",
+       "Serve with a price: GPUs x USD per GPU-hour / 3600 / total (prompt + output) tokens per "
+       "second x 1e6",
+       false},
       {"tpbench_collective_seconds", "gauge",
        "tpbench collectives: time per call (nccl-tests' time: max over ranks of the loop / "
        "iterations)",
@@ -205,7 +218,7 @@ const std::vector<MetricFamily>& metric_families() {
        "last: how much of the group's waiting is for it",
        true},
   };
-  static_assert(kFamilies == 21, "metric_families() lists every Family");
+  static_assert(kFamilies == 23, "metric_families() lists every Family");
   return f;
 }
 

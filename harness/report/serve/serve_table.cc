@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tpb {
@@ -29,17 +30,30 @@ std::string format_serve_header(const std::string& axis) {
              "", "", "", "", "ms", "ms", "ms", "ms", "ms", "ms", "", "");
 }
 
+std::string cost_text(const CostPerMtok& c) {
+  const auto usd = [](const Nullable<double>& v) {
+    return v ? fmt::format("${:.4g}", *v) : std::string("null");
+  };
+  std::string t =
+      fmt::format("{} per million output tokens, {} per million tokens ({} GPUs at ${:g}/h, {})",
+                  usd(c.output_usd), usd(c.total_usd), c.gpus, c.usd_per_gpu_hour, c.price_source);
+  return c.reason ? t + ": " + *c.reason : t;
+}
+
 std::string format_serve_row(const PointRecord& p) {
   const double x = p.params.serve ? p.params.serve->x : 0;
   if (!p.metrics || !p.metrics->ttft_s || !p.serve)
     return fmt::format("{:>11g} {:>6}  {}\n", x, point_status_name(p.status), p.reason);
   const MetricsRecord& m = *p.metrics;
+  const std::string cost =
+      m.cost_per_mtok ? fmt::format("{:>11} cost: {}\n", "", cost_text(*m.cost_per_mtok)) : "";
   return fmt::format(
-      "{:>11g} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6}\n", x,
-      point_status_name(p.status), num(*m.request_throughput, "{:.2f}"),
-      num(*m.output_tokens_per_s), num(*m.total_tokens_per_s), ms(m.ttft_s->p50), ms(m.ttft_s->p99),
-      ms(m.tpot_s->p50), ms(m.itl_s->p50), ms(m.itl_s->p95), ms(m.itl_s->p99), p.serve->preemptions,
-      p.serve->steps);
+             "{:>11g} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6}\n", x,
+             point_status_name(p.status), num(*m.request_throughput, "{:.2f}"),
+             num(*m.output_tokens_per_s), num(*m.total_tokens_per_s), ms(m.ttft_s->p50),
+             ms(m.ttft_s->p99), ms(m.tpot_s->p50), ms(m.itl_s->p50), ms(m.itl_s->p95),
+             ms(m.itl_s->p99), p.serve->preemptions, p.serve->steps) +
+         cost;
 }
 
 // "; SLO capacity (ttft=200, met by >= 90% of requests) up to 16: 3.2 requests/s, 0.4 per
@@ -51,6 +65,7 @@ std::string slo_capacity_text(const SloCapacityRecord& s) {
            ? fmt::format("up to {:g} ({:.0f}%): {:.3g} requests/s, {:.3g} per GPU", s.x,
                          100 * s.attainment, s.goodput_requests_per_s, s.goodput_per_gpu)
            : std::string("none: even the lightest load misses");
+  if (s.cost_per_mtok) t += ", at " + cost_text(*s.cost_per_mtok);
   t += std::isfinite(s.next_x)
            ? fmt::format("; {:g} misses ({:.0f}%)", s.next_x, 100 * s.next_attainment)
            : std::string("; no load here misses");
@@ -70,6 +85,30 @@ std::string format_curve_summary(const CurveRecord& c) {
            : "; no memory wall in this range";
   if (c.slo_capacity) s += slo_capacity_text(*c.slo_capacity);
   return s + "\n";
+}
+
+std::string serve_curve_md(const std::optional<CurveRecord>& c) {
+  if (!c) return "";
+  std::string out = "\n### Serving curve\n\n" + format_curve_summary(*c);
+  const bool priced = std::any_of(c->points.begin(), c->points.end(),
+                                  [](const CurvePointRecord& p) { return p.cost_per_mtok; });
+  if (!priced) return out;
+  out += fmt::format(
+      "\n| {} | total tokens/s | p95 ITL (ms) | $ per million output tokens | $ per million "
+      "tokens | price |\n|---|---|---|---|---|---|\n",
+      c->x);
+  for (const CurvePointRecord& p : c->points) {
+    const auto usd = [](const Nullable<double>& v) {
+      return v ? fmt::format("{:.4g}", *v) : std::string("null");
+    };
+    const CostPerMtok* k = p.cost_per_mtok ? &*p.cost_per_mtok : nullptr;
+    out += fmt::format(
+        "| {:g} | {} | {} | {} | {} | {} |\n", p.x, num(p.total_tokens_per_s), ms(p.itl_p95_s),
+        k ? usd(k->output_usd) : "-", k ? usd(k->total_usd) : "-",
+        k ? fmt::format("{} GPUs at ${:g}/h ({})", k->gpus, k->usd_per_gpu_hour, k->price_source)
+          : std::string("-"));
+  }
+  return out;
 }
 
 namespace {
