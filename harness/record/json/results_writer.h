@@ -11,7 +11,7 @@
 namespace tpb {
 
 inline constexpr const char* kSchemaName = "tpbench.results";
-inline constexpr const char* kSchemaVersion = "1.24.0";
+inline constexpr const char* kSchemaVersion = "1.25.0";
 
 // What the writer does with results already in `dir`.
 enum class Existing {
